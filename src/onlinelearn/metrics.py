@@ -1,0 +1,352 @@
+"""Confusion-based metrics of Ralaivola (NIPS 2012), "Confusion-Based Online Learning and a
+Passive-Aggressive Scheme" (the COPA paper).
+
+Symbols follow the paper:
+
+* ``Q`` classes; for a label sequence ``y = (y_1, ..., y_T)``, ``T_p`` is the number of rounds
+  with ``y_t = p``;
+* the confusion matrix ``C(h)`` with ``C[p, q] = P(h(X) = q | Y = p)`` (eq. 4), whose diagonal
+  the paper zeroes "by abuse of notation";
+* the operator norm ``||M|| = max_{v != 0} ||M v||_2 / ||v||_2``, the largest singular value
+  (eq. 5);
+* the misclassification rate ``R(h) = ||pi C(h)||_1`` for the class priors ``pi`` (eq. 6);
+* the empirical online confusion risk ``C_hat`` of Definition 4 (eq. 11) and the high-probability
+  bounds of Theorems 1 and 2 (eqs. 12, 13, 15).
+
+Everything here is plain NumPy. Balanced accuracy is ``sklearn.metrics.balanced_accuracy_score``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "ConfusionRiskBound",
+    "confusion_matrix_conditional",
+    "confusion_operator_norm",
+    "confusion_risk_bound",
+    "misclassification_rate_from_confusion",
+    "online_confusion_risk",
+    "operator_norm",
+]
+
+
+# --------------------------------------------------------------------------- input checks
+def _as_1d(name: str, values) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}.")
+    return arr
+
+
+def _resolve_labels(labels, *sequences: np.ndarray) -> np.ndarray:
+    """The label order: ``labels`` as given (checked unique), else the sorted union."""
+    if labels is None:
+        return np.unique(np.concatenate(sequences))
+    labels = _as_1d("labels", labels)
+    if labels.size == 0:
+        raise ValueError("labels must not be empty.")
+    if np.unique(labels).size != labels.size:
+        raise ValueError("labels must not contain duplicates.")
+    return labels
+
+
+def _encode(name: str, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Index of each value in ``labels``; ValueError if a value is not among them."""
+    try:
+        sorter = np.argsort(labels, kind="stable")
+        pos = np.searchsorted(labels, values, sorter=sorter)
+        pos = np.minimum(pos, labels.size - 1)
+        idx = sorter[pos]
+        unknown = np.asarray(labels[idx] != values, dtype=bool)
+    except TypeError as exc:  # e.g. string values against integer labels
+        raise ValueError(
+            f"{name} ({values.dtype}) cannot be compared with labels ({labels.dtype})."
+        ) from exc
+    if np.any(unknown):
+        missing = np.unique(values[unknown])
+        raise ValueError(
+            f"{name} contains values that are not in labels: {missing[:10].tolist()}"
+            f"{' ...' if missing.size > 10 else ''}."
+        )
+    return idx
+
+
+def _as_square_matrix(name: str, C) -> np.ndarray:
+    C = np.asarray(C, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {C.shape}.")
+    if not np.all(np.isfinite(C)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    return C
+
+
+# --------------------------------------------------------------------------- confusion matrix
+def confusion_matrix_conditional(y_true, y_pred, labels=None, zero_diagonal=True) -> np.ndarray:
+    """Class-conditional confusion matrix ``C(h)`` of the COPA paper, eq. (4).
+
+    ``C[p, q] = P(h(X) = q | Y = p)``, estimated on a sample as::
+
+        C[p, q] = #{t : y_t = p and h(x_t) = q} / T_p,      T_p = #{t : y_t = p}.
+
+    With ``zero_diagonal=True`` (default) the diagonal is set to 0, which is the matrix the paper
+    calls ``C(h)`` after eq. (4) and whose operator norm it minimizes: its row ``p`` holds the
+    rates at which class ``p`` is confused with each other class.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels; any sortable label type (ints, strings, ...).
+    labels : array-like of shape (Q,), default=None
+        The classes, in the order of the rows and columns. ``None`` means the sorted union of
+        ``y_true`` and ``y_pred``. Every value of ``y_true`` and ``y_pred`` must be in ``labels``
+        (ValueError otherwise).
+    zero_diagonal : bool, default=True
+        Set ``C[p, p] = 0``.
+
+    Returns
+    -------
+    C : ndarray of shape (Q, Q), float
+        A class ``p`` absent from ``y_true`` (``T_p = 0``, e.g. a label that is only predicted,
+        or listed in ``labels`` only) has no conditional distribution to estimate: its row is
+        all zeros. Every other row of the matrix with its diagonal sums to 1.
+
+    Notes
+    -----
+    Equals ``sklearn.metrics.confusion_matrix(y_true, y_pred, labels=labels, normalize='true')``
+    with the diagonal zeroed.
+    """
+    y_true = _as_1d("y_true", y_true)
+    y_pred = _as_1d("y_pred", y_pred)
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(
+            f"y_true and y_pred have different lengths: {y_true.shape[0]} != {y_pred.shape[0]}."
+        )
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true and y_pred are empty: the confusion matrix is undefined.")
+    labels = _resolve_labels(labels, y_true, y_pred)
+    Q = labels.size
+    i = _encode("y_true", y_true, labels)
+    j = _encode("y_pred", y_pred, labels)
+    counts = np.bincount(i * Q + j, minlength=Q * Q).reshape(Q, Q).astype(float)
+    T = counts.sum(axis=1)
+    C = np.divide(counts, T[:, None], out=np.zeros_like(counts), where=T[:, None] > 0)
+    if zero_diagonal:
+        np.fill_diagonal(C, 0.0)
+    return C
+
+
+def operator_norm(C) -> float:
+    """Operator norm ``||C|| = max_{v != 0} ||C v||_2 / ||v||_2`` of the COPA paper, eq. (5).
+
+    It is the largest singular value of ``C`` (the spectral norm, ``numpy.linalg.norm(C, 2)``).
+    For entrywise nonnegative matrices it is monotone: ``0 <= A <= B`` entrywise implies
+    ``||A|| <= ||B||``.
+
+    Parameters
+    ----------
+    C : array-like of shape (m, n)
+        A non-empty finite matrix.
+
+    Returns
+    -------
+    float
+    """
+    C = np.asarray(C, dtype=float)
+    if C.ndim != 2 or C.size == 0:
+        raise ValueError(f"C must be a non-empty 2-D matrix, got shape {C.shape}.")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C contains NaN or infinite values.")
+    return float(np.linalg.svd(C, compute_uv=False)[0])
+
+
+def confusion_operator_norm(y_true, y_pred, labels=None) -> float:
+    """``||C(h)||``: operator norm (eq. 5) of the zero-diagonal confusion matrix (eq. 4).
+
+    The quantity COPA aims to keep small. By eq. (6) the misclassification rate satisfies
+    ``R(h) <= sqrt(Q) ||C(h)||``. Parameters are those of :func:`confusion_matrix_conditional`.
+    """
+    return operator_norm(confusion_matrix_conditional(y_true, y_pred, labels=labels))
+
+
+def misclassification_rate_from_confusion(C, class_priors) -> float:
+    """Misclassification rate recovered from the confusion matrix, COPA paper eq. (6).
+
+    ``R(h) = ||pi C(h)||_1 = sum_p pi_p sum_{q != p} C[p, q]`` (the entries are nonnegative, so
+    the 1-norm of the row vector ``pi C`` is the plain sum).
+
+    Only the off-diagonal entries are used, so ``C`` may be given with or without its diagonal.
+    With ``C = confusion_matrix_conditional(y_true, y_pred)`` and ``pi`` the empirical class
+    frequencies ``T_p / n`` this equals ``1 - accuracy``: ``sum_p (T_p / n) (errors_p / T_p)``.
+
+    Parameters
+    ----------
+    C : array-like of shape (Q, Q)
+        Confusion matrix with entries in [0, 1].
+    class_priors : array-like of shape (Q,)
+        ``pi_p = P(Y = p)`` in the order of the rows of ``C``; nonnegative, summing to 1.
+
+    Returns
+    -------
+    float
+    """
+    C = _as_square_matrix("C", C)
+    if np.any(C < 0):
+        raise ValueError("C must be entrywise nonnegative.")
+    pi = np.asarray(class_priors, dtype=float)
+    if pi.shape != (C.shape[0],):
+        raise ValueError(f"class_priors must have shape ({C.shape[0]},), got {pi.shape}.")
+    if not np.all(np.isfinite(pi)) or np.any(pi < 0) or not math.isclose(pi.sum(), 1.0):
+        raise ValueError("class_priors must be nonnegative and sum to 1.")
+    off = C.copy()
+    np.fill_diagonal(off, 0.0)
+    return float(pi @ off.sum(axis=1))
+
+
+# --------------------------------------------------------------------------- online confusion risk
+def online_confusion_risk(y, losses, labels) -> np.ndarray:
+    """Empirical (conditional) online confusion risk ``C_hat_{l,y}(h, X)``, Definition 4, eq. (11).
+
+    For the hypotheses ``h_0, ..., h_{T-1}`` an online learner produced on ``(x_t, y_t)``::
+
+        C_hat = sum_{t=1}^T (1 / T_{y_t}) L_hat_{|y_t}(h_{t-1}, x_t),
+
+    where ``L_hat_{|p}(h, x)`` (Definition 2) is zero except for its row ``p``, whose entries are
+    ``l_{q|p}(h, x)`` for ``q != p`` and 0 on the diagonal. Entrywise::
+
+        C_hat[p, q] = (1 / T_p) sum_{t : y_t = p} l_{q|p}(h_{t-1}, x_t)  (q != p),
+        C_hat[p, p] = 0.
+
+    With the misclassification losses of Example 1 (``l_{q|p}(h, x) = 1[h(x) = q]``, i.e. ``losses``
+    the one-hot encoding of the progressive predictions), ``C_hat`` is the confusion matrix of
+    those predictions (:func:`confusion_matrix_conditional`).
+
+    Parameters
+    ----------
+    y : array-like of shape (T,)
+        The labels ``y_t`` of the rounds, each in ``labels``.
+    losses : array-like of shape (T, Q)
+        ``losses[t, q] = l_{q|y_t}(h_{t-1}, x_t)``: the loss the hypothesis in force before round
+        ``t`` suffered for favoring class ``labels[q]`` over ``y_t``; nonnegative and finite (the
+        paper's losses take values in R+). The entry of the true class, ``losses[t, y_t]``, is
+        not used.
+    labels : array-like of shape (Q,)
+        The classes, in the order of the columns of ``losses`` and of the rows/columns of the
+        result.
+
+    Returns
+    -------
+    C_hat : ndarray of shape (Q, Q)
+        A class absent from ``y`` (``T_p = 0``) has a zero row.
+    """
+    y = _as_1d("y", y)
+    labels = _resolve_labels(labels)
+    losses = np.asarray(losses, dtype=float)
+    if y.shape[0] == 0:
+        raise ValueError("y is empty: the online confusion risk is undefined.")
+    Q = labels.size
+    if losses.shape != (y.shape[0], Q):
+        raise ValueError(
+            f"losses must have shape (n_rounds, n_labels) = ({y.shape[0]}, {Q}), "
+            f"got {losses.shape}."
+        )
+    if not np.all(np.isfinite(losses)) or np.any(losses < 0):
+        raise ValueError("losses must be finite and nonnegative.")
+    idx = _encode("y", y, labels)
+    sums = np.zeros((Q, Q))
+    np.add.at(sums, idx, losses)
+    T = np.bincount(idx, minlength=Q).astype(float)
+    C_hat = np.divide(sums, T[:, None], out=np.zeros_like(sums), where=T[:, None] > 0)
+    np.fill_diagonal(C_hat, 0.0)
+    return C_hat
+
+
+class ConfusionRiskBound(NamedTuple):
+    """Pieces of the COPA confusion-risk bound (eqs. 13 and 15).
+
+    ``bound = empirical_norm + deviation``, where ``empirical_norm = ||C_hat||`` and
+    ``deviation`` bounds ``||C_{l,y}(h) - C_hat_{l,y}(h, X)||`` (eq. 12).
+    """
+
+    bound: float
+    empirical_norm: float
+    deviation: float
+
+
+def confusion_risk_bound(
+    C_hat,
+    class_counts,
+    M,
+    delta,
+    *,
+    form: Literal["stated", "derived"] = "stated",
+) -> ConfusionRiskBound:
+    """High-probability bound on the confusion risk, COPA paper Theorem 1 (eq. 13) / Theorem 2 (15).
+
+    If every loss satisfies ``0 <= l_{q|p} <= M``, then for any ``delta`` in (0, 1], with
+    probability at least ``1 - delta`` over ``X ~ D_{X|y}``, the paper states (eqs. 12-13)::
+
+        ||C_{l,y}(h)|| <= ||C_hat_{l,y}(h, X)|| + M sqrt( 2Q sum_p (1 / T_p) log(Q / delta) ),
+
+    where ``C_{l,y}(h)`` is the online confusion risk of ``h_0, ..., h_{T-1}`` (Definition 3) and
+    ``C_hat_{l,y}(h, X)`` its empirical counterpart (Definition 4; :func:`online_confusion_risk`).
+    Theorem 2 gives the same right-hand side for ``||C_l(h_bar)||``, the confusion risk of the
+    average hypothesis ``h_bar = (1/T) sum_t h_{t-1}``, when the losses are convex in ``h``
+    (eq. 15). Both also hold for a random label sequence ``Y`` (end of Sec. 3.2).
+
+    Discrepancy in the paper. The proof of Theorem 1 applies the rectangular matrix Azuma
+    inequality (Corollary 1) to ``Q x Q`` matrices, whose dimension factor is
+    ``d1 + d2 = 2Q``: ``P(||sum_t U_t|| >= eps) <= 2Q exp(-eps^2 / (2 M^2 Q sum_t T_{y_t}^-2))``.
+    Setting that to ``delta`` gives ``log(2Q / delta)``, while eqs. (12), (13) and (15) print
+    ``log(Q / delta)``. ``form="stated"`` (default) reproduces the theorems as printed;
+    ``form="derived"`` uses ``log(2Q / delta)``, the value the proof supports (slightly larger).
+
+    Classes with ``T_p = 0`` are left out of ``sum_p 1 / T_p``: the proof's sum is
+    ``sum_t T_{y_t}^-2 = sum_{p : T_p > 0} 1 / T_p`` (the paper assumes all ``T_p > 1`` for
+    simplicity). ``Q`` is the size of ``C_hat``.
+
+    Parameters
+    ----------
+    C_hat : array-like of shape (Q, Q)
+        Empirical online confusion risk.
+    class_counts : array-like of shape (Q,)
+        ``T_p``, the number of rounds of each class, in the order of ``C_hat``'s rows.
+    M : float
+        Upper bound on the losses, ``M > 0``.
+    delta : float
+        Confidence parameter in (0, 1].
+    form : {"stated", "derived"}, default="stated"
+        Logarithmic term ``log(Q / delta)`` (as printed) or ``log(2Q / delta)`` (as derived).
+
+    Returns
+    -------
+    ConfusionRiskBound
+        ``(bound, empirical_norm, deviation)`` with
+        ``deviation = M sqrt(2Q sum_p (1/T_p) log(Q/delta))`` (``2Q/delta`` if ``form="derived"``).
+    """
+    C_hat = _as_square_matrix("C_hat", C_hat)
+    Q = C_hat.shape[0]
+    T = np.asarray(class_counts, dtype=float)
+    if T.shape != (Q,):
+        raise ValueError(f"class_counts must have shape ({Q},), got {T.shape}.")
+    if not np.all(np.isfinite(T)) or np.any(T < 0) or np.any(T != np.round(T)):
+        raise ValueError("class_counts must be nonnegative integers.")
+    if not np.any(T > 0):
+        raise ValueError("class_counts are all zero: the bound needs at least one round.")
+    if not (np.isfinite(M) and M > 0):
+        raise ValueError(f"M must be a positive finite number, got {M!r}.")
+    if not (0 < delta <= 1):
+        raise ValueError(f"delta must be in (0, 1], got {delta!r}.")
+    if form == "stated":
+        log_term = math.log(Q / delta)
+    elif form == "derived":
+        log_term = math.log(2 * Q / delta)
+    else:
+        raise ValueError(f"form must be 'stated' or 'derived', got {form!r}.")
+    inv_T = float(np.sum(1.0 / T[T > 0]))
+    deviation = float(M) * math.sqrt(2 * Q * inv_T * log_term)
+    empirical_norm = operator_norm(C_hat)
+    return ConfusionRiskBound(empirical_norm + deviation, empirical_norm, deviation)
