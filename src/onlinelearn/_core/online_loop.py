@@ -1,0 +1,375 @@
+"""One compiled pass over a batch: scores -> loss -> dual step -> update -> lazy average.
+
+The learner state is a handful of arrays owned by the Python estimator:
+
+``theta`` (R, K) float64
+    the dual-sum ``theta = -(1/c) sum_i lambda_i`` (thesis eq. 3.x, Fig. 5.1); the weights are
+    ``w = grad f*(theta)`` with the link of :mod:`.links`.  R = d (+1 with an intercept: row d is
+    the bias, a feature of constant value ``b``).  K = 1 for a binary learner (one vector,
+    y in {-1, +1}), K = n_classes otherwise.
+``A``, ``lastS`` (R, K) float64
+    lazy averaging.  With ``w_t = s_t phi(theta_t)`` and ``S_t = sum_{r<=t} s_r``, the sum of the
+    hypotheses after each round is ``sum_t w_{t+1, jk} = A_jk + phi(theta_jk) (S_T - lastS_jk)``:
+    when entry jk is touched, its past contribution ``phi(old) (S - lastS_jk)`` is folded into
+    ``A_jk`` and ``lastS_jk = S``.  That costs O(1) per touched entry instead of O(R K) per
+    round (the timestamp form of the usual ``W - U/t`` trick; it also covers the normalised links,
+    whose scale s changes every update).
+``st`` float64[9]
+    scalars: 0 T (rounds seen), 1 S, 2 n_updates, 3 n_mistakes, 4 m (exp shift), 5 aggregate
+    (Z or sum |theta|^p), 6 X_t, 7 M_t (self-tuned Winnow), 8 max |theta_jk| seen.
+
+Integer parameters ``ip``: 0 link, 1 step, 2 average, 3 balanced.  Float parameters ``fp``:
+0 C, 1 gamma (margin), 2 eta (= 1/c, conservative steps), 3 p, 4 b (intercept value, 0 = none),
+5 log n (self-tuned Winnow).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._config import njit
+from .copa import copa_step
+from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
+from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
+from .steps import CONSERVATIVE, COPA, hinge_step
+
+OK = 0
+NONFINITE = 1
+
+#: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
+_REFRAME_GAP = 60.0
+
+
+@njit
+def recompute_aggregate(theta, st, link, p, balanced):
+    """Exact aggregate (Z or sum |theta|^p) from scratch; removes drift of the running sum."""
+    if link != ENTROPY and link != PNORM:
+        st[5] = 0.0
+        return
+    m = st[4]
+    acc = 0.0
+    mx = 0.0
+    R, K = theta.shape
+    for j in range(R):
+        for k in range(K):
+            v = theta[j, k]
+            acc += agg_term(link, v, m, p, balanced)
+            if abs(v) > mx:
+                mx = abs(v)
+    st[5] = acc
+    st[8] = mx
+
+
+@njit
+def flush_all(theta, A, lastS, st, link, p, balanced):
+    """Fold every entry's pending contribution into A (before the frame of phi changes)."""
+    S = st[1]
+    m = st[4]
+    R, K = theta.shape
+    for j in range(R):
+        for k in range(K):
+            A[j, k] += phi(link, theta[j, k], m, p, balanced) * (S - lastS[j, k])
+            lastS[j, k] = S
+
+
+@njit
+def reframe(theta, A, lastS, st, link, p, balanced, average, new_m):
+    """Change the exp shift m (entropy link); the product s * phi is unchanged by it."""
+    if average:
+        flush_all(theta, A, lastS, st, link, p, balanced)
+    st[4] = new_m
+    recompute_aggregate(theta, st, link, p, balanced)
+
+
+@njit
+def _touch(theta, A, lastS, st, j, k, dv, link, p, balanced, average):
+    """theta[j, k] += dv with averaging and aggregate bookkeeping; False if non-finite."""
+    old = theta[j, k]
+    m = st[4]
+    if average:
+        A[j, k] += phi(link, old, m, p, balanced) * (st[1] - lastS[j, k])
+        lastS[j, k] = st[1]
+    new = old + dv
+    if not math.isfinite(new):
+        return False
+    theta[j, k] = new
+    if link == ENTROPY or link == PNORM:
+        st[5] += agg_term(link, new, m, p, balanced) - agg_term(link, old, m, p, balanced)
+    if link != EUCLID:
+        a = abs(new)
+        if a > st[8]:
+            st[8] = a
+    return True
+
+
+@njit
+def _update_column(data, indices, indptr, i, theta, A, lastS, st, k, cf, b, d, link, p, bal, avg):
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    for q in range(start, indptr[i + 1]):
+        if not _touch(theta, A, lastS, st, indices[q - off], k, cf * data[q], link, p, bal, avg):
+            return False
+    if b != 0.0:
+        if not _touch(theta, A, lastS, st, d, k, cf * b, link, p, bal, avg):
+            return False
+    return True
+
+
+@njit
+def online_pass(
+    data,
+    indices,
+    indptr,
+    y,
+    weight,
+    order,
+    theta,
+    A,
+    lastS,
+    st,
+    ip,
+    fp,
+    pred_out,
+    loss_out,
+    scores,
+    alpha,
+    work_idx,
+    work_val,
+):
+    """Run the learner once over the rows ``order`` of a CSR batch. Returns OK or NONFINITE.
+
+    Per round t (row i): scores s_k = <w_k, x>; the prediction (sign, or argmax with the first
+    maximum); the margin (y s for one vector; s_y - max_{k != y} s_k for K classes, the max-loss
+    rival r); the hinge loss [gamma - margin]_+; the dual step of :mod:`.steps` (or COPA's
+    closed form); the update theta_y += tau x, theta_r -= tau x (binary: theta += tau y x).
+    ``pred_out[i]`` receives the prediction made *before* the update (progressive validation) and
+    ``loss_out[i]`` the loss suffered.
+    """
+    link = ip[0]
+    step = ip[1]
+    average = ip[2] != 0
+    balanced = ip[3] != 0
+    C = fp[0]
+    gamma = fp[1]
+    eta = fp[2]
+    p = fp[3]
+    b = fp[4]
+    log_n = fp[5]
+    R, K = theta.shape
+    d = R - 1 if b != 0.0 else R
+    binary = K == 1 and step != COPA
+
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        yi = y[i]
+        wgt = weight[i]
+
+        # ---- scores s_k = <w_k, x>
+        if link == EUCLID:
+            row_dot_euclid(data, indices, indptr, i, theta, b, d, scores)
+            s_cur = 1.0
+        else:
+            c_t = 1.0
+            m = st[4]
+            if link == SELFTUNED:
+                xm = row_absmax(data, indptr, i, b)
+                if xm > st[6]:
+                    st[6] = xm
+                c_t = st[6] * math.sqrt((st[7] + 1.0) / log_n)
+                if c_t <= 0.0:
+                    c_t = 1.0
+                m = st[8] / c_t
+            for k in range(K):
+                scores[k] = 0.0
+            start = indptr[i]
+            off = row_offset(data, indices, start)
+            for q in range(start, indptr[i + 1]):
+                j = indices[q - off]
+                v = data[q]
+                for k in range(K):
+                    scores[k] += v * phi(link, theta[j, k] / c_t, m, p, balanced)
+            if b != 0.0:
+                for k in range(K):
+                    scores[k] += b * phi(link, theta[d, k] / c_t, m, p, balanced)
+            s_cur = scale(link, st[5], p)
+            for k in range(K):
+                scores[k] *= s_cur
+
+        # ---- prediction, margin, loss
+        rival = -1
+        if binary:
+            ysign = 1.0 if yi == 1 else -1.0
+            pred = 1 if scores[0] > 0.0 else 0
+            margin = ysign * scores[0]
+        else:
+            ysign = 1.0
+            pred = 0
+            for k in range(1, K):
+                if scores[k] > scores[pred]:
+                    pred = k
+            for k in range(K):
+                if k != yi and (rival < 0 or scores[k] > scores[rival]):
+                    rival = k
+            margin = scores[yi] - scores[rival]
+        pred_out[i] = pred
+        if pred != yi:
+            st[3] += 1.0
+        loss = gamma - margin
+        if loss < 0.0:
+            loss = 0.0
+        loss_out[i] = loss
+
+        # ---- dual step and update
+        updated = False
+        if step == COPA:
+            sq = row_sqnorm(data, indptr, i, b)
+            n_active = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val)
+            if n_active > 0:
+                for k in range(K):
+                    if alpha[k] != 0.0:
+                        if not _update_column(
+                            data,
+                            indices,
+                            indptr,
+                            i,
+                            theta,
+                            A,
+                            lastS,
+                            st,
+                            k,
+                            alpha[k],
+                            b,
+                            d,
+                            link,
+                            p,
+                            balanced,
+                            average,
+                        ):
+                            return NONFINITE
+                updated = True
+        else:
+            if step == CONSERVATIVE:
+                ksq = 0.0
+            else:
+                ksq = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
+            tau = hinge_step(step, loss, margin, ksq, C, wgt)
+            if tau > 0.0:
+                if step == CONSERVATIVE:
+                    tau *= eta
+                if binary:
+                    if not _update_column(
+                        data,
+                        indices,
+                        indptr,
+                        i,
+                        theta,
+                        A,
+                        lastS,
+                        st,
+                        0,
+                        tau * ysign,
+                        b,
+                        d,
+                        link,
+                        p,
+                        balanced,
+                        average,
+                    ):
+                        return NONFINITE
+                else:
+                    if not _update_column(
+                        data,
+                        indices,
+                        indptr,
+                        i,
+                        theta,
+                        A,
+                        lastS,
+                        st,
+                        yi,
+                        tau,
+                        b,
+                        d,
+                        link,
+                        p,
+                        balanced,
+                        average,
+                    ):
+                        return NONFINITE
+                    if not _update_column(
+                        data,
+                        indices,
+                        indptr,
+                        i,
+                        theta,
+                        A,
+                        lastS,
+                        st,
+                        rival,
+                        -tau,
+                        b,
+                        d,
+                        link,
+                        p,
+                        balanced,
+                        average,
+                    ):
+                        return NONFINITE
+                updated = True
+        if updated:
+            st[2] += 1.0
+            if link == SELFTUNED:
+                st[7] += 1.0
+            elif link == ENTROPY and st[8] > st[4] + _REFRAME_GAP:
+                reframe(theta, A, lastS, st, link, p, balanced, average, st[8])
+        st[0] += 1.0
+        if average:
+            st[1] += scale(link, st[5], p)
+    return OK
+
+
+@njit
+def current_weights(theta, st, ip, fp, out):
+    """out = w = grad f*(theta) (the hypothesis now)."""
+    link = ip[0]
+    balanced = ip[3] != 0
+    p = fp[3]
+    R, K = theta.shape
+    c_t = 1.0
+    m = st[4]
+    if link == SELFTUNED:
+        c_t = st[6] * math.sqrt((st[7] + 1.0) / fp[5])
+        if c_t <= 0.0:
+            c_t = 1.0
+        m = st[8] / c_t
+    s = scale(link, st[5], p)
+    for j in range(R):
+        for k in range(K):
+            out[j, k] = s * phi(link, theta[j, k] / c_t, m, p, balanced)
+
+
+@njit
+def averaged_weights(theta, A, lastS, st, ip, fp, out):
+    """out = (1/T) sum_{t=1..T} w_{t+1}: the average of the hypotheses after each round."""
+    link = ip[0]
+    balanced = ip[3] != 0
+    p = fp[3]
+    T = st[0]
+    S = st[1]
+    m = st[4]
+    R, K = theta.shape
+    if T <= 0.0:
+        for j in range(R):
+            for k in range(K):
+                out[j, k] = 0.0
+        return
+    for j in range(R):
+        for k in range(K):
+            out[j, k] = (A[j, k] + phi(link, theta[j, k], m, p, balanced) * (S - lastS[j, k])) / T
+
+
+def empty_scratch(K):
+    """Per-call scratch arrays of the pass (scores, alpha, work_idx, work_val)."""
+    return (np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K))

@@ -1,0 +1,557 @@
+"""The online estimator base: partial_fit plumbing, label sets, weights, averaging read-out.
+
+A learner is a point on the three axes of the primal-dual framework (DESIGN.md): a link
+(:mod:`onlinelearn._core.links`), a loss (binary hinge for one weight vector, multiclass hinge
+with the max-loss rival, COPA's confusion loss) and a dual ascent step
+(:mod:`onlinelearn._core.steps`).  Subclasses only declare their codes and parameters; this
+module owns everything else:
+
+* validation before any change (a rejected batch leaves the model as it was), and a snapshot
+  restored if the compiled pass reports a non-finite weight;
+* growing label sets in ``partial_fit`` (classes are kept sorted; a binary model becomes a
+  multiclass one when a third label arrives: the vector w becomes the columns (-w/2, w/2), same
+  decisions and, for the Euclidean link, the same decision values);
+* ``class_weight`` (dict, ``'balanced'``, and for COPA ``'confusion'``) with exact counts in
+  ``fit`` and running counts in ``partial_fit``, times ``sample_weight``;
+* lazy averaging read-out, model state for files and merging.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from . import _validation as V
+from ._core import links as L
+from ._core import steps as S
+from ._core.online_loop import (
+    NONFINITE,
+    averaged_weights,
+    current_weights,
+    empty_scratch,
+    online_pass,
+    recompute_aggregate,
+    reframe,
+)
+
+__all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
+
+_N_ST = 9
+_STATE_ATTRS = (
+    "classes_",
+    "n_features_in_",
+    "feature_names_in_",
+    "class_counts_",
+    "_theta",
+    "_A",
+    "_lastS",
+    "_st",
+    "_cache",
+)
+
+
+class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the online linear classifiers. Not for direct use.
+
+    Subclasses set ``_link`` (link code), implement :meth:`_step_code` and :meth:`_float_params`,
+    and may set ``_always_multiclass`` (one weight vector per class even for two classes).
+    """
+
+    _link = L.EUCLID
+    _always_multiclass = False
+    _class_weight_modes = ("balanced",)
+
+    _parameter_constraints: dict = {
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "average": ["boolean"],
+        "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _step_code(self) -> int:
+        return S.CONSERVATIVE
+
+    def _float_params(self, n_weights: int) -> dict:
+        """C, gamma (margin), eta, p, log_n for the core (defaults below)."""
+        return {}
+
+    def _balanced_flag(self) -> int:
+        return 0
+
+    def _check_params(self):
+        """Rules spanning two parameters (after the declarative constraints)."""
+
+    # ------------------------------------------------------------------ parameters to core
+    def _codes(self, n_weights):
+        fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
+        fp.update(self._float_params(n_weights))
+        b = 1.0 if self.fit_intercept else 0.0
+        ip = np.array(
+            [self._link, self._step_code(), int(bool(self.average)), self._balanced_flag()],
+            dtype=np.int64,
+        )
+        fpa = np.array([fp["C"], fp["gamma"], fp["eta"], fp["p"], b, fp["log_n"]], dtype=np.float64)
+        return ip, fpa
+
+    # ------------------------------------------------------------------ state
+    @property
+    def _n_cols(self):
+        return self._theta.shape[1]
+
+    def _binary_mode(self):
+        return self._theta.shape[1] == 1 and not self._always_multiclass
+
+    def _init_state(self, classes, n_features):
+        n_rows = n_features + (1 if self.fit_intercept else 0)
+        K = len(classes)
+        n_cols = 1 if (K <= 2 and not self._always_multiclass) else K
+        self.classes_ = classes
+        self._theta = np.zeros((n_rows, n_cols))
+        self._A = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
+        self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
+        self._st = np.zeros(_N_ST)
+        self.class_counts_ = np.zeros(K, dtype=np.int64)
+        self._cache = None
+        ip, fp = self._codes(self._n_weights())
+        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+
+    def _n_weights(self):
+        n = self._theta.size
+        return n * (2 if self._balanced_flag() else 1)
+
+    def _snapshot(self):
+        return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
+
+    def _restore(self, snap):
+        for a in _STATE_ATTRS:
+            if a in snap:
+                self.__dict__[a] = snap[a]
+            else:
+                self.__dict__.pop(a, None)
+
+    def _flush_frame(self):
+        """Fold pending averages before a change of the columns (growth, merge)."""
+        ip, fp = self._codes(self._n_weights())
+        if self.average:
+            from ._core.online_loop import flush_all
+
+            flush_all(
+                self._theta, self._A, self._lastS, self._st, int(ip[0]), float(fp[3]), bool(ip[3])
+            )
+
+    def _grow(self, new_classes):
+        """Insert columns for labels never seen before (classes_ stays sorted)."""
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        self._flush_frame()
+        K_new = len(new_classes)
+        pos = np.searchsorted(new_classes, old)
+        R = self._theta.shape[0]
+        S_now = self._st[1]
+        if self._always_multiclass or K_new > 2:
+            th = np.zeros((R, K_new))
+            A = np.zeros((R, K_new)) if self.average else self._A
+            lS = np.full((R, K_new), S_now) if self.average else self._lastS
+            if self._binary_mode() and len(old) == 2:
+                # one vector w (class old[1] against old[0]) -> two columns, same decisions
+                w = self._theta[:, 0]
+                if self._link == L.EUCLID:
+                    th[:, pos[0]], th[:, pos[1]] = -0.5 * w, 0.5 * w
+                else:
+                    th[:, pos[1]] = w  # phi(0) = 0 for the p-norm and balanced entropy links
+                if self.average:
+                    a = self._A[:, 0]
+                    if self._link == L.EUCLID:
+                        A[:, pos[0]], A[:, pos[1]] = -0.5 * a, 0.5 * a
+                    else:
+                        A[:, pos[1]] = a
+            elif len(old) >= 2 or self._always_multiclass:
+                th[:, pos] = self._theta
+                if self.average:
+                    A[:, pos] = self._A
+                    lS[:, pos] = self._lastS
+            # a single known class has no weights yet
+            self._theta, self._A, self._lastS = th, A, lS
+        # else: 1 -> 2 classes in binary mode: theta is still zero, nothing to move
+        counts = np.zeros(K_new, dtype=np.int64)
+        counts[pos] = self.class_counts_
+        self.class_counts_ = counts
+        self.classes_ = new_classes
+        ip, fp = self._codes(self._n_weights())
+        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        self._cache = None
+
+    # ------------------------------------------------------------------ weights of examples
+    def _class_weight_mode(self):
+        return self.class_weight
+
+    def _example_weights(self, y_codes, sample_weight, exact_counts):
+        """Per-example multiplier of the step: sample_weight x class weight.
+
+        ``exact_counts``: counts of the whole training set (``fit``); otherwise running counts
+        (``partial_fit``): the weight of the i-th example of a batch uses the counts of all
+        examples up to and including it (in the order given)."""
+        K = len(self.classes_)
+        mode = self._class_weight_mode()
+        w = sample_weight
+        if mode is None:
+            return w
+        if isinstance(mode, dict):
+            cw = np.ones(K)
+            for lab, val in mode.items():
+                idx = np.searchsorted(self.classes_, lab)
+                if idx < K and self.classes_[idx] == lab:
+                    cw[idx] = float(val)
+            return w * cw[y_codes]
+        if exact_counts is not None:
+            n_c = exact_counts[y_codes].astype(np.float64)
+            total = np.full(y_codes.shape[0], float(exact_counts.sum()))
+        else:
+            # running counts: occurrences of y_i among rows 0..i of this batch + counts before
+            order = np.argsort(y_codes, kind="stable")
+            ys = y_codes[order]
+            starts = np.searchsorted(ys, ys, side="left")
+            rank = np.empty_like(y_codes)
+            rank[order] = np.arange(len(ys)) - starts
+            n_c = (self.class_counts_[y_codes] + rank + 1).astype(np.float64)
+            total = self.class_counts_.sum() + np.arange(1, len(y_codes) + 1, dtype=np.float64)
+        return w * self._class_weight_from_counts(mode, n_c, total, K)
+
+    def _class_weight_from_counts(self, mode, n_c, total, K):
+        # 'balanced': n / (K n_c), scikit-learn's convention
+        return total / (K * n_c)
+
+    # ------------------------------------------------------------------ core call
+    def _run(self, batch, y_codes, weights, order, pred_out, loss_out):
+        ip, fp = self._codes(self._n_weights())
+        if len(self.classes_) < 2:
+            # one class: nothing to learn; every prediction is that class
+            pred_out[order] = 0
+            loss_out[order] = 0.0
+            self._st[0] += len(order)
+            if self.average:
+                self._st[1] += len(order) * L.scale(int(ip[0]), self._st[5], float(fp[3]))
+            return
+        scratch = empty_scratch(self._theta.shape[1])
+        status = online_pass(
+            batch.data, batch.indices, batch.indptr, y_codes, weights, order,
+            self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
+        )  # fmt: skip
+        if status == NONFINITE:
+            raise FloatingPointError(
+                f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
+                "The model was left as it was before this call. Scale the features (e.g. "
+                "to unit norm), lower C or eta, or use the Euclidean learners."
+            )
+        if self._link == L.ENTROPY:
+            # exact aggregate once per pass (the running sum drifts), re-centred shift
+            mx = float(np.abs(self._theta).max()) if self._theta.size else 0.0
+            if abs(mx - self._st[4]) > 30.0:
+                reframe(
+                    self._theta,
+                    self._A,
+                    self._lastS,
+                    self._st,
+                    int(ip[0]),
+                    float(fp[3]),
+                    bool(ip[3]),
+                    bool(ip[2]),
+                    mx,
+                )
+            else:
+                recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        elif self._link == L.PNORM:
+            recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        self._cache = None
+
+    def _prepare(self, X, y, classes, sample_weight, reset):
+        """Validate everything; return the batch and the new sorted label set. No mutation
+        except ``n_features_in_`` on the first call (restored on failure by the caller)."""
+        self._validate_params()
+        self._check_params()
+        X, y = V.check_X_y(self, X, y, reset=reset)
+        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        known = None if reset else self.classes_
+        labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+        new_classes = V.merge_labels(known, labels)
+        return V.CSRBatch(X), y, sw, new_classes
+
+    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode):
+        first = fit_mode or not hasattr(self, "classes_")
+        snap = self._snapshot()
+        try:
+            batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+            if first:
+                self._init_state(new_classes, batch.n_cols)
+            else:
+                self._grow(new_classes)
+            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            n = batch.n_rows
+            pred = np.zeros(n, dtype=np.int64)
+            loss = np.zeros(n)
+            if fit_mode:
+                counts = np.bincount(y_codes, minlength=len(self.classes_))
+                weights = self._example_weights(y_codes, sw, counts)
+                rng = check_random_state(self.random_state)
+                for _ in range(self.n_epochs):
+                    order = rng.permutation(n) if self.shuffle else np.arange(n)
+                    self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss)
+                self.class_counts_ = counts.astype(np.int64)
+            else:
+                weights = self._example_weights(y_codes, sw, None)
+                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss)
+                self.class_counts_ = self.class_counts_ + np.bincount(
+                    y_codes, minlength=len(self.classes_)
+                )
+        except BaseException:
+            self._restore(snap)
+            raise
+        self.last_losses_ = loss
+        return self._decode(pred)
+
+    def _decode(self, codes):
+        if len(self.classes_) == 2 and self._binary_mode():
+            return self.classes_[codes]
+        return self.classes_[codes]
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
+        ``random_state`` when ``shuffle`` (same seed, same weights, bit for bit)."""
+        self._partial_fit(X, y, None, sample_weight, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch, in the order given (one compiled call).
+
+        Labels never seen before are added to ``classes_``; ``classes`` may announce labels in
+        advance but is never required."""
+        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+        return self
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None):
+        """Progressive validation (test-then-train): return, for each row, the label predicted
+        *before* the learner saw its label, and learn from the rows (as :meth:`partial_fit`)."""
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+
+    def _weights_matrix(self):
+        """(R, K) matrix of the hypothesis used by predict: averaged when ``average``."""
+        check_is_fitted(self, "classes_")
+        if self._cache is None:
+            ip, fp = self._codes(self._n_weights())
+            out = np.empty_like(self._theta)
+            if self.average:
+                averaged_weights(self._theta, self._A, self._lastS, self._st, ip, fp, out)
+            else:
+                current_weights(self._theta, self._st, ip, fp, out)
+            self._cache = out
+        return self._cache
+
+    @property
+    def coef_(self):
+        """Weights, shape (1, n_features) for a binary learner, (n_classes, n_features)
+        otherwise (w = grad f*(theta); the average of the iterates when ``average``)."""
+        W = self._weights_matrix()
+        return np.ascontiguousarray(W[: self.n_features_in_].T)
+
+    @property
+    def intercept_(self):
+        """Bias of each column (0 when ``fit_intercept=False``)."""
+        W = self._weights_matrix()
+        if self.fit_intercept:
+            return W[self.n_features_in_].copy()
+        return np.zeros(W.shape[1])
+
+    @property
+    def n_updates_(self):
+        """Rounds on which the weights changed (all epochs and calls)."""
+        check_is_fitted(self, "classes_")
+        return int(self._st[2])
+
+    @property
+    def n_mistakes_(self):
+        """Online mistakes: rounds whose prediction, made before the update, was wrong."""
+        check_is_fitted(self, "classes_")
+        return int(self._st[3])
+
+    @property
+    def t_(self):
+        """Examples processed (all epochs and calls)."""
+        check_is_fitted(self, "classes_")
+        return int(self._st[0])
+
+    def decision_function(self, X):
+        """Scores <w_k, x> + b_k: shape (n,) for a binary learner (positive means
+        ``classes_[1]``), (n, n_classes) otherwise."""
+        check_is_fitted(self, "classes_")
+        X = V.check_X(self, X, reset=False)
+        W = self._weights_matrix()
+        d = self.n_features_in_
+        scores = X @ W[:d]
+        scores = np.asarray(scores)
+        if self.fit_intercept:
+            scores = scores + W[d]
+        if len(self.classes_) == 1:
+            return np.zeros(X.shape[0])
+        if self._binary_mode():
+            return scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        """Predicted labels: sign for a binary learner, argmax (first maximum) otherwise."""
+        scores = self.decision_function(X)
+        if len(self.classes_) == 1:
+            return np.repeat(self.classes_, scores.shape[0])
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        """(meta, arrays) describing the fitted model completely (see docs/CONTRACT.md)."""
+        check_is_fitted(self, "classes_")
+        params = self.get_params()
+        cw = params.get("class_weight")
+        if isinstance(cw, dict):
+            params["class_weight"] = {
+                "__pairs__": [[_json_label(k), float(v)] for k, v in cw.items()]
+            }
+        rs = params.get("random_state")
+        if rs is not None and not isinstance(rs, numbers.Integral):
+            params["random_state"] = None
+        elif rs is not None:
+            params["random_state"] = int(rs)
+        meta = {
+            "class": type(self).__name__,
+            "params": params,
+            "n_features_in_": int(self.n_features_in_),
+        }
+        arrays = {
+            "classes_": np.asarray(self.classes_),
+            "theta": self._theta,
+            "A": self._A,
+            "lastS": self._lastS,
+            "st": self._st,
+            "class_counts": self.class_counts_,
+        }
+        return meta, arrays
+
+
+def _json_label(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def estimator_from_state(meta, arrays):
+    """Rebuild a fitted estimator from :meth:`OnlineLinearClassifier._get_state` output."""
+    import onlinelearn
+
+    name = meta["class"]
+    cls = getattr(onlinelearn, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, OnlineLinearClassifier)):
+        raise ValueError(f"unknown estimator class {name!r} in model state")
+    params = dict(meta["params"])
+    cw = params.get("class_weight")
+    if isinstance(cw, dict) and "__pairs__" in cw:
+        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
+    est = cls(**params)
+    est.n_features_in_ = int(meta["n_features_in_"])
+    est.classes_ = np.asarray(arrays["classes_"])
+    est._theta = np.ascontiguousarray(arrays["theta"], dtype=np.float64)
+    est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
+    est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
+    est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+    est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
+    est._cache = None
+    R = est.n_features_in_ + (1 if est.fit_intercept else 0)
+    K = len(est.classes_)
+    n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
+    if est._theta.shape != (R, n_cols) or est._st.shape != (_N_ST,):
+        raise ValueError(
+            f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
+            f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
+        )
+    if est.average and est._A.shape != est._theta.shape:
+        raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
+    return est
+
+
+def merge_models(models):
+    """Average models trained on disjoint shards into one, weighted by their ``n_updates_``.
+
+    All models must be of one class with the same parameters (``random_state`` aside) and the
+    same number of features; their label sets may differ (the union is used, a class unknown to
+    a shard has zero weights there).  The merged ``theta`` is ``sum_i (u_i / sum u) theta_i``
+    with ``u_i`` the number of updates of shard i (equal weights when no shard updated), counters
+    (``t_``, ``n_updates_``, ``n_mistakes_``, class counts) are summed, and with ``average=True``
+    the merged averaged hypothesis is the same weighted mean of the shards' averages.  For the
+    Euclidean link this is the weighted mean of the primal weights (a one-shot parameter-mixing
+    step, as in distributed Perceptron training); for the other links it is the mean of the dual
+    sums theta, which is where those learners add their updates.
+    """
+    models = list(models)
+    if not models:
+        raise ValueError("merge_models needs at least one fitted model")
+    first = models[0]
+    cls = type(first)
+    ref = {k: v for k, v in first.get_params().items() if k != "random_state"}
+    for m in models:
+        check_is_fitted(m, "classes_")
+        if type(m) is not cls:
+            raise ValueError("merge_models: all models must be of the same class")
+        p = {k: v for k, v in m.get_params().items() if k != "random_state"}
+        if p != ref:
+            raise ValueError("merge_models: the models' parameters differ")
+        if m.n_features_in_ != first.n_features_in_:
+            raise ValueError("merge_models: the models have different numbers of features")
+    classes = models[0].classes_
+    for m in models[1:]:
+        classes = V.merge_labels(classes, m.classes_)
+    shards = []
+    for m in models:
+        c = copy.deepcopy(m)
+        c._grow(classes)
+        c._flush_frame()
+        shards.append(c)
+    u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
+    omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))
+    out = copy.deepcopy(shards[0])
+    out._theta = sum(o * s._theta for o, s in zip(omega, shards, strict=True))
+    st = np.zeros(_N_ST)
+    for s in shards:
+        st[[0, 2, 3]] += s._st[[0, 2, 3]]
+        st[6] = max(st[6], s._st[6])
+        st[7] += s._st[7]
+    out.class_counts_ = sum(s.class_counts_ for s in shards)
+    if out.average:
+        avgs = [s._weights_matrix() for s in shards]
+        T = st[0]
+        out._A = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
+        st[1] = 0.0
+        out._lastS = np.zeros_like(out._theta)
+        if out._link != L.EUCLID:
+            # readout is (A + phi(theta) (S - lastS)) / T with S == lastS == 0: exactly A / T
+            pass
+    out._st = st
+    ip, fp = out._codes(out._n_weights())
+    out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
+    recompute_aggregate(out._theta, out._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+    out._cache = None
+    return out

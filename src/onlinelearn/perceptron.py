@@ -1,0 +1,101 @@
+"""The Perceptron: Euclidean link x hinge loss x conservative step."""
+
+from __future__ import annotations
+
+from ._core import links as L
+from ._core import steps as S
+from .base import OnlineLinearClassifier
+
+
+class Perceptron(OnlineLinearClassifier):
+    """Perceptron (Rosenblatt 1958), binary and true multiclass (max-score update).
+
+    What
+        The conservative dual ascent step on the hinge loss with the Euclidean complexity
+        function: the quasi-additive algorithm of Fig. 5.1 (thesis, Sec. 5.1.1) with
+        Link(theta) = theta.
+
+    Problem solved by a round (thesis eq. 5.12-5.13)::
+
+        max_{alpha_t in [0,1]}  D(alpha) = -c f*(-(1/c) sum_i lambda_i) - sum_i g_i*(lambda_i),
+        f(w) = 1/2 ||w||^2,   g_t(w) = [gamma - margin_t(w)]_+   on mistake rounds only,
+
+        answered by alpha_t = 1 on a mistake (margin_t(w_t) <= 0), alpha_t = 0 otherwise.
+
+    Where
+        binary (one vector):  margin_t(w) = y_t <w, x_t>,  y_t in {-1, +1}
+                              update  w <- w + y_t x_t
+        K classes:            margin_t(W) = <w_{y_t}, x_t> - max_{r != y_t} <w_r, x_t>
+                              update  w_{y_t} <- w_{y_t} + x_t,  w_r <- w_r - x_t  (r the rival)
+        The learning rate 1/c does not change any prediction (thesis Sec. 5.1.1) and is 1.
+
+    Mistake bound (Corollary 5): for every u,
+    |M| <= sum_{t in M} [1 - y_t<u,x_t>]_+ + X ||u|| sqrt(sum_{t in M} [1 - y_t<u,x_t>]_+)
+    + X^2 ||u||^2, with X = max_{t in M} ||x_t||.
+
+    Parameters
+    ----------
+    n_epochs : int, default=5
+        Passes over the data made by :meth:`fit` (``partial_fit`` always makes one).
+    shuffle : bool, default=True
+        Visit the rows of each epoch of :meth:`fit` in a random order drawn from
+        ``random_state``; ``False`` keeps the given order.
+    average : bool, default=False
+        Predict with the average of the hypotheses after every round (the "average"
+        online-to-batch conversion, thesis App. B.3) instead of the last one; kept lazily, at
+        O(1) cost per changed weight.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling; the same seed gives the same weights, bit for bit.
+    fit_intercept : bool, default=True
+        Learn a bias, as the weight of an extra feature of constant value 1.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the step of examples of each class: a dict {label: weight}, or
+        'balanced' = n / (n_classes * n_class) with exact counts in :meth:`fit` and running
+        counts (all rows seen so far, this one included) in :meth:`partial_fit`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labels seen so far, sorted.
+    coef_ : ndarray of shape (1, n_features) (binary) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_updates_, n_mistakes_, t_ : int
+        Updates made, online mistakes (prediction before the update was wrong), rows seen.
+
+    Examples
+    --------
+    Progressive validation on the DNA splice-junction data shipped with the package:
+
+    >>> from onlinelearn import Perceptron
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = Perceptron(average=True)
+    >>> online = clf.partial_fit_predict(X, y)
+    >>> print(f"online mistake rate {(online != y).mean():.3f}")
+    online mistake rate 0.176
+    >>> X_test, y_test = load_dna("test")
+    >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
+    test accuracy 0.919
+    """
+
+    _link = L.EUCLID
+
+    def __init__(
+        self,
+        *,
+        n_epochs=5,
+        shuffle=True,
+        average=False,
+        random_state=None,
+        fit_intercept=True,
+        class_weight=None,
+    ):
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.average = average
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
+
+    def _step_code(self):
+        return S.CONSERVATIVE
