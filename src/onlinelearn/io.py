@@ -256,7 +256,7 @@ class SvmlightChunkReader(Iterator):
 
 
 def _read_chunk(f, chunk_size: int, lines_before: int):
-    """Read lines until ``chunk_size`` data lines are collected; None at end of file.
+    """Read lines until ``chunk_size`` data lines are collected; None if none is left.
 
     Returns ``(lines, data_lines)``: every line read (blank and comment lines included, so that
     line numbers can be recovered) and the 1-based line number of each data line.
@@ -271,7 +271,7 @@ def _read_chunk(f, chunk_size: int, lines_before: int):
             data_lines.append(number)
             if len(data_lines) >= chunk_size:
                 break
-    if not lines:
+    if not data_lines:  # end of file (possibly after blank or comment lines)
         return None
     return lines, data_lines
 
@@ -297,17 +297,20 @@ def _parse_chunk(
     if not allow_nonfinite and X.nnz and not np.all(np.isfinite(X.data)):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
         row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+        line = lines[data_lines[row] - first_line]
         raise ValueError(
             f"{name}: line {data_lines[row]}: feature {int(X.indices[bad]) + (not zero_based)} "
-            f"has the non-finite value {X.data[bad]!r}"
+            f"has the non-finite value {float(X.data[bad])!r} (line: {_snippet(line)!r})"
         )
     if label_dtype is not None and label_dtype.kind in "iu":
         integral = np.isfinite(y) & (y == np.round(y))
         if not np.all(integral):
             row = int(np.flatnonzero(~integral)[0])
+            line = lines[data_lines[row] - first_line]
             raise ValueError(
-                f"{name}: line {data_lines[row]}: label {y[row]!r} is not an integer "
-                "(class labels must be integers; pass label_dtype=None to keep float labels)"
+                f"{name}: line {data_lines[row]}: label {float(y[row])!r} is not an integer "
+                "(class labels must be integers; pass label_dtype=None to keep float labels) "
+                f"(line: {_snippet(line)!r})"
             )
         y = y.astype(label_dtype)
     elif label_dtype is not None:

@@ -1,0 +1,33 @@
+"""Test helper for the shared benchmark data (see ``onlinelearn.datasets.shared_data_dir``).
+
+``require_shared_data(name)`` skips the calling test when the data is missing, except under
+continuous integration (environment variable ``CI=true``), where missing data is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from onlinelearn.datasets import SHARED_SETS, shared_data_path
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def require_shared_data(name: str, split: str = "train"):
+    """Return the path of a shared data file, or skip (fail on CI) if it is missing.
+
+    ``name`` is a key of ``SHARED_SETS`` or ``'pmlb/<set>'``.
+    """
+    if not name.startswith("pmlb/") and name not in SHARED_SETS:
+        raise ValueError(f"unknown shared data set {name!r}")  # a bug in the test itself
+    try:
+        return shared_data_path(name, split)
+    except FileNotFoundError as exc:
+        reason = f"shared data {name!r} ({split}) not available: {exc}"
+        if _on_ci():
+            pytest.fail(f"{reason} [CI=true: missing shared data is an error]")
+        pytest.skip(reason)
