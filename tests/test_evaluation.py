@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
 from sklearn.linear_model import Perceptron as SkPerceptron
-from sklearn.linear_model import SGDClassifier
 
+from onlinelearn import PassiveAggressiveClassifier, Perceptron
 from onlinelearn.evaluation import (
     ProgressiveValidationResult,
     ValidationConversionResult,
@@ -18,36 +18,16 @@ from onlinelearn.evaluation import (
     progressive_validation,
 )
 
-
-class StandInPerceptron(SGDClassifier):
-    """A scikit-learn Perceptron (SGD, perceptron loss, constant step, no penalty) given the
-    ``partial_fit_predict`` of the contract by a plain row loop. Test-only stand-in."""
-
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None):
-        X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
-        y = np.asarray(y)
-        out = np.empty(y.shape[0], dtype=y.dtype)
-        for i in range(y.shape[0]):
-            if hasattr(self, "classes_"):
-                out[i] = self.predict(X[i : i + 1])[0]
-            else:
-                out[i] = np.sort(np.asarray(classes))[0]
-            sw = None if sample_weight is None else np.asarray(sample_weight)[i : i + 1]
-            self.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes, sample_weight=sw)
-        return out
+ESTIMATORS = {
+    "perceptron": lambda **kw: Perceptron(**kw),
+    "pa-i": lambda **kw: PassiveAggressiveClassifier(variant="PA-I", C=0.5, **kw),
+    "pa-ii": lambda **kw: PassiveAggressiveClassifier(variant="PA-II", C=0.1, **kw),
+}
 
 
-def stand_in(**kwargs):
-    params = {
-        "loss": "perceptron",
-        "penalty": None,
-        "learning_rate": "constant",
-        "eta0": 1.0,
-        "shuffle": False,
-        "random_state": 0,
-    }
-    params.update(kwargs)
-    return StandInPerceptron(**params)
+@pytest.fixture(params=sorted(ESTIMATORS))
+def make(request):
+    return ESTIMATORS[request.param]
 
 
 @pytest.fixture(scope="module")
@@ -64,34 +44,48 @@ def data():
     return X, y
 
 
+@pytest.fixture(scope="module")
+def binary_data():
+    X, y = make_classification(n_samples=120, n_features=6, flip_y=0.1, random_state=1)
+    return X, np.where(y == 1, "spam", "ham")
+
+
 def manual_progressive(estimator, X, y, classes):
-    """Reference loop: predict with the current model, then one partial_fit on the row."""
+    """Reference loop: predict with the current model, then one partial_fit on the row.
+
+    Row 0 meets an estimator that is not fitted yet (no ``predict``): its entry is None."""
     preds = []
     for i in range(len(y)):
-        if hasattr(estimator, "classes_"):
-            preds.append(estimator.predict(X[i : i + 1])[0])
-        else:
-            preds.append(np.sort(classes)[0])
+        preds.append(estimator.predict(X[i : i + 1])[0] if hasattr(estimator, "classes_") else None)
         estimator.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
-    return np.asarray(preds)
+    return np.asarray(preds, dtype=object)
 
 
 # --------------------------------------------------------------------------- progressive validation
-def test_progressive_equals_manual_loop_and_trains_in_place(data):
-    X, y = data
-    est = stand_in()
+@pytest.mark.parametrize("dataset", ["data", "binary_data"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_progressive_equals_per_row_predict_then_partial_fit(make, dataset, sparse, request):
+    X, y = request.getfixturevalue(dataset)
+    if sparse:
+        X = sp.csr_matrix(X)
+    est = make()
     res = progressive_validation(est, X, y)
-    ref_est = stand_in()
+    ref_est = make()
     ref = manual_progressive(ref_est, X, y, np.unique(y))
     assert isinstance(res, ProgressiveValidationResult)
-    np.testing.assert_array_equal(res.predictions, ref)
-    np.testing.assert_array_equal(res.mistakes, ref != y)
-    np.testing.assert_allclose(est.coef_, ref_est.coef_)  # trained in place
+    assert res.predictions[0] in np.unique(y)
+    np.testing.assert_array_equal(res.predictions[1:], ref[1:].astype(y.dtype))
+    np.testing.assert_array_equal(res.mistakes, res.predictions != y)
+    # trained in place, to the same state as the loop
+    np.testing.assert_allclose(est.coef_, ref_est.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(est.intercept_, ref_est.intercept_, rtol=1e-12, atol=1e-12)
+    assert est.t_ == len(y)
+    assert res.n_mistakes == est.n_mistakes_  # the estimator's own count of online mistakes
 
 
 def test_cumulative_curve(data):
     X, y = data
-    res = progressive_validation(stand_in(), X, y)
+    res = progressive_validation(Perceptron(), X, y)
     mistakes = res.predictions != y
     expected = np.cumsum(mistakes) / np.arange(1, len(y) + 1)
     np.testing.assert_allclose(res.cumulative_mistake_rate, expected)
@@ -103,11 +97,11 @@ def test_cumulative_curve(data):
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 100, 150, 1000])
-def test_chunk_size_does_not_change_result(data, chunk_size):
+def test_chunk_size_does_not_change_result(make, data, chunk_size):
     X, y = data
-    whole_est = stand_in()
+    whole_est = make()
     whole = progressive_validation(whole_est, X, y)
-    est = stand_in()
+    est = make()
     chunked = progressive_validation(est, X, y, chunk_size=chunk_size)
     np.testing.assert_array_equal(chunked.predictions, whole.predictions)
     np.testing.assert_allclose(est.coef_, whole_est.coef_)
@@ -116,9 +110,9 @@ def test_chunk_size_does_not_change_result(data, chunk_size):
 def test_classes_announced_when_first_chunk_misses_some(data):
     X, y = data
     order = np.argsort(y, kind="stable")  # first chunk holds class 0 only
-    res = progressive_validation(stand_in(), X[order], y[order], chunk_size=10)
+    res = progressive_validation(Perceptron(), X[order], y[order], chunk_size=10)
     assert res.predictions.shape == (len(y),)
-    est = stand_in()
+    est = Perceptron()
     res2 = progressive_validation(est, X[order], y[order], classes=[0, 1, 2, 3], chunk_size=10)
     np.testing.assert_array_equal(est.classes_, [0, 1, 2, 3])
     assert res2.predictions.shape == (len(y),)
@@ -127,40 +121,30 @@ def test_classes_announced_when_first_chunk_misses_some(data):
 def test_sample_weight_forwarded_per_chunk(data):
     X, y = data
     w = np.random.default_rng(0).uniform(0.1, 3.0, size=len(y))
-    a, b = stand_in(), stand_in()
+    a, b = Perceptron(), Perceptron()
     res_a = progressive_validation(a, X, y, sample_weight=w)
     res_b = progressive_validation(b, X, y, sample_weight=w, chunk_size=13)
     np.testing.assert_array_equal(res_a.predictions, res_b.predictions)
     np.testing.assert_allclose(a.coef_, b.coef_)
-    unweighted = stand_in()
+    unweighted = Perceptron()
     progressive_validation(unweighted, X, y)
     assert not np.allclose(a.coef_, unweighted.coef_)
 
 
 def test_warm_started_estimator_continues(data):
     X, y = data
-    est = stand_in()
+    est = Perceptron()
     est.partial_fit(X[:60], y[:60], classes=np.unique(y))
     res = progressive_validation(est, X[60:], y[60:])
-    ref_est = stand_in()
+    ref_est = Perceptron()
     ref_est.partial_fit(X[:60], y[:60], classes=np.unique(y))
     ref = manual_progressive(ref_est, X[60:], y[60:], None)
     np.testing.assert_array_equal(res.predictions, ref)
 
 
-def test_sparse_input(data):
-    X, y = data
-    # no intercept: scikit-learn's SGD damps the intercept on sparse input
-    dense = progressive_validation(stand_in(fit_intercept=False), X, y, chunk_size=50)
-    sparse = progressive_validation(
-        stand_in(fit_intercept=False), sp.csr_matrix(X), y, chunk_size=50
-    )
-    np.testing.assert_array_equal(dense.predictions, sparse.predictions)
-
-
 def test_curve_sampling(data):
     X, y = data
-    res = progressive_validation(stand_in(), X, y)
+    res = progressive_validation(Perceptron(), X, y)
     n = len(y)
     t, r = res.curve(points=None)
     np.testing.assert_array_equal(t, np.arange(1, n + 1))
@@ -195,7 +179,7 @@ def test_progressive_input_validation(kwargs, match):
     args = {"X": np.zeros((10, 3)), "y": np.r_[np.zeros(5), np.ones(5)]}
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        progressive_validation(stand_in(), **args)
+        progressive_validation(Perceptron(), **args)
 
 
 # --------------------------------------------------------------------------- Last
@@ -203,42 +187,52 @@ def _params_and_unfitted(est):
     return est.get_params(), hasattr(est, "classes_")
 
 
-def test_last_without_random_stopping_is_single_pass(data):
+def test_last_without_random_stopping_is_single_pass(make, data):
     X, y = data
-    est = stand_in()
+    est = make()
     before = _params_and_unfitted(est)
     out = online_to_batch_last(est, X, y, random_stopping=False)
-    ref = stand_in().partial_fit(X, y, classes=np.unique(y))
+    ref = make().partial_fit(X, y, classes=np.unique(y))
     np.testing.assert_allclose(out.coef_, ref.coef_)
     np.testing.assert_allclose(out.intercept_, ref.intercept_)
+    assert out.t_ == len(y)  # one pass, not fit's n_epochs
     assert out is not est
     assert _params_and_unfitted(est) == before  # input untouched
 
 
-def test_last_with_random_stopping_trains_on_a_random_prefix(data):
+def test_last_with_random_stopping_trains_on_a_random_prefix(make, data):
     X, y = data
     n = len(y)
     r = int(np.random.RandomState(3).randint(1, n + 1))
     assert r < n  # the seed must exercise a strict prefix
-    out = online_to_batch_last(stand_in(), X, y, random_state=3)
-    ref = stand_in().partial_fit(X[:r], y[:r], classes=np.unique(y))
+    out = online_to_batch_last(make(), X, y, random_state=3)
+    assert out.t_ == r
+    ref = make().partial_fit(X[:r], y[:r], classes=np.unique(y))
     np.testing.assert_allclose(out.coef_, ref.coef_)
     np.testing.assert_array_equal(out.classes_, np.unique(y))  # announced even if absent
-    again = online_to_batch_last(stand_in(), X, y, random_state=3)
+    again = online_to_batch_last(make(), X, y, random_state=3)
     np.testing.assert_allclose(again.coef_, out.coef_)
 
 
 # --------------------------------------------------------------------------- Averaging
-def test_average_uses_estimator_averaging(data):
-    X, y = data
-    est = stand_in()
+@pytest.mark.parametrize("dataset", ["data", "binary_data"])
+def test_average_is_mean_of_online_hypotheses(make, dataset, request):
+    X, y = request.getfixturevalue(dataset)
+    est = make()
     out = online_to_batch_average(est, X, y)
     assert out.get_params()["average"] is True
     assert est.get_params()["average"] is False and not hasattr(est, "classes_")
-    ref = stand_in(average=True).partial_fit(X, y, classes=np.unique(y))
-    np.testing.assert_allclose(out.coef_, ref.coef_)
-    last = stand_in().partial_fit(X, y, classes=np.unique(y))
-    assert not np.allclose(out.coef_, last.coef_)
+    assert out.t_ == len(y)
+    # h_bar = (1/T) sum_t h_t, h_t the hypothesis after round t (the estimators' convention)
+    loop = make()
+    coefs, intercepts = [], []
+    for i in range(len(y)):
+        loop.partial_fit(X[i : i + 1], y[i : i + 1], classes=np.unique(y))
+        coefs.append(loop.coef_.copy())
+        intercepts.append(loop.intercept_.copy())
+    np.testing.assert_allclose(out.coef_, np.mean(coefs, axis=0), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out.intercept_, np.mean(intercepts, axis=0), rtol=1e-9, atol=1e-12)
+    assert not np.allclose(out.coef_, loop.coef_)  # differs from the last hypothesis
 
 
 def test_average_requires_average_parameter(data):
@@ -253,34 +247,36 @@ def _split(data):
     return X[:120], y[:120], X[120:], y[120:]
 
 
-def test_validation_returns_best_candidate(data):
+def test_validation_returns_best_candidate(make, data):
     X, y, X_val, y_val = _split(data)
-    res = online_to_batch_validation(stand_in(), X, y, X_val, y_val, n_blocks=6, random_state=0)
+    res = online_to_batch_validation(make(), X, y, X_val, y_val, n_blocks=6, random_state=0)
     assert isinstance(res, ValidationConversionResult)
     assert len(res.candidates) == 6
     errors = np.array([np.mean(c.predict(X_val) != y_val) for c in res.candidates])
     np.testing.assert_allclose(res.validation_errors, errors)
+    assert np.ptp(errors) > 0  # the choice matters on this data
     assert res.best_index == int(np.argmin(errors))
     assert res.estimator is res.candidates[res.best_index]
     assert res.validation_errors[res.best_index] == errors.min()
     assert res[0] is res.estimator
 
 
-def test_validation_candidates_are_reset_per_block_with_random_stops(data):
+def test_validation_candidates_are_reset_per_block_with_random_stops(make, data):
     X, y, X_val, y_val = _split(data)
-    res = online_to_batch_validation(stand_in(), X, y, X_val, y_val, n_blocks=4, random_state=5)
+    res = online_to_batch_validation(make(), X, y, X_val, y_val, n_blocks=4, random_state=5)
     rng = np.random.RandomState(5)
     for i, (cand, r) in enumerate(zip(res.candidates, res.n_examples, strict=True)):
         start = 30 * i
         assert r == rng.randint(1, 31)
-        ref = stand_in().partial_fit(X[start : start + r], y[start : start + r], np.unique(y))
+        assert cand.t_ == r
+        ref = make().partial_fit(X[start : start + r], y[start : start + r], np.unique(y))
         np.testing.assert_allclose(cand.coef_, ref.coef_)
         np.testing.assert_array_equal(cand.classes_, np.unique(y))
 
 
 def test_validation_reproducible_under_random_state(data):
     X, y, X_val, y_val = _split(data)
-    est = stand_in()
+    est = Perceptron()
     before = _params_and_unfitted(est)
     a = online_to_batch_validation(est, X, y, X_val, y_val, n_blocks=5, random_state=11)
     b = online_to_batch_validation(est, X, y, X_val, y_val, n_blocks=5, random_state=11)
@@ -294,11 +290,11 @@ def test_validation_reproducible_under_random_state(data):
 
 def test_validation_uneven_blocks_and_checks(data):
     X, y, X_val, y_val = _split(data)
-    res = online_to_batch_validation(stand_in(), X, y, X_val, y_val, n_blocks=7, random_state=0)
+    res = online_to_batch_validation(Perceptron(), X, y, X_val, y_val, n_blocks=7, random_state=0)
     sizes = [len(b) for b in np.array_split(np.arange(len(y)), 7)]
     assert np.all(res.n_examples >= 1) and np.all(res.n_examples <= sizes)
     for bad in (0, len(y) + 1, 2.5):
         with pytest.raises(ValueError, match="n_blocks"):
-            online_to_batch_validation(stand_in(), X, y, X_val, y_val, n_blocks=bad)
+            online_to_batch_validation(Perceptron(), X, y, X_val, y_val, n_blocks=bad)
     with pytest.raises(ValueError, match="y_val"):
-        online_to_batch_validation(stand_in(), X, y, X_val, y_val[:-1])
+        online_to_batch_validation(Perceptron(), X, y, X_val, y_val[:-1])

@@ -255,6 +255,10 @@ def online_to_batch_average(estimator, X, y, classes=None):
     lazy averaging: a clone with ``average=True`` trained by one ``partial_fit`` call over the
     whole sequence.
 
+    Indexing note: the package's learners average the hypotheses *after* each of the ``T``
+    rounds (``h_2, ..., h_{T+1}`` in the thesis' indexing, where ``h_1`` is the initial one), so
+    the last example counts and the initial zero hypothesis does not.
+
     Parameters
     ----------
     estimator : online classifier with an ``average`` parameter
