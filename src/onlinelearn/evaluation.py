@@ -173,6 +173,19 @@ def progressive_validation(
     Returns
     -------
     ProgressiveValidationResult
+
+    Examples
+    --------
+    >>> from onlinelearn import Perceptron
+    >>> from onlinelearn.datasets import load_dna
+    >>> from onlinelearn.evaluation import progressive_validation
+    >>> X, y = load_dna("train")
+    >>> res = progressive_validation(Perceptron(), X, y, chunk_size=500)
+    >>> print(res.n_mistakes, f"{res.mistake_rate:.3f}")
+    343 0.172
+    >>> n_seen, rate = res.curve(points=5)
+    >>> print(n_seen.tolist(), rate.round(3).tolist())
+    [1, 7, 45, 299, 2000] [1.0, 0.571, 0.511, 0.321, 0.172]
     """
     X, y = _check_Xy(X, y)
     n = y.shape[0]
@@ -271,6 +284,17 @@ def online_to_batch_average(estimator, X, y, classes=None):
     Returns
     -------
     estimator : fitted clone whose coefficients are the averaged ones.
+
+    Examples
+    --------
+    >>> from onlinelearn import PassiveAggressiveClassifier
+    >>> from onlinelearn.datasets import load_dna
+    >>> from onlinelearn.evaluation import online_to_batch_average
+    >>> X, y = load_dna("train")
+    >>> X_test, y_test = load_dna("test")
+    >>> clf = online_to_batch_average(PassiveAggressiveClassifier(C=0.01), X, y)
+    >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
+    test accuracy 0.948
     """
     X, y = _check_Xy(X, y)
     classes = _classes(y, classes)

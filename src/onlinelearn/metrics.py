@@ -118,6 +118,13 @@ def confusion_matrix_conditional(y_true, y_pred, labels=None, zero_diagonal=True
     -----
     Equals ``sklearn.metrics.confusion_matrix(y_true, y_pred, labels=labels, normalize='true')``
     with the diagonal zeroed.
+
+    Examples
+    --------
+    >>> from onlinelearn.metrics import confusion_matrix_conditional
+    >>> confusion_matrix_conditional(["a", "a", "b", "b"], ["a", "b", "b", "b"])
+    array([[0. , 0.5],
+           [0. , 0. ]])
     """
     y_true = _as_1d("y_true", y_true)
     y_pred = _as_1d("y_pred", y_pred)
@@ -326,6 +333,23 @@ def confusion_risk_bound(
     ConfusionRiskBound
         ``(bound, empirical_norm, deviation)`` with
         ``deviation = M sqrt(2Q sum_p (1/T_p) log(Q/delta))`` (``2Q/delta`` if ``form="derived"``).
+
+    Examples
+    --------
+    With the misclassification losses (``M = 1``), ``C_hat`` is the confusion matrix of the
+    progressive predictions, and Theorem 1 bounds the online confusion risk of ``h_0..h_{T-1}``
+    (these losses are not convex, so Theorem 2 does not apply):
+
+    >>> import numpy as np
+    >>> from onlinelearn import Perceptron
+    >>> from onlinelearn.datasets import load_dna
+    >>> from onlinelearn.metrics import confusion_matrix_conditional, confusion_risk_bound
+    >>> X, y = load_dna("train")
+    >>> online = Perceptron().partial_fit_predict(X, y)
+    >>> C_hat = confusion_matrix_conditional(y, online)
+    >>> res = confusion_risk_bound(C_hat, np.unique(y, return_counts=True)[1], M=1.0, delta=0.05)
+    >>> print(f"{res.empirical_norm:.3f} + {res.deviation:.3f} = {res.bound:.3f}")
+    0.210 + 0.356 = 0.566
     """
     C_hat = _as_square_matrix("C_hat", C_hat)
     Q = C_hat.shape[0]
