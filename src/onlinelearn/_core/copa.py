@@ -1,0 +1,237 @@
+"""COPA: the closed-form passive-aggressive step on the squared confusion hinge.
+
+COPA (COnfusion Passive-Aggressive), Ralaivola (NIPS 2012), Theorem 3 and Algorithm 1 of the
+paper; the derivation is in its supplementary material (numbers "(S..)" below).
+
+What
+    One round of COPA: given the current vectors W^t = [w_1^t .. w_Q^t] (sum_q w_q^t = 0) and an
+    example (x, y), find W^{t+1} as the exact solution of the passive-aggressive problem below.
+
+Objective and constraints (paper eq. (18); supplement eq. (S1)-(S3))::
+
+    min_W   1/2 sum_{q=1}^{Q} ||w_q - w_q^t||^2  +  C/2 sum_{q != y} [ <w_q, x> + 1/(Q-1) ]_+^2
+    s.t.    sum_{q=1}^{Q} w_q = 0
+
+    The loss is the *squared* hinge of the Lee-Lin-Wahba multiclass loss (paper eq. (16)); it
+    involves the rival scores only, not <w_y, x>: the true class is coupled to the rivals by
+    the sum-to-zero constraint.  With the class-normalised cost of eq. (17), C is C / T_y^2.
+
+Where
+    Q                  number of classes (Q >= 2); y in {0..Q-1} the true class (0-based here)
+    s_q = <w_q^t, x>   the scores of the current hypothesis (``scores``)
+    r = ||x||^2        (``sqnorm``; the intercept feature included when there is one)
+    Delta = 1/(Q-1)    the margin of the loss
+    ell_q = s_q + Delta                      (paper (19) / supplement (S16)), q != y
+    kappa = 1/C + r                          (S17)
+    [u]_+ = max(0, u)
+
+Dual (S15), (S18).  With multipliers alpha_q >= 0 (q != y; alpha_y is clamped to 0) for
+xi_q >= <w_q, x> + Delta and lambda for the constraint, stationarity gives
+w_q = w_q^t - (alpha_q - s_alpha/Q) x, s_alpha = sum_q alpha_q (S12)-(S14), and::
+
+    max_{alpha >= 0, alpha_y = 0}  H(alpha) = -1/2 kappa sum_q alpha_q^2
+                                              + r/(2Q) (sum_q alpha_q)^2 + sum_q alpha_q ell_q
+
+H is strictly concave (its Hessian is -(1/C) I - r (I - 11^T/Q), eigenvalues -1/C and
+-(1/C + r); the supplement's Lemma 1 states "1 + 1/C", a slip), so alpha* is unique.
+
+Closed form (supplement (20), (21), Theorem 1 (23)-(24); paper (19)-(21)).  Sort the rivals,
+ell_sigma(1) >= ... >= ell_sigma(Q-1).  For an active set I = {sigma(1) .. sigma(I)}::
+
+    s_alpha(I) = Q / (kappa Q - I r) * sum_{q in I} ell_q                        (21)
+    alpha_q(I) = (ell_q + r s_alpha(I) / Q) / kappa   if q in I, else 0            (20)
+
+and I* is the largest I in {1..Q-1} with::
+
+    ell_sigma(I) + r / (kappa Q - (I-1) r) * sum_{i<I} ell_sigma(i) > 0          (23)
+
+The update is w_q^{t+1} = w_q^t - (alpha*_q - s_alpha/Q) x  (24), s_alpha = sum_q alpha*_q
+(the supplement writes the sum "q = 1..I*"; it is the sum over q in I*, i.e. over all q).
+
+Derivation of (20)-(21) (Lemma 2): for q in I, alpha_q > 0 makes the constraint tight,
+alpha_q / C = <w_q^{t+1}, x> + Delta = ell_q - r (alpha_q - s_alpha/Q), i.e.
+kappa alpha_q = ell_q + r s_alpha / Q; summing over I gives (21).
+Note kappa Q - I r = Q/C + (Q - I) r > 0 for I <= Q-1 (this form is also how it is computed:
+no cancellation when C is huge, and C = inf -- the hard-margin problem -- is allowed).
+
+Why a scan with early exit finds "the largest I" of (23): writing s(I) = s_alpha(I),
+(kappa Q - I r)(s(I) - s(I-1)) = Q (ell_sigma(I) + r s(I-1)/Q), so s increases exactly when
+I satisfies (23); if I fails, s(I) <= s(I-1) and ell_sigma(I+1) <= ell_sigma(I), so I+1 fails
+too.  The indices satisfying (23) are therefore a prefix {1..I*}, and I* = 0 (no I satisfies
+it, i.e. ell_sigma(1) <= 0: every rival loss is zero) is the passive round, W unchanged.
+Rivals tied in ell enter or stay out together.  Optimality of alpha(I*) (Lemma 3): alpha_q > 0
+on I*, ell_q + r s_alpha/Q <= 0 off I* (S25)-(S26), and the duality gap is zero.  Equivalently
+alpha*_q = [ell_q + r s_alpha(I*)/Q]_+ / kappa for every rival.
+
+Sorting: the rivals go into a binary max-heap (O(Q)) and are popped while (23) holds, so a
+round costs O(Q + I* log Q) and no allocation.
+
+Names in code: ``scores`` s, ``sqnorm`` r, ``C`` C, ``ell``, ``kappa``, ``theta`` = r s_alpha/Q;
+the output array ``alpha`` holds the *update coefficients* s_alpha/Q - alpha*_q (sum zero),
+the paper's dual alpha* is returned in ``work_val``.
+
+Slips in the source text (checked by re-deriving; the tests solve (18) independently):
+the supplement's (S1) writes "q != p" for "q != y"; Lemma 1 gives the Hessian eigenvalues as
+1/C and 1 + 1/C instead of 1/C and 1/C + ||x||^2; in Lemma 3, F(W(I*)) and H(alpha(I*)) read
+"- ||x||^2/(2Q) s_alpha" where it is s_alpha^2, and the sum of the gap runs over
+sigma(I*+1..Q-1), not "..Q"; (24) sums "q = 1..I*" for q in I*.
+
+Reference
+    L. Ralaivola, "Confusion-Based Online Learning and a Passive-Aggressive Scheme", NIPS 2012:
+    Sec. 3.3, eq. (16)-(21), Theorem 3, Algorithm 1; supplementary material, eq. (1)-(26),
+    Lemmas 1-3, Theorem 1.  Confusion risk: Definitions 1-4 of the paper.
+"""
+
+from __future__ import annotations
+
+from .._config import njit
+
+
+@njit
+def _sift_down(val, idx, start, end):
+    """Restore the max-heap property of ``val[start:end]`` below ``start`` (``idx`` follows)."""
+    i = start
+    while True:
+        c = 2 * i + 1
+        if c >= end:
+            return
+        if c + 1 < end and val[c + 1] > val[c]:
+            c += 1
+        if val[c] > val[i]:
+            tv = val[i]
+            val[i] = val[c]
+            val[c] = tv
+            ti = idx[i]
+            idx[i] = idx[c]
+            idx[c] = ti
+            i = c
+        else:
+            return
+
+
+@njit
+def copa_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
+    """One COPA round: the exact solution of problem (18) as the update W += x alpha^T.
+
+    What
+        Solves min_W 1/2 sum_q ||w_q - w_q^t||^2 + C/2 sum_{q != y} [<w_q, x> + 1/(Q-1)]_+^2
+        s.t. sum_q w_q = 0 (paper (18)); the solution is W^t + x alpha^T (see the module
+        docstring for the dual, (20)-(21), (23)-(24)).
+
+    Inputs
+        scores   float[Q]   s_q = <w_q^t, x> for the current W^t (Q >= 2)
+        y        int        true class, 0 <= y < Q
+        sqnorm   float      r = ||x||^2 >= 0
+        C        float      cost (> 0; may be inf), already multiplied by the class / sample
+                            weight (eq. (17): C / T_y^2 for the class-normalised cost)
+        alpha    float64[>=Q]  output
+        work_idx int64[>=Q]    scratch / output
+        work_val float64[>=Q]  scratch / output
+
+    Returns
+        I* = |I*|, the number of active rivals (0: passive round, alpha = 0).  On return:
+        alpha[q] = s_alpha/Q - alpha*_q, the coefficient of x in column q's update
+        (w_q^{t+1} = w_q^t + alpha[q] x, (24)); sum_q alpha[q] = 0 up to rounding, so the
+        update keeps sum_q w_q = 0.  The true class and the inactive rivals get
+        alpha[q] = s_alpha/Q > 0; the active rivals get s_alpha/Q - alpha*_q (which may be
+        negative or positive).  work_val[q] = alpha*_q, the paper's dual variables (>= 0,
+        0 for y and the inactive rivals); work_idx[:I*] = the active rivals sigma(1..I*),
+        by decreasing ell.
+        sqnorm <= 0 (x = 0: nothing can change), C <= 0, Q < 2 or a NaN in sqnorm / C give
+        0 with alpha = 0.
+    """
+    Q = scores.shape[0]
+    for q in range(Q):
+        alpha[q] = 0.0
+        work_val[q] = 0.0
+    r = sqnorm
+    if Q < 2 or not (r > 0.0) or not (C > 0.0):
+        return 0
+    delta = 1.0 / (Q - 1)
+    inv_C = 1.0 / C  # 0 when C = inf
+
+    # heap of the Q-1 rivals keyed by ell_q = s_q + Delta
+    n = 0
+    for q in range(Q):
+        if q != y:
+            work_idx[n] = q
+            work_val[n] = scores[q] + delta
+            n += 1
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_down(work_val, work_idx, start, n)
+
+    # pop sigma(1), sigma(2), ... while (23) holds; popped entries go to the tail
+    S = 0.0  # sum_{i < I} ell_sigma(i)
+    n_act = 0
+    end = n
+    while end > 0:
+        ell = work_val[0]
+        # (23) for I = n_act + 1:  kappa Q - (I - 1) r = Q/C + (Q - n_act) r
+        if not (ell + r * S / (Q * inv_C + (Q - n_act) * r) > 0.0):
+            break
+        S += ell
+        n_act += 1
+        end -= 1
+        top = work_idx[0]
+        work_val[0] = work_val[end]
+        work_idx[0] = work_idx[end]
+        work_val[end] = ell
+        work_idx[end] = top
+        _sift_down(work_val, work_idx, 0, end)
+    if n_act == 0:
+        for q in range(Q):
+            work_val[q] = 0.0
+        return 0
+
+    # active rivals: tail work_*[n - n_act : n], largest ell last -> reverse the first n slots
+    i = 0
+    j = n - 1
+    while i < j:
+        tv = work_val[i]
+        work_val[i] = work_val[j]
+        work_val[j] = tv
+        ti = work_idx[i]
+        work_idx[i] = work_idx[j]
+        work_idx[j] = ti
+        i += 1
+        j -= 1
+
+    # (21) as theta = r s_alpha / Q = r S / (kappa Q - I* r), then (20)
+    kappa = inv_C + r
+    theta = r * S / (Q * inv_C + (Q - n_act) * r)
+    for k in range(n_act):
+        alpha[work_idx[k]] = (work_val[k] + theta) / kappa
+    s_alpha = 0.0
+    for q in range(Q):
+        s_alpha += alpha[q]
+    mean = s_alpha / Q
+    # (24): work_val <- dual alpha*, alpha <- coefficients of x in the update
+    for q in range(Q):
+        a = alpha[q]
+        work_val[q] = a
+        alpha[q] = mean - a
+    return n_act
+
+
+@njit
+def copa_losses(scores, y, out):
+    """Per-class losses of one round for the empirical confusion risk (paper Def. 2-4, eq. (16)).
+
+    What
+        out[q] = ell_{q|y}(h_W, x) = [ s_q + 1/(Q-1) ]_+  for q != y,   out[y] = 0.
+
+    This is the row y of L^_{|y}(h, x) (Definition 2): the plain hinge of eq. (16) (COPA's
+    family, an instance of Example 2), not squared -- the square only appears in the problem
+    (17)-(18) that COPA's step solves.  The empirical online confusion risk (Definition 4) is
+    C^_{ell,y}(h, X) = sum_t L^_{|y_t}(h_{t-1}, X_t) / T_{y_t}: the losses are those of the
+    hypothesis *before* round t's update, and the row is divided by T_{y_t}, the count of
+    class y_t in the sequence.
+
+    Inputs
+        scores float[Q]  s_q = <w_q, x>;  y int (0-based true class);  out float64[>=Q]  output
+    """
+    Q = scores.shape[0]
+    delta = 1.0 / (Q - 1) if Q > 1 else 0.0
+    for q in range(Q):
+        v = scores[q] + delta
+        out[q] = v if (q != y and v > 0.0) else 0.0
