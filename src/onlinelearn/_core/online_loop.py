@@ -40,6 +40,12 @@ NONFINITE = 1
 
 #: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
 _REFRAME_GAP = 60.0
+#: ... and when Z falls below exp(-60), i.e. max|theta| < m - 60.
+_Z_FLOOR = math.exp(-60.0)
+#: Recompute the running aggregate exactly when one round shrinks it by more than this factor.
+_CANCEL = 1e-6
+#: Restart the cumulative scale S when it exceeds the current increment by this factor.
+_REBASE = 1e4
 
 
 @njit
@@ -70,15 +76,28 @@ def flush_all(theta, A, lastS, st, link, p, balanced):
     R, K = theta.shape
     for j in range(R):
         for k in range(K):
-            A[j, k] += phi(link, theta[j, k], m, p, balanced) * (S - lastS[j, k])
+            gap = S - lastS[j, k]
+            if gap != 0.0:  # entries touched this round may lie outside the old frame
+                A[j, k] += phi(link, theta[j, k], m, p, balanced) * gap
             lastS[j, k] = S
+
+
+@njit
+def rebase(theta, A, lastS, st, link, p, balanced):
+    """Fold all pending contributions into A and restart S (and every lastS) at 0."""
+    flush_all(theta, A, lastS, st, link, p, balanced)
+    st[1] = 0.0
+    R, K = theta.shape
+    for j in range(R):
+        for k in range(K):
+            lastS[j, k] = 0.0
 
 
 @njit
 def reframe(theta, A, lastS, st, link, p, balanced, average, new_m):
     """Change the exp shift m (entropy link); the product s * phi is unchanged by it."""
     if average:
-        flush_all(theta, A, lastS, st, link, p, balanced)
+        rebase(theta, A, lastS, st, link, p, balanced)
     st[4] = new_m
     recompute_aggregate(theta, st, link, p, balanced)
 
@@ -223,6 +242,7 @@ def online_pass(
 
         # ---- dual step and update
         updated = False
+        agg_before = st[5]
         if step == COPA:
             sq = row_sqnorm(data, indptr, i, b)
             n_active = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val)
@@ -320,13 +340,27 @@ def online_pass(
                 updated = True
         if updated:
             st[2] += 1.0
+            if (link == ENTROPY or link == PNORM) and st[5] < _CANCEL * agg_before:
+                # the running sum lost most of its mass in one round: it may carry the
+                # rounding error of the large terms it subtracted; recompute it exactly
+                recompute_aggregate(theta, st, link, p, balanced)
             if link == SELFTUNED:
                 st[7] += 1.0
-            elif link == ENTROPY and st[8] > st[4] + _REFRAME_GAP:
-                reframe(theta, A, lastS, st, link, p, balanced, average, st[8])
+            elif link == ENTROPY:
+                if st[8] > st[4] + _REFRAME_GAP or st[5] < _Z_FLOOR or not math.isfinite(st[5]):
+                    # a weight grew past the shift m (exp would overflow), or every weight fell
+                    # far below it (Z >= exp(max|theta| - m) underflows): re-centre m on the
+                    # true maximum |theta|
+                    recompute_aggregate(theta, st, link, p, balanced)
+                    reframe(theta, A, lastS, st, link, p, balanced, average, st[8])
         st[0] += 1.0
         if average:
-            st[1] += scale(link, st[5], p)
+            s_now = scale(link, st[5], p)
+            if link != EUCLID and st[1] > _REBASE * s_now:
+                # S dwarfs this increment: S + s and later differences S - lastS would lose
+                # its digits; fold what is pending into A and restart S at 0 first
+                rebase(theta, A, lastS, st, link, p, balanced)
+            st[1] += s_now
     return OK
 
 

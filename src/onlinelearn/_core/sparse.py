@@ -8,6 +8,8 @@ intercept scaling, 1 by default).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._config import njit
 
 
@@ -23,7 +25,8 @@ def row_sqnorm(data, indptr, i, b):
     """||x_i||_2^2 (+ b^2 for the intercept feature)."""
     s = b * b
     for p in range(indptr[i], indptr[i + 1]):
-        s += data[p] * data[p]
+        v = np.float64(data[p])  # float32 input: square in double precision
+        s += v * v
     return s
 
 
