@@ -1,0 +1,559 @@
+"""Command line interface: ``onlinelearn train | predict | evaluate | demo``.
+
+Run ``onlinelearn --help`` or ``onlinelearn <command> --help`` for the options and an example of
+each command.  Errors (missing file, malformed data line, corrupted model file, bad option) print
+one line to stderr and exit with status 2; set ``ONLINELEARN_DEBUG=1`` to see the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["main"]
+
+#: learner name on the command line -> (class name in ``onlinelearn``, fixed parameters, takes C)
+LEARNERS: dict[str, tuple[str, dict, bool]] = {
+    "perceptron": ("Perceptron", {}, False),
+    "pa": ("PassiveAggressiveClassifier", {"variant": "PA"}, False),
+    "pa1": ("PassiveAggressiveClassifier", {"variant": "PA-I"}, True),
+    "pa2": ("PassiveAggressiveClassifier", {"variant": "PA-II"}, True),
+    "winnow": ("Winnow", {}, False),
+    "pnorm": ("PNormPerceptron", {}, False),
+    "copa": ("COPA", {}, True),
+}
+
+
+class CLIError(Exception):
+    """An error to report in one line (exit status 2)."""
+
+
+def _learner_class(class_name: str):
+    try:
+        import onlinelearn
+    except ImportError as exc:  # pragma: no cover - broken installation
+        raise CLIError(f"cannot import onlinelearn: {exc}") from None
+    cls = getattr(onlinelearn, class_name, None)
+    if cls is None:
+        raise CLIError(f"learner {class_name} is not available in this version of onlinelearn")
+    return cls
+
+
+def _make_learner(name: str, C: float | None, average: bool, seed: int | None):
+    class_name, fixed, takes_c = LEARNERS[name]
+    params = dict(fixed)
+    if C is not None:
+        if not takes_c:
+            with_c = ", ".join(k for k, v in LEARNERS.items() if v[2])
+            raise CLIError(f"-C applies only to the learners {with_c}, not to {name}")
+        params["C"] = C
+    params["average"] = average
+    if seed is not None:
+        params["random_state"] = seed
+    return _learner_class(class_name)(**params)
+
+
+def _format_label(v) -> str:
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+# -- train --------------------------------------------------------------------------------------
+
+
+class _ProgressTable:
+    """Vowpal Wabbit style progress lines at example counts 1, 2, 4, 8, ..."""
+
+    HEADER = (
+        f"{'average':>10} {'since':>10} {'example':>12} {'current':>10} {'current':>10}\n"
+        f"{'loss':>10} {'last':>10} {'counter':>12} {'label':>10} {'predict':>10}"
+    )
+
+    def __init__(self, write):
+        self.write = write
+        self.seen = 0
+        self.mistakes = 0
+        self.next_print = 1
+        self.last_seen = 0
+        self.last_mistakes = 0
+        self._last = None
+        self.write(self.HEADER)
+
+    def _line(self, label, pred) -> None:
+        avg = self.mistakes / self.seen
+        n_since = self.seen - self.last_seen
+        since = (self.mistakes - self.last_mistakes) / n_since if n_since else float("nan")
+        self.write(
+            f"{avg:>10.6f} {since:>10.6f} {self.seen:>12d} "
+            f"{_format_label(label):>10} {_format_label(pred):>10}"
+        )
+        self.last_seen, self.last_mistakes = self.seen, self.mistakes
+
+    def update(self, y, pred) -> None:
+        n = len(y)
+        if n == 0:
+            return
+        cum = np.cumsum(np.asarray(y != pred, dtype=np.int64))
+        base_seen, base_mistakes = self.seen, self.mistakes
+        while self.next_print <= base_seen + n:
+            i = self.next_print - base_seen - 1  # row of this chunk that reaches the count
+            self.seen = self.next_print
+            self.mistakes = base_mistakes + int(cum[i])
+            self._line(y[i], pred[i])
+            self.next_print *= 2
+        self.seen = base_seen + n
+        self.mistakes = base_mistakes + int(cum[-1])
+        self._last = (y[-1], pred[-1])
+
+    def finish(self) -> None:
+        """Print the final counts unless the last line already shows them."""
+        if self.seen and self.seen != self.last_seen:
+            self._line(*self._last)
+
+
+def _cmd_train(args) -> int:
+    from tqdm import tqdm
+
+    from onlinelearn.io import iter_svmlight_chunks, svmlight_n_features
+    from onlinelearn.model_io import save_model
+
+    if args.epochs < 1:
+        raise CLIError("--epochs must be at least 1")
+    if args.chunk_size < 1:
+        raise CLIError("--chunk-size must be at least 1")
+    est = _make_learner(args.learner, args.C, args.average, args.seed)
+    say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
+    n_features = args.n_features
+    if n_features is None:
+        say(f"scanning {args.data} for the number of features (pass --n-features to skip this)")
+        n_features = svmlight_n_features(args.data)
+    say(f"learner: {est!r}\nfeatures: {n_features}\n")
+    table = _ProgressTable(say) if not args.quiet else None
+    total_rows = total_mistakes = 0
+    t0 = time.perf_counter()
+    for epoch in range(args.epochs):
+        reader = iter_svmlight_chunks(args.data, chunk_size=args.chunk_size, n_features=n_features)
+        desc = f"epoch {epoch + 1}/{args.epochs}" if args.epochs > 1 else "train"
+        with (
+            reader,
+            tqdm(
+                total=reader.total_bytes,
+                unit="B",
+                unit_scale=True,
+                desc=desc,
+                disable=True if args.quiet else None,
+                file=sys.stderr,
+                leave=False,
+            ) as bar,
+        ):
+            for X, y in reader:
+                pred = np.asarray(est.partial_fit_predict(X, y))
+                total_rows += len(y)
+                total_mistakes += int(np.count_nonzero(pred != y))
+                if table is not None:
+                    table.update(y, pred)
+                bar.update(reader.bytes_read - bar.n)
+    elapsed = time.perf_counter() - t0
+    if total_rows == 0:
+        raise CLIError(f"{args.data}: no examples found")
+    if table is not None:
+        table.finish()
+    save_model(est, args.model)
+    say(
+        f"\nfinished: {total_rows} examples ({args.epochs} pass(es)), {total_mistakes} "
+        f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
+        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {args.model}"
+    )
+    return 0
+
+
+# -- predict / evaluate -------------------------------------------------------------------------
+
+
+def _predict_file(est, path, chunk_size, label_dtype):
+    from onlinelearn.io import iter_svmlight_chunks
+
+    n_features = int(est.n_features_in_)
+    with iter_svmlight_chunks(
+        path, chunk_size=chunk_size, n_features=n_features, label_dtype=label_dtype
+    ) as reader:
+        for X, y in reader:
+            yield y, np.asarray(est.predict(X))
+
+
+def _cmd_predict(args) -> int:
+    from onlinelearn.model_io import load_model
+
+    est = load_model(args.model)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        for _, pred in _predict_file(est, args.data, args.chunk_size, None):
+            out.write("".join(_format_label(p) + "\n" for p in pred.tolist()))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        else:
+            out.flush()
+    return 0
+
+
+def _format_matrix(M, labels, fmt) -> str:
+    names = [_format_label(v) for v in labels]
+    cells = [[fmt(v) for v in row] for row in M]
+    width = max([len(n) for n in names] + [len(c) for row in cells for c in row] + [4])
+    lines = [" " * (width + 2) + " ".join(f"{n:>{width}}" for n in names)]
+    for name, row in zip(names, cells, strict=True):
+        lines.append(f"{name:>{width}}  " + " ".join(f"{c:>{width}}" for c in row))
+    return "\n".join(lines)
+
+
+def _cmd_evaluate(args) -> int:
+    from sklearn.metrics import balanced_accuracy_score, confusion_matrix
+
+    from onlinelearn.model_io import load_model
+
+    est = load_model(args.model)
+    ys, ps = [], []
+    for y, pred in _predict_file(est, args.data, args.chunk_size, np.int64):
+        ys.append(y)
+        ps.append(pred)
+    if not ys or sum(len(y) for y in ys) == 0:
+        raise CLIError(f"{args.data}: no examples found")
+    y = np.concatenate(ys)
+    pred = np.concatenate(ps)
+    labels = np.union1d(np.unique(y), np.asarray(est.classes_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # labels that are predicted but absent from y
+        bacc = balanced_accuracy_score(y, pred)
+    acc = float(np.mean(y == pred))
+    print(f"examples:           {len(y)}")
+    print(f"accuracy:           {acc:.6f}")
+    print(f"balanced accuracy:  {bacc:.6f}")
+    print("\nconfusion matrix (rows: true label, columns: predicted label):")
+    print(_format_matrix(confusion_matrix(y, pred, labels=labels), labels, str))
+    try:
+        from onlinelearn.metrics import confusion_matrix_conditional, operator_norm
+    except ImportError:
+        return 0
+    C = confusion_matrix_conditional(y, pred, labels=labels)
+    print("\nconditional confusion rates C[p, q] = P(predict q | true p), diagonal zeroed:")
+    print(_format_matrix(C, labels, lambda v: f"{v:.4f}"))
+    print(f"operator norm ||C||: {operator_norm(C):.6f}")
+    return 0
+
+
+# -- demo ---------------------------------------------------------------------------------------
+
+_DEMO = [
+    ("Perceptron", "Perceptron", {}),
+    ("Perceptron (averaged)", "Perceptron", {"average": True}),
+    ("PA-I (C=1)", "PassiveAggressiveClassifier", {"variant": "PA-I", "C": 1.0}),
+    ("PA-II (C=1)", "PassiveAggressiveClassifier", {"variant": "PA-II", "C": 1.0}),
+    ("Winnow", "Winnow", {}),
+    ("p-norm Perceptron", "PNormPerceptron", {}),
+    ("COPA (C=1)", "COPA", {"C": 1.0}),
+]
+
+
+def _cmd_demo(args) -> int:
+    import onlinelearn
+    from onlinelearn.datasets import load_dna
+
+    if args.epochs < 1:
+        raise CLIError("--epochs must be at least 1")
+    if args.plot:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise CLIError(
+                "--plot needs matplotlib: pip install 'onlinelearn[plot]' (or matplotlib)"
+            ) from None
+    X, y = load_dna("train")
+    Xt, yt = load_dna("test")
+    classes = np.unique(y)
+    print(
+        f"DNA (LIBSVM, shipped): {X.shape[0]} training and {Xt.shape[0]} test examples, "
+        f"{X.shape[1]} binary features, classes {classes.tolist()}\n"
+        f"online mistake rate: progressive validation, one pass over the training set; "
+        f"test accuracy after {args.epochs} pass(es)\n"
+    )
+    rows, curves, notes = [], [], []
+    for label, class_name, params in _DEMO:
+        cls = getattr(onlinelearn, class_name, None)
+        if cls is None:
+            notes.append(f"{label}: skipped ({class_name} is not available in this version)")
+            continue
+        try:
+            # Warm-up on a few rows so that the timing below excludes numba compilation.
+            cls(random_state=0, **params).partial_fit(X[:20], y[:20], classes=classes)
+            est = cls(random_state=0, **params)
+            t0 = time.perf_counter()
+            pred = np.asarray(est.partial_fit_predict(X, y, classes=classes))
+            for _ in range(args.epochs - 1):
+                est.partial_fit(X, y)
+            elapsed = time.perf_counter() - t0
+            test_acc = float(np.mean(np.asarray(est.predict(Xt)) == yt))
+        except Exception as exc:  # one failing learner must not hide the others
+            notes.append(f"{label}: failed ({type(exc).__name__}: {exc})")
+            continue
+        wrong = pred != y
+        rows.append((label, wrong.mean(), test_acc, elapsed))
+        curves.append((label, np.cumsum(wrong) / np.arange(1, len(y) + 1)))
+    if not rows:
+        raise CLIError("no learner could be run: " + "; ".join(notes))
+    width = max(len("learner"), max(len(r[0]) for r in rows))
+    print(f"{'learner':<{width}}  {'online mistakes':>15}  {'test accuracy':>13}  {'time (s)':>8}")
+    print(f"{'-' * width}  {'-' * 15}  {'-' * 13}  {'-' * 8}")
+    for label, rate, acc, secs in rows:
+        print(f"{label:<{width}}  {rate:>15.4f}  {acc:>13.4f}  {secs:>8.3f}")
+    for note in notes:
+        print(f"note: {note}")
+    if args.plot:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        t = np.arange(1, len(y) + 1)
+        for label, curve in curves:
+            ax.plot(t, curve, label=label)
+        ax.set_xscale("log")
+        ax.set_xlabel("examples seen")
+        ax.set_ylabel("cumulative mistake rate")
+        ax.set_title("Progressive validation on DNA (training set, one pass)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        plt.close(fig)
+        print(f"\nplot written to {args.plot}")
+    return 0
+
+
+# -- argument parsing ---------------------------------------------------------------------------
+
+_MAIN_DESCRIPTION = """\
+Online learning of linear classifiers (Perceptron, Passive-Aggressive, Winnow, p-norm, COPA)
+on svmlight / LIBSVM files: "label index:value index:value ..." with 1-based indices, plain or
+compressed (.gz, .bz2, .xz).  Files are streamed in chunks, so they may be larger than memory.
+"""
+
+_MAIN_EPILOG = """\
+examples:
+  onlinelearn demo                                  # try it on the shipped DNA data
+  onlinelearn train train.svm -m model.npz --learner pa1 -C 0.5
+  onlinelearn evaluate test.svm -m model.npz
+  onlinelearn predict test.svm -m model.npz -o predictions.txt
+
+Errors print one line and exit with status 2; ONLINELEARN_DEBUG=1 shows the traceback.
+"""
+
+_TRAIN_DESCRIPTION = """\
+Train a learner on an svmlight file in one streaming pass (or --epochs passes) and save it.
+
+Each chunk of rows is first predicted, then learned from (progressive validation), so the
+printed loss is an honest online error rate on examples the learner had not yet seen (in the
+first pass).  Lines are printed at example counts 1, 2, 4, 8, ...: the mistake rate since the
+start, the rate since the previous line, the example count, and that example's label and
+prediction.  New labels are learned as they appear.  The model is saved as a pickle-free .npz
+file that predict, evaluate and onlinelearn.model_io.load_model read.
+"""
+
+_TRAIN_EPILOG = """\
+learners:
+  perceptron  classic multiclass Perceptron (update on mistakes)
+  pa          Passive-Aggressive, hard margin          pa1 / pa2  PA-I / PA-II with cap -C
+  winnow      balanced Winnow (multiplicative)         pnorm      p-norm Perceptron
+  copa        COPA, confusion-matrix oriented PA with -C
+
+example:
+  onlinelearn train a9a.bz2 -m a9a.npz --learner pa1 -C 0.1 --n-features 123 --average
+"""
+
+_PREDICT_DESCRIPTION = """\
+Predict the label of every example of an svmlight file with a saved model, one label per line
+(in file order).  The labels in the input file are ignored (any number, e.g. 0, will do).
+"""
+
+_PREDICT_EPILOG = """\
+example:
+  onlinelearn predict test.svm -m model.npz -o predictions.txt
+"""
+
+_EVALUATE_DESCRIPTION = """\
+Evaluate a saved model on a labelled svmlight file: accuracy, balanced accuracy (mean recall
+over the classes present), the confusion matrix of counts, and the class-conditional confusion
+rates with their operator norm (the quantity COPA keeps small).
+"""
+
+_EVALUATE_EPILOG = """\
+example:
+  onlinelearn evaluate test.svm -m model.npz
+"""
+
+_DEMO_DESCRIPTION = """\
+Compare the learners on the DNA data shipped with the package (3 classes, 180 features,
+2000 training / 1186 test examples): one progressive-validation pass over the training set per
+learner, then the accuracy of the final model on the test set.  Timings exclude numba
+compilation (done once beforehand on a few rows).
+"""
+
+_DEMO_EPILOG = """\
+example:
+  onlinelearn demo --plot mistakes.png     # needs matplotlib: pip install 'onlinelearn[plot]'
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (value > 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="onlinelearn",
+        description=_MAIN_DESCRIPTION,
+        epilog=_MAIN_EPILOG,
+        formatter_class=fmt,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "train",
+        help="train a model on an svmlight file (streaming) and save it",
+        description=_TRAIN_DESCRIPTION,
+        epilog=_TRAIN_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("data", metavar="DATA", help="training data, svmlight format")
+    p.add_argument("-m", "--model", required=True, help="where to save the model (.npz)")
+    p.add_argument(
+        "--learner", choices=sorted(LEARNERS), default="perceptron", help="(default: perceptron)"
+    )
+    p.add_argument(
+        "-C",
+        type=_positive_float,
+        default=None,
+        help="aggressiveness cap for pa1, pa2 and copa (default: the learner's, 1.0)",
+    )
+    p.add_argument(
+        "--epochs", type=_positive_int, default=1, help="passes over the file (default: 1)"
+    )
+    p.add_argument(
+        "--average",
+        action="store_true",
+        help="predict with the average of the weights over all updates (more stable)",
+    )
+    p.add_argument(
+        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
+    )
+    p.add_argument(
+        "--n-features",
+        type=_positive_int,
+        default=None,
+        help="number of features; if left out, the file is scanned once to find the highest "
+        "index (pass it when known: the highest index present may be lower)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="random seed (random_state)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser(
+        "predict",
+        help="write one predicted label per line",
+        description=_PREDICT_DESCRIPTION,
+        epilog=_PREDICT_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("data", metavar="DATA", help="data to predict, svmlight format")
+    p.add_argument("-m", "--model", required=True, help="model file written by train")
+    p.add_argument("-o", "--output", default=None, help="output file (default: standard output)")
+    p.add_argument(
+        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
+    )
+    p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="accuracy, balanced accuracy and confusion matrix of a model",
+        description=_EVALUATE_DESCRIPTION,
+        epilog=_EVALUATE_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("data", metavar="DATA", help="labelled test data, svmlight format")
+    p.add_argument("-m", "--model", required=True, help="model file written by train")
+    p.add_argument(
+        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
+    )
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser(
+        "demo",
+        help="compare the learners on the shipped DNA data",
+        description=_DEMO_DESCRIPTION,
+        epilog=_DEMO_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("--plot", metavar="PNG", default=None, help="write the mistake curves here")
+    p.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=1,
+        help="passes over the training set before testing (default: 1)",
+    )
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def _error_message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line interface; returns the exit status (0 ok, 2 error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `onlinelearn predict ... | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the final flush
+        except OSError:  # pragma: no cover
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print("onlinelearn: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, ValueError, OSError) as exc:
+        if os.environ.get("ONLINELEARN_DEBUG"):
+            raise
+        print(f"onlinelearn {args.command}: error: {_error_message(exc)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""End-to-end tests of the command line interface (onlinelearn.cli)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onlinelearn
+from onlinelearn.cli import LEARNERS, build_parser, main
+from onlinelearn.datasets import load_dna
+from onlinelearn.io import dump_svmlight, iter_svmlight_chunks
+from onlinelearn.model_io import load_model
+
+
+@pytest.fixture(scope="module")
+def data_files(tmp_path_factory):
+    """A small train / test pair cut from the shipped DNA data, plain and bzip2."""
+    X, y = load_dna("train")
+    d = tmp_path_factory.mktemp("cli")
+    # label 3 first appears at row 40: the CLI must discover labels as they come
+    order = np.concatenate([np.flatnonzero(y != 3)[:40], np.arange(len(y))])[:400]
+    train, test = d / "train.svm", d / "test.svm.bz2"
+    dump_svmlight(X[order], y[order], train)
+    Xt, yt = load_dna("test")
+    dump_svmlight(Xt[:150], yt[:150], test)
+    return {"dir": d, "train": train, "test": test, "X": X[order], "y": y[order]}
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _table_rows(out: str) -> list[tuple[float, float, int, int, int]]:
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 5 and re.fullmatch(r"\d+\.\d{6}", parts[0]):
+            rows.append(
+                (float(parts[0]), float(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]))
+            )
+    return rows
+
+
+def test_train_prints_progressive_table_and_saves_model(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    argv = ["train", data_files["train"], "-m", model, "--chunk-size", "37", "--n-features", 180]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert model.is_file()
+    assert "average" in out and "since" in out and "counter" in out
+    rows = _table_rows(out)
+    counts = [r[2] for r in rows]
+    assert counts == [1, 2, 4, 8, 16, 32, 64, 128, 256, 400]
+    # the same learner run directly with the same chunks gives the same progressive mistakes
+    X, y = data_files["X"], data_files["y"]
+    est = onlinelearn.Perceptron()
+    pred = np.concatenate(
+        [est.partial_fit_predict(X[i : i + 37], y[i : i + 37]) for i in range(0, len(y), 37)]
+    )
+    mistakes = np.cumsum(pred != y)
+    previous = 0
+    for avg, since, n, label, prediction in rows:
+        assert avg == pytest.approx(mistakes[n - 1] / n, abs=1e-6)
+        assert since == pytest.approx(
+            (mistakes[n - 1] - (mistakes[previous - 1] if previous else 0)) / (n - previous),
+            abs=1e-6,
+        )
+        assert (label, prediction) == (y[n - 1], pred[n - 1])
+        previous = n
+    assert f"{mistakes[-1]} progressive mistakes" in out
+    loaded = load_model(model)
+    np.testing.assert_array_equal(loaded.classes_, [1, 2, 3])
+    np.testing.assert_array_equal(loaded.coef_, est.coef_)
+
+
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+def test_train_each_learner(data_files, capsys, tmp_path, learner):
+    class_name = LEARNERS[learner][0]
+    if not hasattr(onlinelearn, class_name):
+        pytest.skip(f"{class_name} not available yet")
+    model = tmp_path / f"{learner}.npz"
+    argv = ["train", data_files["train"], "-m", model, "--learner", learner, "-q"]
+    if LEARNERS[learner][2]:
+        argv += ["-C", "0.5"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert out == ""  # --quiet
+    est = load_model(model)
+    assert type(est).__name__ == class_name
+    assert est.n_features_in_ == 180  # found by scanning the file
+    assert est.t_ == 400
+    if LEARNERS[learner][2]:
+        assert est.C == 0.5
+
+
+def test_train_epochs_average_seed(data_files, capsys, tmp_path):
+    model = tmp_path / "avg.npz"
+    argv = ["train", data_files["train"], "-m", model, "--epochs", 2, "--average", "--seed", 7]
+    argv += ["--learner", "pa2", "--n-features", 180]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert _table_rows(out)[-1][2] == 800
+    est = load_model(model)
+    assert est.average is True and est.random_state == 7 and est.t_ == 800
+
+
+def test_predict_and_evaluate(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data_files["train"]), "-m", str(model), "-q"]) == 0
+    est = load_model(model)
+    Xt, yt = next(iter_svmlight_chunks(data_files["test"], n_features=180, chunk_size=10**6))
+    expected = est.predict(Xt)
+
+    out_file = tmp_path / "pred.txt"
+    code, out, err = _run(["predict", data_files["test"], "-m", model, "-o", out_file], capsys)
+    assert code == 0, err
+    lines = out_file.read_text().splitlines()
+    assert lines == [str(v) for v in expected]
+
+    code, out, err = _run(["predict", data_files["test"], "-m", model, "--chunk-size", 7], capsys)
+    assert code == 0, err
+    assert out.splitlines() == lines
+
+    code, out, err = _run(["evaluate", data_files["test"], "-m", model], capsys)
+    assert code == 0, err
+    acc = float(re.search(r"^accuracy:\s+([\d.]+)$", out, re.M).group(1))
+    assert acc == pytest.approx(np.mean(expected == yt), abs=1e-6)
+    from sklearn.metrics import balanced_accuracy_score, confusion_matrix
+
+    bacc = float(re.search(r"^balanced accuracy:\s+([\d.]+)$", out, re.M).group(1))
+    assert bacc == pytest.approx(balanced_accuracy_score(yt, expected), abs=1e-6)
+    cm = confusion_matrix(yt, expected, labels=[1, 2, 3])
+    block = out.split("confusion matrix (rows: true label, columns: predicted label):")[1]
+    printed = [list(map(int, line.split()[1:])) for line in block.strip().splitlines()[1:4]]
+    assert printed == cm.tolist()
+
+
+def test_predict_ignores_labels_of_unlabelled_files(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data_files["train"]), "-m", str(model), "-q"]) == 0
+    unlabelled = tmp_path / "u.svm"
+    unlabelled.write_text("0 1:1 5:1\n0.5 2:1\n")
+    code, out, err = _run(["predict", unlabelled, "-m", model], capsys)
+    assert code == 0, err
+    assert len(out.splitlines()) == 2
+    assert set(out.split()) <= {"1", "2", "3"}
+
+
+def test_demo_with_plot(capsys, tmp_path):
+    png = tmp_path / "curves.png"
+    code, out, err = _run(["demo", "--plot", png], capsys)
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ["Perceptron", "Perceptron (averaged)", "PA-I", "PA-II", "Winnow", "p-norm"]:
+        assert re.search(
+            rf"^{re.escape(name)}.*\s0\.\d{{4}}\s+0\.\d{{4}}\s+\d+\.\d{{3}}$", out, re.M
+        )
+    rows = [line.split() for line in out.splitlines() if line.startswith("Perceptron ")]
+    test_acc = float(rows[0][-2])
+    assert test_acc > 0.8  # a Perceptron reaches about 0.88 on DNA after one pass
+    if not hasattr(onlinelearn, "COPA"):
+        assert "COPA (C=1): skipped" in out
+
+
+def test_demo_without_matplotlib(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    code, out, err = _run(["demo", "--plot", tmp_path / "x.png"], capsys)
+    assert code == 2
+    assert "matplotlib" in err and "onlinelearn[plot]" in err
+
+
+# -- errors: one line on stderr, exit status 2, no traceback ------------------------------------
+
+
+def _assert_one_line_error(code, err, *needles):
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_error_missing_data_file(capsys, tmp_path):
+    code, _, err = _run(["train", tmp_path / "absent.svm", "-m", tmp_path / "m.npz"], capsys)
+    _assert_one_line_error(code, err, "absent.svm", "No such file")
+
+
+def test_error_malformed_line(capsys, tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\n2 2:1\n1 3:1\n2 1:1\n1 2:1\n2 3:1\n1 3:x\n2 1:1\n")
+    code, _, err = _run(["train", bad, "-m", tmp_path / "m.npz", "--n-features", 3], capsys)
+    _assert_one_line_error(code, err, "bad.svm", "line 7", "3:x")
+    assert not (tmp_path / "m.npz").exists()
+    code, _, err = _run(["train", bad, "-m", tmp_path / "m.npz"], capsys)  # during the scan
+    _assert_one_line_error(code, err, "line 7")
+
+
+def test_error_corrupted_or_missing_model(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data_files["train"]), "-m", str(model), "-q"]) == 0
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    model.write_bytes(bytes(data[: len(data) - 10]))
+    for cmd in ("predict", "evaluate"):
+        code, _, err = _run([cmd, data_files["test"], "-m", model], capsys)
+        _assert_one_line_error(code, err, "m.npz")
+    code, _, err = _run(["evaluate", data_files["test"], "-m", tmp_path / "none.npz"], capsys)
+    _assert_one_line_error(code, err, "none.npz")
+
+
+def test_error_too_many_features_for_model(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data_files["train"]), "-m", str(model), "-q"]) == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1 1:1\n2 181:1\n")
+    code, _, err = _run(["predict", wide, "-m", model], capsys)
+    _assert_one_line_error(code, err, "line 2", "181")
+
+
+def test_error_C_for_learner_without_C(data_files, capsys, tmp_path):
+    argv = ["train", data_files["train"], "-m", tmp_path / "m.npz", "-C", "1", "--learner", "pa"]
+    code, _, err = _run(argv, capsys)
+    _assert_one_line_error(code, err, "-C applies only")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["train"], ["train", "x.svm"], ["nonsense"], ["train", "x", "-m", "m", "--epochs", "0"], []],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_help_texts_have_examples(capsys):
+    parser = build_parser()
+    assert "examples:" in parser.format_help()
+    for cmd in ("train", "predict", "evaluate", "demo"):
+        with pytest.raises(SystemExit) as info:
+            main([cmd, "--help"])
+        assert info.value.code == 0
+        out = capsys.readouterr().out
+        assert "example:" in out and f"onlinelearn {cmd}" in out
+
+
+# -- as a program ------------------------------------------------------------------------------
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("ONLINELEARN_DEBUG", None)
+    return env
+
+
+def test_python_dash_m(data_files, tmp_path):
+    model = tmp_path / "m.npz"
+    run = subprocess.run(
+        [sys.executable, "-m", "onlinelearn", "train", str(data_files["train"]), "-m", str(model)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert model.is_file()
+    assert "progressive mistakes" in run.stdout
+    run = subprocess.run(
+        [sys.executable, "-m", "onlinelearn", "predict", str(tmp_path / "x.svm"), "-m", str(model)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_console_script():
+    exe = shutil.which("onlinelearn")
+    if exe is None:
+        pytest.skip("the onlinelearn console script is not installed (pip install -e .)")
+    run = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0
+    assert "train" in run.stdout and "demo" in run.stdout
+    run = subprocess.run(
+        [exe, "evaluate", "missing.svm", "-m", "missing.npz"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert run.returncode == 2 and "missing" in run.stderr
