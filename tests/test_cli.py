@@ -141,6 +141,10 @@ def test_predict_and_evaluate(data_files, capsys, tmp_path):
     block = out.split("confusion matrix (rows: true label, columns: predicted label):")[1]
     printed = [list(map(int, line.split()[1:])) for line in block.strip().splitlines()[1:4]]
     assert printed == cm.tolist()
+    from onlinelearn.metrics import confusion_operator_norm
+
+    norm = float(re.search(r"^operator norm \|\|C\|\|: ([\d.]+)$", out, re.M).group(1))
+    assert norm == pytest.approx(confusion_operator_norm(yt, expected, labels=[1, 2, 3]), abs=1e-6)
 
 
 def test_predict_ignores_labels_of_unlabelled_files(data_files, capsys, tmp_path):

@@ -351,7 +351,8 @@ def iter_svmlight_chunks(
     Parameters
     ----------
     path : str, path-like or binary file object
-        The file; gzip, bzip2 and xz compression are recognised and undone on the fly.
+        The file; gzip, bzip2 and xz compression are recognised and undone on the fly (for a
+        path; a file object is read as it is, and must be seekable if ``n_features`` is None).
     chunk_size : int
         Number of examples per chunk (blank and comment lines do not count).
     n_features : int or None
