@@ -1,0 +1,157 @@
+"""COPA: confusion-based passive-aggressive learner (Euclidean link x squared confusion hinge)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._core import links as L
+from ._core import steps as S
+from .base import OnlineLinearClassifier
+
+__all__ = ["COPA"]
+
+
+class COPA(OnlineLinearClassifier):
+    """COPA, COnfusion Passive-Aggressive (Ralaivola, NIPS 2012, Algorithm 1).
+
+    What
+        A multiclass passive-aggressive learner that aims at a small operator norm of the
+        confusion matrix rather than at a small error rate.  Each round solves exactly the
+        problem below, a squared hinge version of the Lee-Lin-Wahba loss on the rival scores
+        under a sum-to-zero constraint, in closed form (the compiled kernel
+        :func:`onlinelearn._core.copa.copa_step`).  One weight vector per class, also for two
+        classes.
+
+    Problem solved by a round (paper eq. (18))::
+
+        W^{t+1} = argmin_W  1/2 sum_{q=1}^{Q} ||w_q - w_q^t||^2
+                            + C_t/2 sum_{q != y_t} [ <w_q, x_t> + 1/(Q-1) ]_+^2
+                  s.t.      sum_{q=1}^{Q} w_q = 0
+
+    Solution (paper Theorem 3, eqs. (19)-(21); supplement Theorem 1, eqs. (20)-(24)).  With
+    ell_q = <w_q^t, x_t> + 1/(Q-1) for the rivals q != y_t sorted decreasingly
+    ell_sigma(1) >= ... >= ell_sigma(Q-1), kappa = 1/C_t + ||x_t||^2, and the active set
+    I* = {sigma(1), ..., sigma(I*)} where I* is the largest I with
+    ell_sigma(I) + ||x||^2 / (kappa Q - (I-1) ||x||^2) sum_{i<I} ell_sigma(i) > 0::
+
+        s_alpha   = Q / (kappa Q - I* ||x||^2) sum_{q in I*} ell_q                     (21)
+        alpha*_q  = (ell_q + ||x||^2 s_alpha / Q) / kappa  for q in I*, 0 otherwise     (20)
+        w_q^{t+1} = w_q^t - (alpha*_q - s_alpha / Q) x_t                                (24)
+
+    No rival with positive loss (I* = 0) is a passive round.  The update coefficients sum to
+    zero, so sum_q w_q = 0 holds after every round (up to rounding).
+
+    Where
+        Q                the number of classes seen so far (``len(classes_)``, Q >= 2)
+        W = [w_1..w_Q]   one weight vector per class; prediction argmax_q <w_q, x> (+ b_q)
+        (x_t, y_t)       the example of round t; ||x_t||^2 includes the intercept feature
+                         (value 1) when ``fit_intercept``, whose weights b_q also sum to zero
+        1/(Q-1)          the margin of the loss (paper eq. (16))
+        C_t              the cost of the round: ``C`` x ``sample_weight`` x class weight;
+                         with ``class_weight='confusion'`` the class weight is 1 / T_{y_t}^2,
+                         T_y the number of examples of class y (the class-normalised cost of
+                         paper eq. (17)), so that C_t = C / T_{y_t}^2
+        [u]_+            max(0, u)
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The cost of the squared loss in (18): larger C moves further towards zero loss on the
+        current example (C = inf is the hard-constraint version).  With
+        ``class_weight='confusion'`` it is divided by T_y^2, so the useful range is much larger.
+    class_weight : dict, 'balanced', 'confusion' or None, default=None
+        Multiplies C for the examples of each class: a dict {label: weight}; 'balanced' =
+        n / (n_classes * n_class); 'confusion' = 1 / n_class^2, the cost of paper eq. (17).
+        Class counts are exact (the whole training set) in :meth:`fit` and running (all rows
+        seen so far, this one included, in the order given) in :meth:`partial_fit`; an
+        example's own class therefore always has a positive count, and classes announced
+        through ``partial_fit(classes=...)`` before they are seen are harmless (they get a
+        zero weight column and no examples to weight).
+    n_epochs : int, default=5
+        Passes over the data made by :meth:`fit` (``partial_fit`` always makes one); R of
+        Algorithm 1.
+    shuffle : bool, default=True
+        Visit the rows of each epoch of :meth:`fit` in a random order drawn from
+        ``random_state``; ``False`` keeps the given order.
+    average : bool, default=False
+        Predict with the average of the hypotheses after every round, as Algorithm 1 returns
+        and as the confusion risk bounds of the paper recommend (eq. (15)); kept lazily.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling; the same seed gives the same weights, bit for bit.
+    fit_intercept : bool, default=True
+        Learn a bias per class, as the weight of an extra feature of constant value 1.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (Q,)
+        Labels seen so far, sorted.
+    coef_ : ndarray of shape (Q, n_features)
+        One row per class for every Q, including Q = 2 (COPA never collapses to one vector);
+        its columns sum to zero (rows w_q with sum_q w_q = 0), as do the entries of
+        ``intercept_``.  The average of the iterates when ``average``.
+    intercept_ : ndarray of shape (Q,)
+        The bias of each class (zeros when ``fit_intercept=False``).
+    n_updates_, n_mistakes_, t_
+        Rounds with an update (I* > 0), online mistakes (prediction before the update wrong),
+        and examples processed, over all epochs and calls.
+    class_counts_ : ndarray of shape (Q,)
+        Examples of each class seen (the T_y of ``class_weight='confusion'``).
+
+    Examples
+    --------
+    >>> from onlinelearn.copa import COPA
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = COPA(C=0.1, average=True)
+    >>> online = clf.partial_fit_predict(X, y)
+    >>> print(f"online mistake rate {(online != y).mean():.3f}")
+    online mistake rate 0.122
+    >>> X_test, y_test = load_dna("test")
+    >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
+    test accuracy 0.933
+    >>> clf.coef_.shape, bool(abs(clf.coef_.sum(axis=0)).max() < 1e-12)
+    ((3, 180), True)
+    """
+
+    _link = L.EUCLID
+    _always_multiclass = True
+    _class_weight_modes = ("balanced", "confusion")
+    _parameter_constraints = {
+        **OnlineLinearClassifier._parameter_constraints,
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced", "confusion"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        class_weight=None,
+        n_epochs=5,
+        shuffle=True,
+        average=False,
+        random_state=None,
+        fit_intercept=True,
+    ):
+        self.C = C
+        self.class_weight = class_weight
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.average = average
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+
+    def _step_code(self):
+        return S.COPA
+
+    def _float_params(self, n_weights):
+        return {"C": float(self.C)}
+
+    def _class_weight_from_counts(self, mode, n_c, total, K):
+        if mode == "confusion":
+            # eq. (17): the cost of an example of class y is C / T_y^2 (n_c >= 1 here)
+            return 1.0 / np.square(n_c)
+        return super()._class_weight_from_counts(mode, n_c, total, K)
