@@ -171,10 +171,15 @@ def save_model(estimator, path) -> None:
     entries = dict(clean)
     entries[_HEADER] = np.frombuffer(header_bytes, dtype=np.uint8)
     entries[_DIGEST] = np.frombuffer(digest, dtype=np.uint8)
-    tmp = os.fspath(path) + ".tmp"
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **entries)
-    os.replace(tmp, path)
+    tmp = os.fspath(path) + ".tmp"  # written in full first: a crash never leaves half a model
+    try:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **entries)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def read_model_file(path) -> tuple[dict, dict[str, np.ndarray], dict]:
