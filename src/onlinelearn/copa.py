@@ -155,3 +155,11 @@ class COPA(OnlineLinearClassifier):
             # eq. (17): the cost of an example of class y is C / T_y^2 (n_c >= 1 here)
             return 1.0 / np.square(n_c)
         return super()._class_weight_from_counts(mode, n_c, total, K)
+
+    def decision_function(self, X):
+        """Scores <w_q, x> + b_q, shape (n, Q); for Q = 2, scikit-learn's binary convention:
+        shape (n,), the difference s_1 - s_0 (positive means ``classes_[1]``)."""
+        scores = super().decision_function(X)
+        if scores.ndim == 2 and scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
