@@ -1,0 +1,216 @@
+"""The toy experiment of the COPA paper (Ralaivola, NIPS 2012, Sec. 4).
+
+What
+    Three Gaussians in the plane, each of covariance sigma^2 I with sigma = 0.5, centred at
+    (0, 1), (1, 0) and (-1, 0), with class probabilities 0.9, 0.05 and 0.05.  A first sample of
+    ``n`` points chooses C for COPA with a half split (train on one half, evaluate on the
+    other); ``n_samples`` further samples of ``n`` points are split half / half, and averaged
+    COPA and the averaged multiclass Perceptron are trained for ``epochs`` epochs on the first
+    half and evaluated on the second.  Reported: mean and standard deviation over the samples
+    of the test accuracy and of the operator norm of the zero-diagonal class-conditional
+    confusion matrix, ||C(h)|| (paper eqs. (4)-(5)).
+
+    The paper reports accuracy 0.85 (COPA) vs 0.86 (Perceptron) and confusion norm 0.10 vs 0.18.
+
+Choices the paper leaves open (made here, documented)
+    * The criterion for C: the paper only says "a half split"; since COPA targets the confusion
+      norm, C minimises ||C(h)|| on the held-out half (ties: the higher accuracy, then the
+      smaller C).
+    * The cost normalisation: problem (18) with a plain C (``class_weight=None``) or the
+      class-normalised C / T_y^2 of eq. (17) (``class_weight='confusion'``, T_y the class
+      counts of the training half).  Both are run; the C grids differ by the scale of T_y^2.
+    * Both learners shuffle each epoch (seeded) and fit an intercept.
+
+Measured (default run, random_state=0, about 3 s; mean +- std over the 10 samples)::
+
+    learner                        C     accuracy          ||C(h)||
+    COPA, plain C                 10     0.935 +- 0.005    0.836 +- 0.042
+    COPA, C / T_y^2            1e+06     0.910 +- 0.005    0.276 +- 0.023
+    Perceptron                           0.951 +- 0.003    0.493 +- 0.022
+    paper: COPA                          0.85              0.10
+    paper: Perceptron                    0.86              0.18
+
+    Only the class-normalised cost of eq. (17) reproduces the paper's finding (COPA's confusion
+    norm well below the Perceptron's, similar accuracy); with a plain C COPA's norm is larger
+    than the Perceptron's.  The absolute figures are not reproduced: here both learners are
+    more accurate (> 0.9, the majority rate) and their norms larger than the paper's.
+
+Run ``python -m onlinelearn.experiments.copa_toy`` for the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..copa import COPA
+from ..metrics import confusion_matrix_conditional, confusion_operator_norm
+from ..perceptron import Perceptron
+
+__all__ = ["ToyResult", "make_toy_sample", "reproduce_copa_toy"]
+
+CENTRES = np.array([[0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]])
+PRIORS = np.array([0.9, 0.05, 0.05])
+SIGMA = 0.5
+PAPER = {"COPA": (0.85, 0.10), "Perceptron": (0.86, 0.18)}
+
+DEFAULT_C_GRIDS = {
+    None: tuple(10.0**k for k in range(-4, 3)),
+    "confusion": tuple(10.0**k for k in range(0, 9)),
+}
+
+
+def make_toy_sample(n, rng):
+    """n points of the three-Gaussian mixture: X of shape (n, 2), labels y in {0, 1, 2}."""
+    y = rng.choice(3, size=n, p=PRIORS)
+    X = CENTRES[y] + SIGMA * rng.standard_normal((n, 2))
+    return X, y
+
+
+@dataclass
+class Summary:
+    """Mean and standard deviation over samples of one learner's test figures."""
+
+    name: str
+    C: float | None
+    accuracy: np.ndarray
+    confusion_norm: np.ndarray
+    mean_confusion: np.ndarray
+
+    def row(self):
+        c = "" if self.C is None else f"{self.C:g}"
+        return (
+            f"{self.name:<28} {c:>8} {self.accuracy.mean():7.3f} +- {self.accuracy.std():5.3f}"
+            f"   {self.confusion_norm.mean():7.3f} +- {self.confusion_norm.std():5.3f}"
+        )
+
+
+@dataclass
+class ToyResult:
+    """Figures of :func:`reproduce_copa_toy`: one :class:`Summary` per learner."""
+
+    perceptron: Summary
+    copa: dict = field(default_factory=dict)  # cost normalisation -> Summary
+    selection: dict = field(default_factory=dict)  # normalisation -> [(C, norm, accuracy)]
+
+    def format_table(self):
+        head = f"{'learner':<28} {'C':>8} {'accuracy':>16}   {'||C(h)||':>16}"
+        lines = [head, "-" * len(head)]
+        for s in self.copa.values():
+            lines.append(s.row())
+        lines.append(self.perceptron.row())
+        a, n = PAPER["COPA"]
+        lines.append(f"{'paper: COPA':<28} {'':>8} {a:7.2f}{'':>9}   {n:7.2f}")
+        a, n = PAPER["Perceptron"]
+        lines.append(f"{'paper: Perceptron':<28} {'':>8} {a:7.2f}{'':>9}   {n:7.2f}")
+        return "\n".join(lines)
+
+    def plot(self, path):
+        """Save the mean zero-diagonal confusion matrices side by side (needs matplotlib)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        panels = [*self.copa.values(), self.perceptron]
+        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.4))
+        vmax = max(float(s.mean_confusion.max()) for s in panels) or 1.0
+        for ax, s in zip(np.atleast_1d(axes), panels, strict=True):
+            im = ax.imshow(s.mean_confusion, vmin=0.0, vmax=vmax, cmap="viridis")
+            for (p, q), v in np.ndenumerate(s.mean_confusion):
+                ax.text(q, p, f"{v:.2f}", ha="center", va="center", color="w", fontsize=9)
+            ax.set_title(f"{s.name}\n||C|| = {s.confusion_norm.mean():.3f}", fontsize=9)
+            ax.set_xlabel("predicted")
+            ax.set_ylabel("true")
+            ax.set_xticks(range(3))
+            ax.set_yticks(range(3))
+        fig.colorbar(im, ax=list(np.atleast_1d(axes)), shrink=0.8)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+
+
+def _evaluate(clf, X_tr, y_tr, X_te, y_te):
+    clf.fit(X_tr, y_tr)
+    pred = clf.predict(X_te)
+    return (
+        float(np.mean(pred == y_te)),
+        confusion_operator_norm(y_te, pred, labels=[0, 1, 2]),
+        confusion_matrix_conditional(y_te, pred, labels=[0, 1, 2]),
+    )
+
+
+def reproduce_copa_toy(
+    n_samples=10,
+    n=5000,
+    epochs=5,
+    random_state=0,
+    C_grid=None,
+    class_weights=(None, "confusion"),
+):
+    """Run the toy experiment of the COPA paper (Sec. 4); see the module docstring.
+
+    Parameters
+    ----------
+    n_samples : int, default=10
+        Evaluation samples (the paper: 10), after the one used to choose C.
+    n : int, default=5000
+        Size of each sample, split half for training and half for testing.
+    epochs : int, default=5
+        Epochs of both learners.
+    random_state : int, default=0
+        Seed of the samples and of the shuffling.
+    C_grid : sequence of float or None
+        Candidate values of C; None uses a grid per cost normalisation (``DEFAULT_C_GRIDS``:
+        1e-4..1e2 for the plain C, 1e0..1e8 for C / T_y^2).
+    class_weights : sequence of {None, 'confusion'}
+        The cost normalisations of COPA to run.
+
+    Returns
+    -------
+    ToyResult
+    """
+    rng = np.random.default_rng(random_state)
+    h = n // 2
+    X, y = make_toy_sample(n, rng)
+    chosen, selection = {}, {}
+    for cw in class_weights:
+        grid = DEFAULT_C_GRIDS[cw] if C_grid is None else tuple(C_grid)
+        scores = []
+        for C in grid:
+            clf = COPA(C=C, class_weight=cw, n_epochs=epochs, average=True, random_state=0)
+            acc, norm, _ = _evaluate(clf, X[:h], y[:h], X[h:], y[h:])
+            scores.append((C, norm, acc))
+        selection[cw] = scores
+        chosen[cw] = min(scores, key=lambda s: (s[1], -s[2], s[0]))[0]
+
+    figs = {cw: [] for cw in class_weights}
+    figs["perceptron"] = []
+    for k in range(n_samples):
+        X, y = make_toy_sample(n, rng)
+        parts = (X[:h], y[:h], X[h:], y[h:])
+        for cw in class_weights:
+            clf = COPA(C=chosen[cw], class_weight=cw, n_epochs=epochs, average=True, random_state=k)
+            figs[cw].append(_evaluate(clf, *parts))
+        clf = Perceptron(n_epochs=epochs, average=True, random_state=k)
+        figs["perceptron"].append(_evaluate(clf, *parts))
+
+    def summary(name, C, rows):
+        return Summary(
+            name=name,
+            C=C,
+            accuracy=np.array([r[0] for r in rows]),
+            confusion_norm=np.array([r[1] for r in rows]),
+            mean_confusion=np.mean([r[2] for r in rows], axis=0),
+        )
+
+    result = ToyResult(perceptron=summary("Perceptron (averaged)", None, figs["perceptron"]))
+    for cw in class_weights:
+        label = "COPA (averaged, C)" if cw is None else "COPA (averaged, C/T_y^2)"
+        result.copa[cw] = summary(label, chosen[cw], figs[cw])
+    result.selection = selection
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(reproduce_copa_toy().format_table())
