@@ -261,3 +261,45 @@ def test_check_estimator():
     results = check_estimator(COPA(n_epochs=2), on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed <= BASE_LEVEL_FAILURES, failed - BASE_LEVEL_FAILURES
+
+
+# ---------------------------------------------------------------- online confusion losses
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partial_fit_confusion_losses_and_weights(sparse):
+    from onlinelearn.metrics import online_confusion_risk
+
+    X, y = stream(200, 4, 3, seed=13, sparse=sparse)
+    Xd = X.toarray() if sparse else X
+    a = COPA(C=0.5, average=True, class_weight="confusion")
+    b = COPA(C=0.5, average=True, class_weight="confusion")
+    a.partial_fit(X[:50], y[:50])
+    b.partial_fit(X[:50], y[:50])
+    twin = COPA(C=0.5, class_weight="confusion").partial_fit(X[:50], y[:50])
+    losses = a.partial_fit_confusion(X[50:], y[50:])
+    b.partial_fit(X[50:], y[50:])
+    np.testing.assert_array_equal(weights(a), weights(b))
+    np.testing.assert_array_equal(a.class_counts_, b.class_counts_)
+    expected = np.zeros((150, 3))
+    for t, i in enumerate(range(50, 200)):
+        s = augment(Xd[i], True) @ weights(twin)
+        expected[t] = np.maximum(s + 0.5, 0.0)
+        expected[t, y[i]] = 0.0
+        twin.partial_fit(X[i : i + 1], y[i : i + 1])
+    np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+    risk = online_confusion_risk(y[50:], losses, a.classes_)
+    assert risk.shape == (3, 3) and np.all(np.diag(risk) == 0)
+
+
+def test_partial_fit_confusion_from_scratch_and_bad_input():
+    X, y = stream(40, 3, 3, seed=14)
+    clf = COPA()
+    losses = clf.partial_fit_confusion(X, y)
+    assert losses.shape == (40, 3)
+    np.testing.assert_allclose(losses[0][np.arange(3) != y[0]], 0.5)
+    meta, arrays = _state(clf)
+    with pytest.raises(ValueError):
+        clf.partial_fit_confusion(np.full((2, 3), np.nan), y[:2])
+    meta2, arrays2 = _state(clf)
+    assert meta == meta2
+    for k in arrays:
+        np.testing.assert_array_equal(arrays[k], arrays2[k])

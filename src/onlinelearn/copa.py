@@ -7,8 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
+from ._core.copa import copa_losses
+from ._core.online_loop import current_weights
 from .base import OnlineLinearClassifier
 
 __all__ = ["COPA"]
@@ -155,6 +158,51 @@ class COPA(OnlineLinearClassifier):
             # eq. (17): the cost of an example of class y is C / T_y^2 (n_c >= 1 here)
             return 1.0 / np.square(n_c)
         return super()._class_weight_from_counts(mode, n_c, total, K)
+
+    def partial_fit_confusion(self, X, y, classes=None, sample_weight=None):
+        """:meth:`partial_fit`, also returning the per-class losses of the online confusion risk.
+
+        Learns exactly as ``partial_fit(X, y, classes, sample_weight)`` (same weights, bit for
+        bit) and returns ``losses`` of shape (n, Q), columns in the order of ``classes_`` after
+        the call: ``losses[t, q] = [<w_q, x_t> + b_q + 1/(Q-1)]_+`` for q != y_t and 0 for
+        q = y_t, the hinge of paper eq. (16) for the hypothesis in force *before* round t (the
+        current iterate, not the average).  ``onlinelearn.metrics.online_confusion_risk(y,
+        losses, clf.classes_)`` is then the empirical online confusion risk of Definition 4
+        over this batch.  Rows are visited one compiled call each, so it is slower than
+        :meth:`partial_fit`.  A rejected batch leaves the model unchanged.
+        """
+        first = not hasattr(self, "classes_")
+        snap = self._snapshot()
+        try:
+            batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+            Xv = V.check_X(self, X, reset=False)
+            if first:
+                self._init_state(new_classes, batch.n_cols)
+            else:
+                self._grow(new_classes)
+            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            weights = self._example_weights(y_codes, sw, None)
+            n, Q = batch.n_rows, len(self.classes_)
+            d = self.n_features_in_
+            pred = np.zeros(n, dtype=np.int64)
+            loss = np.zeros(n)
+            losses = np.zeros((n, Q))
+            W = np.empty_like(self._theta)
+            ip, fp = self._codes(self._n_weights())
+            for i in range(n):
+                if Q >= 2:
+                    current_weights(self._theta, self._st, ip, fp, W)
+                    scores = np.asarray(Xv[i : i + 1] @ W[:d]).reshape(-1)
+                    if self.fit_intercept:
+                        scores = scores + W[d]
+                    copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
+                self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
+            self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=Q)
+        except BaseException:
+            self._restore(snap)
+            raise
+        self.last_losses_ = loss
+        return losses
 
     def decision_function(self, X):
         """Scores <w_q, x> + b_q, shape (n, Q); for Q = 2, scikit-learn's binary convention:
