@@ -70,7 +70,10 @@ def check_X_y(estimator, X, y, *, reset):
 def check_y(y):
     """A 1-D array of class labels: no NaN, not continuous, not multi-output."""
     if y is None:
-        raise ValueError("y is required: give one class label per row of X.")
+        raise ValueError(
+            "This estimator requires y to be passed, but the target y is None: "
+            "give one class label per row of X."
+        )
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] != 1:
         raise ValueError(

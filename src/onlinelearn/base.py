@@ -247,7 +247,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip
-        if status == NONFINITE:
+        if status == NONFINITE or not (
+            np.isfinite(self._theta).all()
+            and np.isfinite(self._st).all()
+            and (not self.average or np.isfinite(self._A).all())
+        ):
             raise FloatingPointError(
                 f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
                 "The model was left as it was before this call. Scale the features (e.g. "
@@ -316,7 +320,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         except BaseException:
             self._restore(snap)
             raise
-        self.last_losses_ = loss
+        self._cache = None
+        self._weights_matrix()  # read-out now, so that predict never changes the estimator
         return self._decode(pred)
 
     def _decode(self, codes):
@@ -490,6 +495,7 @@ def estimator_from_state(meta, arrays):
         )
     if est.average and est._A.shape != est._theta.shape:
         raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
+    est._weights_matrix()
     return est
 
 
@@ -554,4 +560,5 @@ def merge_models(models):
     out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
     recompute_aggregate(out._theta, out._st, int(ip[0]), float(fp[3]), bool(ip[3]))
     out._cache = None
+    out._weights_matrix()
     return out

@@ -63,7 +63,7 @@ class Winnow(OnlineLinearClassifier):
     >>> clf = Winnow(eta=0.5)
     >>> online = clf.partial_fit_predict(X, y)
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
-    online mistake rate 0.125
+    online mistake rate 0.168
     """
 
     _link = L.ENTROPY
@@ -152,7 +152,7 @@ class PNormPerceptron(OnlineLinearClassifier):
     >>> clf = PNormPerceptron()
     >>> online = clf.partial_fit_predict(X, y)
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
-    online mistake rate 0.150
+    online mistake rate 0.223
     """
 
     _link = L.PNORM
