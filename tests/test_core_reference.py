@@ -8,10 +8,9 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import reference_pass
 
 from onlinelearn import PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
-
-from reference import reference_pass
 
 
 def _data(rng, n, d, K, density=0.4):

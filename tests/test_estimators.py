@@ -235,7 +235,7 @@ def test_merge_models_weighted_by_updates():
 def test_perceptron_mistake_bound_corollary_5():
     """|M| <= L + X||u|| sqrt(L) + X^2 ||u||^2 with L = sum_{t in M} [1 - y<u,x>]_+."""
     rng = np.random.default_rng(3)
-    for trial in range(20):
+    for _trial in range(20):
         d = int(rng.integers(2, 30))
         u = rng.normal(size=d)
         X = rng.normal(size=(2000, d))
