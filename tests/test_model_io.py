@@ -30,6 +30,11 @@ def _learners():
         onlinelearn.PassiveAggressiveClassifier(class_weight={1: 2.0, 2: 1.0, 3: 0.5}),
         onlinelearn.Winnow(eta=0.2),
         onlinelearn.PNormPerceptron(p=3.0, average=True),
+        *(
+            [onlinelearn.COPA(C=0.5), onlinelearn.COPA(class_weight="confusion", average=True)]
+            if hasattr(onlinelearn, "COPA")
+            else []
+        ),
     ]
 
 
