@@ -109,7 +109,6 @@ def test_partial_fit_grows_label_set():
     clf.partial_fit(X[m], y[m])  # binary
     assert clf.coef_.shape == (1, X.shape[1])
     before = clf.decision_function(X)
-    clf.partial_fit(X[: 0 or 1][:0].reshape(0, X.shape[1]), y[:0]) if False else None
     clf.partial_fit(X[y == 3][:1], y[y == 3][:1])  # a third label: becomes multiclass
     assert list(clf.classes_) == [0, 1, 3]
     assert clf.coef_.shape == (3, X.shape[1])

@@ -322,12 +322,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             raise
         self._cache = None
         self._weights_matrix()  # read-out now, so that predict never changes the estimator
-        return self._decode(pred)
-
-    def _decode(self, codes):
-        if len(self.classes_) == 2 and self._binary_mode():
-            return self.classes_[codes]
-        return self.classes_[codes]
+        return self.classes_[pred]
 
     # ------------------------------------------------------------------ public API
     def fit(self, X, y, sample_weight=None):
@@ -552,9 +547,6 @@ def merge_models(models):
         out._A = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
         st[1] = 0.0
         out._lastS = np.zeros_like(out._theta)
-        if out._link != L.EUCLID:
-            # readout is (A + phi(theta) (S - lastS)) / T with S == lastS == 0: exactly A / T
-            pass
     out._st = st
     ip, fp = out._codes(out._n_weights())
     out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
