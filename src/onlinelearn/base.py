@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
+from ._core.euclid_pass import euclid_pass
 from ._core.online_loop import (
     NONFINITE,
     averaged_weights,
@@ -243,7 +244,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 self._st[1] += len(order) * L.scale(int(ip[0]), self._st[5], float(fp[3]))
             return
         scratch = empty_scratch(self._theta.shape[1])
-        status = online_pass(
+        kernel = euclid_pass if ip[0] == L.EUCLID else online_pass
+        status = kernel(
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip

@@ -1,0 +1,163 @@
+"""The pass of :mod:`.online_loop` specialised to the Euclidean link (w = theta).
+
+Same arguments, same state, same results as :func:`.online_loop.online_pass` for ``link = EUCLID``
+(the generic pass stays the reference and is tested against this one), but written for speed:
+
+* the scores and ``||x||^2`` are read in one sweep over the row;
+* an update walks the row once and changes every moving column in that sweep (two columns y and
+  r for the max-loss step, all Q columns for COPA), so one nonzero touches one contiguous row of
+  ``theta``;
+* with w = theta the scale is s = 1, so lazy averaging needs no link, no aggregate and no rebase:
+  ``S`` is the round count, and a touched entry jk folds ``theta_jk (S - lastS_jk)`` into ``A_jk``;
+* no per-entry finiteness test: the estimator checks the state after the pass and restores its
+  snapshot if anything overflowed (inputs are validated finite before the pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import njit
+from .copa import copa_step
+from .sparse import row_offset
+from .steps import CONSERVATIVE, COPA, hinge_step
+
+OK = 0
+
+
+@njit
+def euclid_pass(
+    data,
+    indices,
+    indptr,
+    y,
+    weight,
+    order,
+    theta,
+    A,
+    lastS,
+    st,
+    ip,
+    fp,
+    pred_out,
+    loss_out,
+    scores,
+    alpha,
+    work_idx,
+    work_val,
+):
+    """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring)."""
+    step = ip[1]
+    average = ip[2] != 0
+    C = fp[0]
+    gamma = fp[1]
+    eta = fp[2]
+    b = fp[4]
+    R, K = theta.shape
+    d = R - 1 if b != 0.0 else R
+    binary = K == 1 and step != COPA
+    kappa = 1.0 if binary else 2.0
+
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        yi = y[i]
+        wgt = weight[i]
+        start = indptr[i]
+        stop = indptr[i + 1]
+        off = row_offset(data, indices, start)
+
+        # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
+        for k in range(K):
+            scores[k] = 0.0
+        sq = b * b
+        for q in range(start, stop):
+            j = indices[q - off]
+            v = np.float64(data[q])  # float32 input: accumulate in double precision
+            sq += v * v
+            for k in range(K):
+                scores[k] += v * theta[j, k]
+        if b != 0.0:
+            for k in range(K):
+                scores[k] += b * theta[d, k]
+
+        # ---- prediction, margin, loss
+        rival = -1
+        if binary:
+            ysign = 1.0 if yi == 1 else -1.0
+            pred = 1 if scores[0] > 0.0 else 0
+            margin = ysign * scores[0]
+        else:
+            ysign = 1.0
+            pred = 0
+            for k in range(1, K):
+                if scores[k] > scores[pred]:
+                    pred = k
+            for k in range(K):
+                if k != yi and (rival < 0 or scores[k] > scores[rival]):
+                    rival = k
+            margin = scores[yi] - scores[rival]
+        pred_out[i] = pred
+        if pred != yi:
+            st[3] += 1.0
+        loss = gamma - margin
+        if loss < 0.0:
+            loss = 0.0
+        loss_out[i] = loss
+
+        # ---- dual step
+        S = st[1]
+        n_act = 0
+        tau = 0.0
+        if step == COPA:
+            n_active = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val)
+            if n_active > 0:
+                st[2] += 1.0
+                n_act = K
+        else:
+            ksq = 0.0 if step == CONSERVATIVE else kappa * sq
+            tau = hinge_step(step, loss, margin, ksq, C, wgt)
+            if tau > 0.0 and step == CONSERVATIVE:
+                tau *= eta
+
+        # ---- update: one sweep over the row, every moving column of theta at once
+        if n_act > 0:
+            # (24) moves every column (the inactive ones by s_alpha/Q): a dense sweep over the
+            # K weights of each touched row (alpha_k = 0 adds exactly 0)
+            for q in range(start, stop + (1 if b != 0.0 else 0)):
+                if q < stop:
+                    j = indices[q - off]
+                    v = data[q]
+                else:
+                    j = d
+                    v = b
+                if average:
+                    for k in range(K):
+                        A[j, k] += theta[j, k] * (S - lastS[j, k])
+                        lastS[j, k] = S
+                for k in range(K):
+                    theta[j, k] += alpha[k] * v
+        elif tau > 0.0:
+            ky = 0 if binary else yi
+            if binary:
+                tau *= ysign
+            for q in range(start, stop + (1 if b != 0.0 else 0)):
+                if q < stop:
+                    j = indices[q - off]
+                    v = tau * data[q]
+                else:
+                    j = d
+                    v = tau * b
+                if average:
+                    A[j, ky] += theta[j, ky] * (S - lastS[j, ky])
+                    lastS[j, ky] = S
+                theta[j, ky] += v
+                if not binary:
+                    if average:
+                        A[j, rival] += theta[j, rival] * (S - lastS[j, rival])
+                        lastS[j, rival] = S
+                    theta[j, rival] -= v
+            st[2] += 1.0
+        st[0] += 1.0
+        if average:
+            st[1] = S + 1.0
+    return OK
