@@ -74,6 +74,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "average": ["boolean"],
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
@@ -95,7 +96,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _codes(self, n_weights):
         fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
         fp.update(self._float_params(n_weights))
-        b = 1.0 if self.fit_intercept else 0.0
+        b = float(self.intercept_scaling) if self.fit_intercept else 0.0
         ip = np.array(
             [self._link, self._step_code(), int(bool(self.average)), self._balanced_flag()],
             dtype=np.int64,
@@ -368,10 +369,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def intercept_(self):
-        """Bias of each column (0 when ``fit_intercept=False``)."""
+        """Bias of each column: ``intercept_scaling`` times the weight of the constant
+        feature (0 when ``fit_intercept=False``)."""
         W = self._weights_matrix()
         if self.fit_intercept:
-            return W[self.n_features_in_].copy()
+            return self.intercept_scaling * W[self.n_features_in_]
         return np.zeros(W.shape[1])
 
     @property
@@ -402,7 +404,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         scores = X @ W[:d]
         scores = np.asarray(scores)
         if self.fit_intercept:
-            scores = scores + W[d]
+            scores = scores + self.intercept_scaling * W[d]
         if len(self.classes_) == 1:
             return np.zeros(X.shape[0])
         if self._binary_mode():

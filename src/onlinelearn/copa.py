@@ -51,7 +51,8 @@ class COPA(OnlineLinearClassifier):
         Q                the number of classes seen so far (``len(classes_)``, Q >= 2)
         W = [w_1..w_Q]   one weight vector per class; prediction argmax_q <w_q, x> (+ b_q)
         (x_t, y_t)       the example of round t; ||x_t||^2 includes the intercept feature
-                         (value 1) when ``fit_intercept``, whose weights b_q also sum to zero
+                         (value ``intercept_scaling``) when ``fit_intercept``; the bias
+                         weights b_q also sum to zero
         1/(Q-1)          the margin of the loss (paper eq. (16))
         C_t              the cost of the round: ``C`` x ``sample_weight`` x class weight;
                          with ``class_weight='confusion'`` the class weight is 1 / T_{y_t}^2,
@@ -85,7 +86,10 @@ class COPA(OnlineLinearClassifier):
     random_state : int, RandomState or None, default=None
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True
-        Learn a bias per class, as the weight of an extra feature of constant value 1.
+        Learn a bias per class, as the weight of an extra feature of constant value
+        ``intercept_scaling``.
+    intercept_scaling : float > 0, default=1.0
+        As in :class:`onlinelearn.Perceptron`.
 
     Attributes
     ----------
@@ -138,6 +142,7 @@ class COPA(OnlineLinearClassifier):
         average=False,
         random_state=None,
         fit_intercept=True,
+        intercept_scaling=1.0,
     ):
         self.C = C
         self.class_weight = class_weight
@@ -146,6 +151,7 @@ class COPA(OnlineLinearClassifier):
         self.average = average
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
 
     def _step_code(self):
         return S.COPA
@@ -194,7 +200,7 @@ class COPA(OnlineLinearClassifier):
                     current_weights(self._theta, self._st, ip, fp, W)
                     scores = np.asarray(Xv[i : i + 1] @ W[:d]).reshape(-1)
                     if self.fit_intercept:
-                        scores = scores + W[d]
+                        scores = scores + self.intercept_scaling * W[d]
                     copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
                 self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
             self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=Q)

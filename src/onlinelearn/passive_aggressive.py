@@ -41,7 +41,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         margin_t(W) = <w_y, x> - max_{r != y} <w_r, x> and kappa = 2 for K classes: the
         max-loss rival update of the multiclass PA (Crammer et al. 2006, Sec. 7), where
         moving two columns makes the squared norm count twice.
-        ||x||^2 includes the intercept feature (value 1) when ``fit_intercept``.
+        ||x||^2 includes the intercept feature (value ``intercept_scaling``) when ``fit_intercept``.
         A zero x (no intercept) cannot change the margin: no update.
         ``class_weight`` x ``sample_weight`` multiplies C (PA-I, PA-II) or tau (PA).
 
@@ -54,7 +54,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
     margin : float, default=1.0
         The margin gamma of the hinge loss: examples are updated until their margin
         reaches it.  Predictions of PA do not depend on its scale.
-    n_epochs, shuffle, average, random_state, fit_intercept, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
         As in :class:`onlinelearn.Perceptron`.
 
     Attributes
@@ -95,6 +95,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         average=False,
         random_state=None,
         fit_intercept=True,
+        intercept_scaling=1.0,
         class_weight=None,
     ):
         self.variant = variant
@@ -105,6 +106,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         self.average = average
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
 
     def _step_code(self):

@@ -52,7 +52,7 @@ class Winnow(OnlineLinearClassifier):
     self_tuned : bool, default=False
         Use the self-tuned Winnow of Fig. 5.2.  Not combinable with ``average``: c_t changes
         every weight on each mistake, so there is no O(nnz) lazy average.
-    n_epochs, shuffle, average, random_state, fit_intercept, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
         As in :class:`onlinelearn.Perceptron` (``class_weight`` multiplies eta).
 
     Examples
@@ -85,6 +85,7 @@ class Winnow(OnlineLinearClassifier):
         average=False,
         random_state=None,
         fit_intercept=True,
+        intercept_scaling=1.0,
         class_weight=None,
     ):
         self.eta = eta
@@ -95,6 +96,7 @@ class Winnow(OnlineLinearClassifier):
         self.average = average
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
 
     @property
@@ -141,7 +143,7 @@ class PNormPerceptron(OnlineLinearClassifier):
     p : float >= 2 or None, default=None
         The norm; None uses p = max(2, 2 ln n), n the number of weights, the choice that makes
         the bound of Corollary 7 close to Winnow's for sparse targets (Gentile 2003).
-    n_epochs, shuffle, average, random_state, fit_intercept, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
         As in :class:`onlinelearn.Perceptron`.
 
     Examples
@@ -170,6 +172,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         average=False,
         random_state=None,
         fit_intercept=True,
+        intercept_scaling=1.0,
         class_weight=None,
     ):
         self.p = p
@@ -178,6 +181,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         self.average = average
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
 
     def _effective_p(self, n_weights):
