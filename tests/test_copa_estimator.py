@@ -248,10 +248,6 @@ BASE_LEVEL_FAILURES = {
     "check_sample_weight_equivalence_on_sparse_data",
     # class weights scale the step cost; the check expects a near-hard reweighting
     "check_class_weight_classifiers",
-    # the base caches the read-out weights on predict (_cache), which changes __dict__
-    "check_dict_unchanged",
-    # the base's error message for y=None is not one of scikit-learn's literal strings
-    "check_requires_y_none",
 }
 
 

@@ -253,3 +253,72 @@ def test_perceptron_mistake_bound_corollary_5():
         bound = Xn**2 * (u_s @ u_s)
         assert clf.n_updates_ <= bound + 1e-9
         assert clf.n_updates_ > 0
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("grow", [False, True])
+def test_failed_sparse_update_restores_only_touched_rows_exactly(average, grow):
+    """The transaction of a sparse Euclidean batch saves only the rows it can touch: after an
+    overflow every array is back to its exact bytes, rows touched or not, new labels or not."""
+    rng = np.random.default_rng(7)
+    X = sp.random(50, 30, density=0.2, random_state=1, format="csr")
+    y = rng.integers(0, 3, 50)
+    clf = PassiveAggressiveClassifier(variant="PA", average=average, fit_intercept=False)
+    clf.fit(X, y)
+    before = copy.deepcopy(clf.__dict__)
+    bad = sp.csr_matrix(([1e-160, 3e-160], ([0, 1], [4, 9])), shape=(2, 30))
+    labels = [7, 0] if grow else [2, 0]  # 7: a new class
+    with pytest.raises(FloatingPointError, match="left as it was"):
+        clf.partial_fit(bad, labels)
+    assert set(clf.__dict__) == set(before)
+    for k, v in before.items():
+        if isinstance(v, np.ndarray):
+            assert v.dtype == clf.__dict__[k].dtype and np.array_equal(v, clf.__dict__[k]), k
+        else:
+            assert v == clf.__dict__[k], k
+    # and the model still learns normally afterwards
+    clf.partial_fit(X[:5], y[:5])
+    assert clf.t_ == before["_st"][0] + 5
+
+
+def test_coef_is_a_copy():
+    clf = Perceptron().fit(np.eye(4), [0, 1, 0, 1])
+    w = clf.coef_.copy()
+    clf.coef_[:] = 123.0
+    clf.intercept_[:] = 123.0
+    np.testing.assert_array_equal(clf.coef_, w)
+    assert not np.any(clf.intercept_ == 123.0)
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_stream_fast_checks_still_reject_bad_batches(layout):
+    """Later partial_fit calls skip the general checks for ready-made batches; what they skip
+    must still be rejected: non-finite values, a wrong feature count, continuous or NaN
+    labels, an empty batch, and parameters changed to invalid values between calls."""
+    rng = np.random.default_rng(3)
+    wrap = sp.csr_matrix if layout == "csr" else np.ascontiguousarray
+    X = rng.normal(size=(20, 4))
+    y = rng.integers(0, 3, 20)
+    clf = PassiveAggressiveClassifier(class_weight={0: 1.0})
+    clf.partial_fit(wrap(X), y)
+    clf.partial_fit(wrap(X), y)  # the fast path is taken here
+    before = copy.deepcopy(clf._theta)
+    for Xb, yb, match in [
+        (np.where(np.eye(20, 4) > 0, np.nan, X), y, "NaN"),
+        (np.where(np.eye(20, 4) > 0, np.inf, X), y, "infinity"),
+        (X[:, :3], y, "features"),
+        (X, y + 0.5, "continuous|Unknown label type"),
+        (X, np.where(np.arange(20) == 4, np.nan, y.astype(float)), "NaN"),
+        (X[:0], y[:0], "0 sample"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            clf.partial_fit(wrap(Xb), yb)
+        np.testing.assert_array_equal(clf._theta, before)
+    clf.set_params(C=-1.0)
+    with pytest.raises(ValueError, match="C"):
+        clf.partial_fit(wrap(X), y)
+    clf.set_params(C=1.0)
+    clf.class_weight[0] = -5.0  # changed in place: the dict is compared by value
+    with pytest.raises(ValueError, match="class_weight"):
+        clf.partial_fit(wrap(X), y)
+    np.testing.assert_array_equal(clf._theta, before)

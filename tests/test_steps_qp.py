@@ -82,7 +82,6 @@ def test_closed_form_equals_numerical_solution(variant, layout):
         est.partial_fit(np.zeros((1, d)), [classes[0]], classes=classes)
         est._theta[:] = W0
         est._st[:] = 0.0
-        est._cache = None
         xb = sp.csr_matrix(x[None, :]) if layout == "csr" else x[None, :]
         xe = np.append(x, 1.0)  # the intercept feature
         scores = xe @ W0
@@ -115,7 +114,6 @@ def _one_round(est_kwargs, K, x, y, W0, layout="dense"):
     classes = np.arange(2 if K == 1 else K)
     est.partial_fit(np.zeros((1, d)), [classes[0]], classes=classes)
     est._theta[:] = W0
-    est._cache = None
     xb = sp.csr_matrix(x[None, :]) if layout == "csr" else x[None, :]
     est.partial_fit(xb, [classes[y]])
     return est._theta

@@ -41,9 +41,40 @@ class CSRBatch:
         self.n_rows, self.n_cols = X.shape
 
 
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _ready(estimator, X):
+    """True when X is already what the core reads and what scikit-learn would return unchanged
+    for a fitted model: a float32/64 CSR matrix or C-contiguous ndarray, 2-D, non-empty, finite,
+    with the fitted number of features, and no feature names in play.  Lets a stream of small
+    batches skip the general checks (which cost ~0.5 ms a call); anything else takes them."""
+    if getattr(estimator, "feature_names_in_", None) is not None:
+        return False
+    n_feat = getattr(estimator, "n_features_in_", None)
+    if sp.issparse(X):
+        if X.format != "csr" or X.dtype not in _FLOATS:
+            return False
+        values = X.data
+    elif type(X) is np.ndarray:
+        if X.dtype not in _FLOATS or not X.flags.c_contiguous:
+            return False
+        values = X
+    else:
+        return False
+    return (
+        X.ndim == 2
+        and X.shape[0] >= 1
+        and X.shape[1] == n_feat
+        and bool(np.isfinite(values).all())
+    )
+
+
 def check_X(estimator, X, *, reset):
     """Validate X (2-D, finite, float32/64, dense or CSR); checks the feature count when
     ``reset`` is False.  Raises ValueError with the reason."""
+    if not reset and _ready(estimator, X):
+        return X
     return validate_data(
         estimator,
         X,
@@ -69,6 +100,14 @@ def check_X_y(estimator, X, y, *, reset):
 
 def check_y(y):
     """A 1-D array of class labels: no NaN, not continuous, not multi-output."""
+    if type(y) is np.ndarray and y.ndim == 1 and y.size:
+        # the common cases, decided without the general machinery: integer or string labels
+        # are class labels; floats are when finite and integral (else scikit-learn's
+        # "continuous" target error below)
+        if y.dtype.kind in "iuU":
+            return y
+        if y.dtype.kind == "f" and np.isfinite(y).all() and np.array_equal(y, np.floor(y)):
+            return y
     if y is None:
         raise ValueError(
             "This estimator requires y to be passed, but the target y is None: "

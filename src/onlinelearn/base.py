@@ -19,6 +19,7 @@ module owns everything else:
 from __future__ import annotations
 
 import copy
+import functools
 import numbers
 
 import numpy as np
@@ -43,18 +44,22 @@ from ._core.online_loop import (
 
 __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
 
+
+@functools.cache
+def _param_names(cls):
+    return tuple(cls._get_param_names())
+
 _N_ST = 9
 _STATE_ATTRS = (
     "classes_",
     "n_features_in_",
     "feature_names_in_",
     "class_counts_",
-    "_theta",
-    "_A",
-    "_lastS",
     "_st",
-    "_cache",
+    "_validated_params",
 )
+#: (R, K) arrays of the state: a snapshot holds copies of them, or of the rows a batch can touch
+_ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
 
 class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
@@ -122,7 +127,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
         self._st = np.zeros(_N_ST)
         self.class_counts_ = np.zeros(K, dtype=np.int64)
-        self._cache = None
         ip, fp = self._codes(self._n_weights())
         recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
 
@@ -130,15 +134,49 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         n = self._theta.size
         return n * (2 if self._balanced_flag() else 1)
 
-    def _snapshot(self):
-        return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
+    def _snapshot(self, copy_arrays=True):
+        """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are
+        kept by reference only; the caller then saves what it may change with
+        :meth:`_save_arrays` (all of them, or the rows a batch can touch) before changing it."""
+        snap = {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
+        for a in _ARRAY_ATTRS:
+            if a in self.__dict__:
+                snap[a] = self.__dict__[a].copy() if copy_arrays else self.__dict__[a]
+        snap["_rows"] = None
+        return snap
+
+    def _save_arrays(self, snap, rows):
+        """Save the weight arrays into ``snap``: whole (``rows`` None) or only ``rows``."""
+        if rows is None:
+            for a in _ARRAY_ATTRS:
+                snap[a] = self.__dict__[a].copy()
+        else:
+            arrays = [self._theta] + ([self._A, self._lastS] if self.average else [])
+            snap["_rows"] = (rows, [arr[rows] for arr in arrays])
 
     def _restore(self, snap):
-        for a in _STATE_ATTRS:
+        for a in _STATE_ATTRS + _ARRAY_ATTRS:
             if a in snap:
                 self.__dict__[a] = snap[a]
             else:
                 self.__dict__.pop(a, None)
+        if snap.get("_rows") is not None:
+            rows, saved = snap["_rows"]
+            arrays = [self._theta] + ([self._A, self._lastS] if self.average else [])
+            for arr, old in zip(arrays, saved, strict=True):
+                arr[rows] = old
+
+    def _touched_rows(self, batch):
+        """Rows of theta a pass over ``batch`` can change, or None for "any row".
+
+        Only the Euclidean pass is local: the other links rescale or re-centre every weight
+        (the aggregate, the exp shift, the restart of S).  A dense batch touches every row."""
+        if self._link != L.EUCLID or batch.indices.shape[0] != batch.data.shape[0]:
+            return None
+        rows = np.unique(batch.indices).astype(np.intp)
+        if self.fit_intercept:
+            rows = np.append(rows, self._theta.shape[0] - 1)
+        return rows
 
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
@@ -191,7 +229,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = new_classes
         ip, fp = self._codes(self._n_weights())
         recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
-        self._cache = None
 
     # ------------------------------------------------------------------ weights of examples
     def _class_weight_mode(self):
@@ -234,7 +271,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return total / (K * n_c)
 
     # ------------------------------------------------------------------ core call
-    def _run(self, batch, y_codes, weights, order, pred_out, loss_out):
+    def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None):
+        """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
+        where the state is checked for overflow afterwards."""
         ip, fp = self._codes(self._n_weights())
         if len(self.classes_) < 2:
             # one class: nothing to learn; every prediction is that class
@@ -250,10 +289,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip
+        sel = slice(None) if rows is None else rows
         if status == NONFINITE or not (
-            np.isfinite(self._theta).all()
+            np.isfinite(self._theta[sel]).all()
             and np.isfinite(self._st).all()
-            and (not self.average or np.isfinite(self._A).all())
+            and (not self.average or np.isfinite(self._A[sel]).all())
         ):
             raise FloatingPointError(
                 f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
@@ -279,13 +319,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
         elif self._link == L.PNORM:
             recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
-        self._cache = None
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
-        self._validate_params()
-        self._check_params()
+        self._validate_params_once()
         X, y = V.check_X_y(self, X, y, reset=reset)
         sw = V.check_sample_weight(sample_weight, X.shape[0])
         known = None if reset else self.classes_
@@ -293,14 +331,44 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         new_classes = V.merge_labels(known, labels)
         return V.CSRBatch(X), y, sw, new_classes
 
+    def _validate_params_once(self):
+        """Parameter checks, skipped while the parameters are the very objects last validated
+        (dicts compared by value): a stream of ``partial_fit`` calls pays for them once."""
+        names = _param_names(type(self))
+        key = tuple(
+            dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
+        )
+        last = self.__dict__.get("_validated_params")
+        if last is not None and len(last) == len(key) and all(
+            a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+        ):
+            return
+        self._validate_params()
+        self._check_params()
+        if isinstance(self.class_weight, dict):
+            for lab, val in self.class_weight.items():
+                if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+                    raise ValueError(
+                        f"class_weight[{lab!r}] = {val!r}: class weights must be finite "
+                        "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
+                    )
+        self._validated_params = key
+
     def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode):
         first = fit_mode or not hasattr(self, "classes_")
-        snap = self._snapshot()
+        # a transaction at the cost of the batch, not of the model: the arrays are kept by
+        # reference and only what this call can change is copied (nothing when fit starts
+        # from new arrays; the touched rows for a sparse Euclidean batch)
+        snap = self._snapshot(copy_arrays=False)
+        rows = None
         try:
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             if first:
                 self._init_state(new_classes, batch.n_cols)
             else:
+                if len(new_classes) == len(self.classes_):
+                    rows = self._touched_rows(batch)
+                self._save_arrays(snap, rows)
                 self._grow(new_classes)
             y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
             n = batch.n_rows
@@ -312,19 +380,17 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 rng = check_random_state(self.random_state)
                 for _ in range(self.n_epochs):
                     order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss)
+                    self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss, rows)
                 self.class_counts_ = counts.astype(np.int64)
             else:
                 weights = self._example_weights(y_codes, sw, None)
-                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss)
+                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows)
                 self.class_counts_ = self.class_counts_ + np.bincount(
                     y_codes, minlength=len(self.classes_)
                 )
         except BaseException:
             self._restore(snap)
             raise
-        self._cache = None
-        self._weights_matrix()  # read-out now, so that predict never changes the estimator
         return self.classes_[pred]
 
     # ------------------------------------------------------------------ public API
@@ -348,24 +414,28 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
 
     def _weights_matrix(self):
-        """(R, K) matrix of the hypothesis used by predict: averaged when ``average``."""
+        """(R, K) matrix of the hypothesis used by predict: averaged when ``average``.
+
+        Read out on demand and never stored (predict leaves the estimator as it was, and
+        learning pays nothing for it); the Euclidean link's current hypothesis is theta itself,
+        returned without a copy: callers must not write into it."""
         check_is_fitted(self, "classes_")
-        if self._cache is None:
-            ip, fp = self._codes(self._n_weights())
-            out = np.empty_like(self._theta)
-            if self.average:
-                averaged_weights(self._theta, self._A, self._lastS, self._st, ip, fp, out)
-            else:
-                current_weights(self._theta, self._st, ip, fp, out)
-            self._cache = out
-        return self._cache
+        if self._link == L.EUCLID and not self.average:
+            return self._theta
+        ip, fp = self._codes(self._n_weights())
+        out = np.empty_like(self._theta)
+        if self.average:
+            averaged_weights(self._theta, self._A, self._lastS, self._st, ip, fp, out)
+        else:
+            current_weights(self._theta, self._st, ip, fp, out)
+        return out
 
     @property
     def coef_(self):
         """Weights, shape (1, n_features) for a binary learner, (n_classes, n_features)
         otherwise (w = grad f*(theta); the average of the iterates when ``average``)."""
         W = self._weights_matrix()
-        return np.ascontiguousarray(W[: self.n_features_in_].T)
+        return np.array(W[: self.n_features_in_].T, order="C")  # a copy, never a view
 
     @property
     def intercept_(self):
@@ -483,7 +553,6 @@ def estimator_from_state(meta, arrays):
     est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
-    est._cache = None
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
@@ -555,6 +624,5 @@ def merge_models(models):
     ip, fp = out._codes(out._n_weights())
     out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
     recompute_aggregate(out._theta, out._st, int(ip[0]), float(fp[3]), bool(ip[3]))
-    out._cache = None
     out._weights_matrix()
     return out
