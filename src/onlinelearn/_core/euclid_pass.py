@@ -19,6 +19,7 @@ import numpy as np
 
 from .._config import njit
 from .copa import copa_step
+from .margins import predict_margin_loss
 from .sparse import row_offset
 from .steps import CONSERVATIVE, COPA, hinge_step
 
@@ -81,27 +82,10 @@ def euclid_pass(
                 scores[k] += b * theta[d, k]
 
         # ---- prediction, margin, loss
-        rival = -1
-        if binary:
-            ysign = 1.0 if yi == 1 else -1.0
-            pred = 1 if scores[0] > 0.0 else 0
-            margin = ysign * scores[0]
-        else:
-            ysign = 1.0
-            pred = 0
-            for k in range(1, K):
-                if scores[k] > scores[pred]:
-                    pred = k
-            for k in range(K):
-                if k != yi and (rival < 0 or scores[k] > scores[rival]):
-                    rival = k
-            margin = scores[yi] - scores[rival]
+        pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
         pred_out[i] = pred
         if pred != yi:
             st[3] += 1.0
-        loss = gamma - margin
-        if loss < 0.0:
-            loss = 0.0
         loss_out[i] = loss
 
         # ---- dual step

@@ -1,0 +1,33 @@
+"""Prediction, margin and hinge loss of one round from its scores (shared by the passes)."""
+
+from __future__ import annotations
+
+from .._config import njit
+
+
+@njit
+def predict_margin_loss(scores, yi, binary, gamma):
+    """(prediction, max-loss rival, y sign, margin, hinge loss [gamma - margin]_+).
+
+    One vector (``binary``): prediction 1 if s_0 > 0, margin y s_0 with y in {-1, +1}, rival -1.
+    K columns: prediction argmax_k s_k (the first maximum), rival r = argmax_{k != y} s_k,
+    margin s_y - s_r."""
+    rival = -1
+    if binary:
+        ysign = 1.0 if yi == 1 else -1.0
+        pred = 1 if scores[0] > 0.0 else 0
+        margin = ysign * scores[0]
+    else:
+        ysign = 1.0
+        pred = 0
+        for k in range(1, scores.shape[0]):
+            if scores[k] > scores[pred]:
+                pred = k
+        for k in range(scores.shape[0]):
+            if k != yi and (rival < 0 or scores[k] > scores[rival]):
+                rival = k
+        margin = scores[yi] - scores[rival]
+    loss = gamma - margin
+    if loss < 0.0:
+        loss = 0.0
+    return pred, rival, ysign, margin, loss
