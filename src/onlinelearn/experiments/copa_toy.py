@@ -121,7 +121,8 @@ class OnlineBound:
     def line(self):
         r = self.result
         return (
-            f"{self.name}, C={self.C:g}, one online pass of T={self.n_rounds}: "
+            f"{self.name}, C={self.C:g}, one online pass of T={self.n_rounds} "
+            f"(T_p = {' '.join(str(int(t)) for t in self.class_counts)}): "
             f"||C_hat|| = {r.empirical_norm:.3f}, bound {r.empirical_norm:.3f} + "
             f"{r.deviation:.3f} = {r.bound:.3f} with probability >= {1 - self.delta:g} "
             f"(delta = {self.delta:g}, {self.form} form)"

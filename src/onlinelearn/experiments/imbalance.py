@@ -40,10 +40,11 @@ Data sets
     possible.
 
 C grids (``select_by`` chooses among them)
-    PA-I, COPA with plain C and LinearSVC: ``C_grid`` (default 0.01, 0.1, 1, 10).  COPA with
-    C / T_y^2: the same multipliers times (n_fit / Q)^2, n_fit the number of fitting rows, so
-    that a class of average size gets the per-example cost of the plain grid; the C reported is
-    the actual argument of ``COPA``.  Ties are broken by the other criterion, then the smaller C.
+    PA-I, COPA with plain C and LinearSVC: ``C_grid`` (default 0.001 to 100 in steps of x10).
+    COPA with C / T_y^2: the same multipliers times (n_fit / Q)^2, n_fit the number of fitting
+    rows, so that a class of average size gets the per-example cost of the plain grid; the C
+    reported is the actual argument of ``COPA``.  Ties are broken by the other criterion, then
+    the smaller C.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ __all__ = [
 
 DEFAULT_DATASETS = ("shuttle", "sleep", "krkopt", "news20")
 LEARNERS = ("COPA, C", "COPA, C/T_y^2", "PA-I", "Perceptron", "LinearSVC balanced")
-DEFAULT_C_GRID = (0.01, 0.1, 1.0, 10.0)
+DEFAULT_C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
 MIN_PER_CLASS = 6
 
 
