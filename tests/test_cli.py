@@ -379,3 +379,36 @@ def test_reproduce_imbalance_small(capsys):
         cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
         acc, bacc, norm = (float(c) for c in cells[3:6])
         assert 0 <= acc <= 1 and 0 <= bacc <= 1 and 0 <= norm
+
+
+def test_train_copa_prints_confusion_risk_bound(data_files, capsys, tmp_path):
+    from onlinelearn.metrics import confusion_matrix_conditional, confusion_risk_bound
+
+    argv = ["train", data_files["train"], "-m", tmp_path / "m.npz", "--learner", "copa"]
+    argv += ["--chunk-size", "53", "--n-features", "180", "--epochs", "2", "--delta", "0.1"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    m = re.search(
+        r"first pass, T = (\d+)\): \|\|C_hat\|\| = ([\d.]+); with probability >= 0.9 .* <= "
+        r"([\d.]+) \+ ([\d.]+) = ([\d.]+) \(delta = 0.1\)",
+        out,
+    )
+    assert m, out
+    # the same learner on the same chunks: progressive predictions of the first pass
+    X, y = data_files["X"], data_files["y"]
+    est = onlinelearn.COPA()
+    pred = np.concatenate(
+        [est.partial_fit_predict(X[i : i + 53], y[i : i + 53]) for i in range(0, len(y), 53)]
+    )
+    labels = np.union1d(y, pred)
+    C_hat = confusion_matrix_conditional(y, pred, labels=labels)
+    counts = np.array([np.count_nonzero(y == c) for c in labels])
+    ref = confusion_risk_bound(C_hat, counts, M=1.0, delta=0.1)
+    assert int(m[1]) == len(y)
+    assert float(m[2]) == pytest.approx(ref.empirical_norm, abs=1e-4)
+    assert float(m[4]) == pytest.approx(ref.deviation, abs=1e-4)
+    assert float(m[5]) == pytest.approx(ref.bound, abs=1e-4)
+    # other learners print no bound
+    argv = ["train", data_files["train"], "-m", tmp_path / "p.npz", "--n-features", "180"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0 and "confusion risk bound" not in out

@@ -127,6 +127,8 @@ def _cmd_train(args) -> int:
         raise CLIError("--epochs must be at least 1")
     if args.chunk_size < 1:
         raise CLIError("--chunk-size must be at least 1")
+    if not 0 < args.delta <= 1:
+        raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
     est = _make_learner(args.learner, args.C, args.average, args.seed)
     say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
     n_features = args.n_features
@@ -135,6 +137,7 @@ def _cmd_train(args) -> int:
         n_features = svmlight_n_features(args.data)
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
+    pair_counts = {} if args.learner == "copa" else None  # (label, prediction) -> count, pass 1
     total_rows = total_mistakes = 0
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
@@ -158,6 +161,10 @@ def _cmd_train(args) -> int:
                 total_mistakes += int(np.count_nonzero(pred != y))
                 if table is not None:
                     table.update(y, pred)
+                if pair_counts is not None and epoch == 0 and len(y):
+                    pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
+                    for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
+                        pair_counts[a, b] = pair_counts.get((a, b), 0) + k
                 bar.update(reader.bytes_read - bar.n)
     elapsed = time.perf_counter() - t0
     if total_rows == 0:
@@ -170,7 +177,36 @@ def _cmd_train(args) -> int:
         f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
         f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {args.model}"
     )
+    if pair_counts:
+        say(_online_bound_text(pair_counts, est.classes_, args.delta))
     return 0
+
+
+def _online_bound_text(pair_counts, classes, delta) -> str:
+    """Theorem 1 of the COPA paper for the progressive predictions of the first pass.
+
+    With the misclassification losses l_{q|p} = 1[h_{t-1}(x_t) = q] (M = 1) the empirical online
+    confusion risk (Definition 4) is C_hat[p, q] = #{t : y_t = p, prediction q} / T_p off the
+    diagonal, and ||C|| <= ||C_hat|| + sqrt(2Q sum_p 1/T_p log(Q/delta)) with probability at
+    least 1 - delta (eq. (13); onlinelearn.metrics.confusion_risk_bound).
+    """
+    from onlinelearn.metrics import confusion_risk_bound
+
+    labels = sorted(set(np.asarray(classes).tolist()) | {v for pair in pair_counts for v in pair})
+    index = {v: i for i, v in enumerate(labels)}
+    N = np.zeros((len(labels), len(labels)))
+    for (a, b), k in pair_counts.items():
+        N[index[a], index[b]] += k
+    T = N.sum(axis=1)
+    C_hat = np.divide(N, T[:, None], out=np.zeros_like(N), where=T[:, None] > 0)
+    np.fill_diagonal(C_hat, 0.0)
+    res = confusion_risk_bound(C_hat, T, M=1.0, delta=delta)
+    return (
+        f"confusion risk bound (COPA paper Theorem 1, misclassification losses of the first "
+        f"pass, T = {int(T.sum())}): ||C_hat|| = {res.empirical_norm:.4f}; with probability >= "
+        f"{1 - delta:g} the online confusion risk has norm <= {res.empirical_norm:.4f} + "
+        f"{res.deviation:.4f} = {res.bound:.4f} (delta = {delta:g})"
+    )
 
 
 # -- predict / evaluate -------------------------------------------------------------------------
@@ -448,7 +484,8 @@ learners:
   perceptron  classic multiclass Perceptron (update on mistakes)
   pa          Passive-Aggressive, hard margin          pa1 / pa2  PA-I / PA-II with cap -C
   winnow      balanced Winnow (multiplicative)         pnorm      p-norm Perceptron
-  copa        COPA, confusion-matrix oriented PA with -C
+  copa        COPA, confusion-matrix oriented PA with -C; after training it also prints the
+              confusion risk bound of the COPA paper (Theorem 1) for the first pass (--delta)
 
 example:
   onlinelearn train a9a.bz2 -m a9a.npz --learner pa1 -C 0.1 --n-features 123 --average
@@ -586,6 +623,12 @@ def build_parser() -> argparse.ArgumentParser:
         "index (pass it when known: the highest index present may be lower)",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (random_state)")
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=0.05,
+        help="copa: confidence of the confusion risk bound printed after training (default 0.05)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=_cmd_train)
 
