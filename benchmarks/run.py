@@ -272,6 +272,12 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
     def perc():
         return ol.Perceptron(n_epochs=1, shuffle=False)
 
+    def copa(class_weight):
+        def make():
+            return ol.COPA(C=C, class_weight=class_weight, n_epochs=1, shuffle=False)
+
+        return make
+
     def warm(make):
         def run():
             # numba compiles on first use; this untimed call on a tiny slice is what we report
@@ -285,7 +291,7 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
 
         return run
 
-    return [
+    methods = [
         Method(
             key="ours_pa1",
             label="**ours** PA-I (multiclass, max-loss rival)",
@@ -318,6 +324,24 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
             warmup=warm(perc),
         ),
     ]
+    if not hasattr(ol, "COPA"):
+        return methods
+    for cw, key, what in [
+        (None, "ours_copa", "plain C"),
+        ("confusion", "ours_copa_confusion", "C / T_y^2, eq. (17)"),
+    ]:
+        methods.append(
+            Method(
+                key=key,
+                label=f"**ours** COPA, {what}",
+                call=f"COPA(C={C}, class_weight={cw!r}, n_epochs=1, shuffle=False)",
+                ref="ours_pa1",
+                fit=(lambda make: lambda: make().fit(d.Xtr, d.ytr))(copa(cw)),
+                predict=lambda m: m.predict(d.Xte),
+                warmup=warm(copa(cw)),
+            )
+        )
+    return methods
 
 
 def sklearn_methods(d: Data, C: float) -> list[Method]:
@@ -732,6 +756,8 @@ def run_dataset(name: str, args, ol, ol_error: str | None) -> dict:
             ("end-to-end", lambda: end_to_end_methods(d, args.C, tmp, ol)),
         ]
         for lib, build in builders:
+            if args.libraries and lib not in args.libraries:
+                continue
             try:
                 methods = build()
             except Exception as exc:  # a missing / broken peer must not stop the others
@@ -939,6 +965,13 @@ def parse_args(argv=None):
     p.add_argument("--liblinear-solvers", type=int, nargs="*", default=[4])
     p.add_argument("--seed", type=int, default=0, help="seed of the one training-order shuffle")
     p.add_argument("--file-order", action="store_true", help="keep the files' row order")
+    p.add_argument(
+        "--libraries",
+        nargs="+",
+        default=None,
+        choices=["ours", "scikit-learn", "river", "vowpalwabbit", "liblinear", "end-to-end"],
+        help="measure only these (default: all)",
+    )
     p.add_argument("--no-tracemalloc", action="store_true", help="skip the tracemalloc runs")
     p.add_argument(
         "--numba-cache",

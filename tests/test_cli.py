@@ -307,3 +307,108 @@ def test_console_script():
         timeout=120,
     )
     assert run.returncode == 2 and "missing" in run.stderr
+
+
+# -- reproduce --------------------------------------------------------------------------------
+
+
+_BOUND_LINE = re.compile(
+    r"T=(\d+) \(T_p = ([\d ]+)\): \|\|C_hat\|\| = ([\d.]+), bound ([\d.]+) \+ ([\d.]+) = "
+    r"([\d.]+) with probability >= ([\d.]+) \(delta = ([\d.]+), (\w+) form\)"
+)
+
+
+@pytest.mark.parametrize("delta, form", [(0.05, "stated"), (0.2, "derived")])
+def test_reproduce_copa_toy_small(capsys, delta, form):
+    argv = ["reproduce", "copa-toy", "--samples", "1", "--n", "600", "--epochs", "1"]
+    argv += ["--seed", "3", "--delta", str(delta), "--bound-form", form]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert re.search(r"^paper: COPA\s+0\.85\s+0\.10$", out, re.M)
+    assert re.search(r"^paper: Perceptron\s+0\.86\s+0\.18$", out, re.M)
+    for name in ("COPA (averaged, C) ", "COPA (averaged, C/T_y^2)", "Perceptron (averaged)"):
+        assert re.search(rf"^{re.escape(name)}.*\d\.\d{{3}} \+- \d\.\d{{3}}", out, re.M)
+    bounds = _BOUND_LINE.findall(out)
+    assert len(bounds) == 2  # one per cost normalisation
+    for T, counts, norm, norm2, dev, bound, prob, d, f in bounds:
+        T_p = np.array(counts.split(), dtype=float)
+        assert int(T) == 300 == T_p.sum()
+        assert float(d) == delta and f == form and float(prob) == pytest.approx(1 - delta)
+        Q = len(T_p)
+        log_term = np.log((2 * Q if form == "derived" else Q) / delta)
+        expected_dev = np.sqrt(2 * Q * np.sum(1 / T_p[T_p > 0]) * log_term)
+        assert float(dev) == pytest.approx(expected_dev, abs=1e-3)
+        assert float(norm) == float(norm2)
+        assert float(bound) == pytest.approx(float(norm) + float(dev), abs=2e-3)
+
+
+def test_reproduce_copa_toy_one_normalisation_and_plot(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "toy.png"
+    argv = ["reproduce", "copa-toy", "--samples", "1", "--n", "400", "--epochs", "1"]
+    code, out, err = _run([*argv, "--class-weight", "confusion", "--plot", png], capsys)
+    assert code == 0, err
+    assert "COPA (averaged, C/T_y^2)" in out and "COPA (averaged, C) " not in out
+    assert len(_BOUND_LINE.findall(out)) == 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_reproduce_copa_toy_errors(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    code, _, err = _run(["reproduce", "copa-toy", "--plot", tmp_path / "x.png"], capsys)
+    _assert_one_line_error(code, err, "matplotlib", "onlinelearn[plot]")
+    code, _, err = _run(["reproduce", "copa-toy", "--delta", "1.5"], capsys)
+    _assert_one_line_error(code, err, "--delta")
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce"])
+    assert info.value.code == 2
+
+
+def test_reproduce_imbalance_small(capsys):
+    from _data import require_shared_data
+
+    require_shared_data("pmlb/krkopt")
+    argv = ["reproduce", "imbalance", "--datasets", "krkopt", "--max-rows", "1500", "--quiet"]
+    code, out, err = _run([*argv, "--epochs", "1"], capsys)
+    assert code == 0, err
+    assert "1 epochs" in out and "about 1500 rows" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 5  # header and the five learners
+    assert rows[1].startswith("| krkopt (")
+    for row in rows[1:]:
+        cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
+        acc, bacc, norm = (float(c) for c in cells[3:6])
+        assert 0 <= acc <= 1 and 0 <= bacc <= 1 and 0 <= norm
+
+
+def test_train_copa_prints_confusion_risk_bound(data_files, capsys, tmp_path):
+    from onlinelearn.metrics import confusion_matrix_conditional, confusion_risk_bound
+
+    argv = ["train", data_files["train"], "-m", tmp_path / "m.npz", "--learner", "copa"]
+    argv += ["--chunk-size", "53", "--n-features", "180", "--epochs", "2", "--delta", "0.1"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    m = re.search(
+        r"first pass, T = (\d+)\): \|\|C_hat\|\| = ([\d.]+); with probability >= 0.9 .* <= "
+        r"([\d.]+) \+ ([\d.]+) = ([\d.]+) \(delta = 0.1\)",
+        out,
+    )
+    assert m, out
+    # the same learner on the same chunks: progressive predictions of the first pass
+    X, y = data_files["X"], data_files["y"]
+    est = onlinelearn.COPA()
+    pred = np.concatenate(
+        [est.partial_fit_predict(X[i : i + 53], y[i : i + 53]) for i in range(0, len(y), 53)]
+    )
+    labels = np.union1d(y, pred)
+    C_hat = confusion_matrix_conditional(y, pred, labels=labels)
+    counts = np.array([np.count_nonzero(y == c) for c in labels])
+    ref = confusion_risk_bound(C_hat, counts, M=1.0, delta=0.1)
+    assert int(m[1]) == len(y)
+    assert float(m[2]) == pytest.approx(ref.empirical_norm, abs=1e-4)
+    assert float(m[4]) == pytest.approx(ref.deviation, abs=1e-4)
+    assert float(m[5]) == pytest.approx(ref.bound, abs=1e-4)
+    # other learners print no bound
+    argv = ["train", data_files["train"], "-m", tmp_path / "p.npz", "--n-features", "180"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0 and "confusion risk bound" not in out

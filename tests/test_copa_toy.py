@@ -44,3 +44,26 @@ def test_table_and_plot(result, tmp_path):
     pytest.importorskip("matplotlib")
     result.plot(tmp_path / "toy.png")
     assert (tmp_path / "toy.png").stat().st_size > 0
+
+
+def test_bound_of_one_online_pass(result):
+    """The bound printed for a COPA run is Theorem 1 on the progressive predictions."""
+    from onlinelearn.copa import COPA
+    from onlinelearn.experiments.copa_toy import online_bound
+    from onlinelearn.metrics import confusion_matrix_conditional, confusion_risk_bound
+
+    assert set(result.bounds) == {None, "confusion"}
+    for cw, b in result.bounds.items():
+        assert b.C == result.copa[cw].C
+        assert b.n_rounds == 500 and b.class_counts.sum() == 500
+        assert b.result.bound == pytest.approx(b.result.empirical_norm + b.result.deviation)
+        assert "bound" in result.format_table() and f"T={b.n_rounds}" in b.line()
+
+    X, y = make_toy_sample(400, np.random.default_rng(3))
+    b = online_bound(COPA(C=2.0, average=True, shuffle=False), X, y, delta=0.1, form="derived")
+    twin = COPA(C=2.0, average=True, shuffle=False)
+    pred = twin.partial_fit_predict(X, y, classes=[0, 1, 2])
+    np.testing.assert_allclose(b.C_hat, confusion_matrix_conditional(y, pred, labels=[0, 1, 2]))
+    expected = confusion_risk_bound(b.C_hat, np.bincount(y), M=1.0, delta=0.1, form="derived")
+    assert b.result == pytest.approx(tuple(expected))
+    np.testing.assert_array_equal(b.class_counts, np.bincount(y))

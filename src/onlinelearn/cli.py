@@ -1,4 +1,4 @@
-"""Command line interface: ``onlinelearn train | predict | evaluate | demo``.
+"""Command line interface: ``onlinelearn train | predict | evaluate | demo | reproduce``.
 
 Run ``onlinelearn --help`` or ``onlinelearn <command> --help`` for the options and an example of
 each command.  Errors (missing file, malformed data line, corrupted model file, bad option) print
@@ -127,6 +127,8 @@ def _cmd_train(args) -> int:
         raise CLIError("--epochs must be at least 1")
     if args.chunk_size < 1:
         raise CLIError("--chunk-size must be at least 1")
+    if not 0 < args.delta <= 1:
+        raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
     est = _make_learner(args.learner, args.C, args.average, args.seed)
     say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
     n_features = args.n_features
@@ -135,6 +137,7 @@ def _cmd_train(args) -> int:
         n_features = svmlight_n_features(args.data)
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
+    pair_counts = {} if args.learner == "copa" else None  # (label, prediction) -> count, pass 1
     total_rows = total_mistakes = 0
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
@@ -158,6 +161,10 @@ def _cmd_train(args) -> int:
                 total_mistakes += int(np.count_nonzero(pred != y))
                 if table is not None:
                     table.update(y, pred)
+                if pair_counts is not None and epoch == 0 and len(y):
+                    pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
+                    for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
+                        pair_counts[a, b] = pair_counts.get((a, b), 0) + k
                 bar.update(reader.bytes_read - bar.n)
     elapsed = time.perf_counter() - t0
     if total_rows == 0:
@@ -170,7 +177,36 @@ def _cmd_train(args) -> int:
         f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
         f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {args.model}"
     )
+    if pair_counts:
+        say(_online_bound_text(pair_counts, est.classes_, args.delta))
     return 0
+
+
+def _online_bound_text(pair_counts, classes, delta) -> str:
+    """Theorem 1 of the COPA paper for the progressive predictions of the first pass.
+
+    With the misclassification losses l_{q|p} = 1[h_{t-1}(x_t) = q] (M = 1) the empirical online
+    confusion risk (Definition 4) is C_hat[p, q] = #{t : y_t = p, prediction q} / T_p off the
+    diagonal, and ||C|| <= ||C_hat|| + sqrt(2Q sum_p 1/T_p log(Q/delta)) with probability at
+    least 1 - delta (eq. (13); onlinelearn.metrics.confusion_risk_bound).
+    """
+    from onlinelearn.metrics import confusion_risk_bound
+
+    labels = sorted(set(np.asarray(classes).tolist()) | {v for pair in pair_counts for v in pair})
+    index = {v: i for i, v in enumerate(labels)}
+    N = np.zeros((len(labels), len(labels)))
+    for (a, b), k in pair_counts.items():
+        N[index[a], index[b]] += k
+    T = N.sum(axis=1)
+    C_hat = np.divide(N, T[:, None], out=np.zeros_like(N), where=T[:, None] > 0)
+    np.fill_diagonal(C_hat, 0.0)
+    res = confusion_risk_bound(C_hat, T, M=1.0, delta=delta)
+    return (
+        f"confusion risk bound (COPA paper Theorem 1, misclassification losses of the first "
+        f"pass, T = {int(T.sum())}): ||C_hat|| = {res.empirical_norm:.4f}; with probability >= "
+        f"{1 - delta:g} the online confusion risk has norm <= {res.empirical_norm:.4f} + "
+        f"{res.deviation:.4f} = {res.bound:.4f} (delta = {delta:g})"
+    )
 
 
 # -- predict / evaluate -------------------------------------------------------------------------
@@ -335,6 +371,83 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+# -- reproduce ----------------------------------------------------------------------------------
+
+
+def _need_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CLIError(
+            "--plot needs matplotlib: pip install 'onlinelearn[plot]' (or matplotlib)"
+        ) from None
+
+
+def _cmd_reproduce_copa_toy(args) -> int:
+    from onlinelearn.experiments.copa_toy import reproduce_copa_toy
+
+    if args.plot:
+        _need_matplotlib()
+    if not 0 < args.delta <= 1:
+        raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
+    cws = {"plain": (None,), "confusion": ("confusion",), "both": (None, "confusion")}
+    class_weights = cws[args.class_weight]
+    print(
+        f"COPA paper, Sec. 4 toy experiment: 3 Gaussians (priors 0.9 / 0.05 / 0.05), "
+        f"{args.samples} samples of {args.n} points (half train, half test), "
+        f"{args.epochs} epochs, seed {args.seed}; C chosen on one more sample (half split, "
+        f"smallest ||C(h)||)\n"
+    )
+    t0 = time.perf_counter()
+    res = reproduce_copa_toy(
+        n_samples=args.samples,
+        n=args.n,
+        epochs=args.epochs,
+        random_state=args.seed,
+        class_weights=class_weights,
+        delta=args.delta,
+        bound_form=args.bound_form,
+    )
+    print(res.format_table())
+    print(f"\n({time.perf_counter() - t0:.1f} s; mean +- std over the samples)")
+    if args.plot:
+        res.plot(args.plot)
+        print(f"confusion matrices written to {args.plot}")
+    return 0
+
+
+def _cmd_reproduce_imbalance(args) -> int:
+    from onlinelearn.experiments.imbalance import DEFAULT_DATASETS, run_imbalance_study
+
+    datasets = args.datasets or list(DEFAULT_DATASETS)
+    max_rows = args.max_rows
+    epochs = args.epochs
+    if args.quick:
+        max_rows = max_rows or 5000
+        epochs = epochs or 2
+    epochs = epochs or 5
+    say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    t0 = time.perf_counter()
+    res = run_imbalance_study(
+        datasets,
+        epochs=epochs,
+        select_by=args.select_by,
+        max_rows=max_rows,
+        random_state=args.seed,
+        progress=say,
+    )
+    s = res.settings
+    rows = "all rows" if max_rows is None else f"about {max_rows} rows per data set"
+    print(
+        f"Imbalance study: {rows}, {s['epochs']} epochs, seed {s['random_state']}, C by "
+        f"validation {s['select_by'].replace('_', ' ')} over {list(s['C_grid'])} "
+        f"(x (n_fit/Q)^2 for COPA C/T_y^2)\n"
+    )
+    print(res.format_table())
+    print(f"\n({time.perf_counter() - t0:.0f} s in all; fit time: final fit only)")
+    return 0
+
+
 # -- argument parsing ---------------------------------------------------------------------------
 
 _MAIN_DESCRIPTION = """\
@@ -349,6 +462,8 @@ examples:
   onlinelearn train train.svm -m model.npz --learner pa1 -C 0.5
   onlinelearn evaluate test.svm -m model.npz
   onlinelearn predict test.svm -m model.npz -o predictions.txt
+  onlinelearn reproduce copa-toy --plot toy.png    # the COPA paper's toy experiment
+  onlinelearn reproduce imbalance --quick          # COPA on imbalanced real data
 
 Errors print one line and exit with status 2; ONLINELEARN_DEBUG=1 shows the traceback.
 """
@@ -369,7 +484,8 @@ learners:
   perceptron  classic multiclass Perceptron (update on mistakes)
   pa          Passive-Aggressive, hard margin          pa1 / pa2  PA-I / PA-II with cap -C
   winnow      balanced Winnow (multiplicative)         pnorm      p-norm Perceptron
-  copa        COPA, confusion-matrix oriented PA with -C
+  copa        COPA, confusion-matrix oriented PA with -C; after training it also prints the
+              confusion risk bound of the COPA paper (Theorem 1) for the first pass (--delta)
 
 example:
   onlinelearn train a9a.bz2 -m a9a.npz --learner pa1 -C 0.1 --n-features 123 --average
@@ -406,6 +522,36 @@ compilation (done once beforehand on a few rows).
 _DEMO_EPILOG = """\
 example:
   onlinelearn demo --plot mistakes.png     # needs matplotlib: pip install 'onlinelearn[plot]'
+"""
+
+_TOY_DESCRIPTION = """\
+The toy experiment of the COPA paper (Ralaivola, NIPS 2012, Sec. 4): three Gaussians in the
+plane with class priors 0.9 / 0.05 / 0.05; averaged COPA (with the plain cost C and/or the
+class-normalised cost C / T_y^2 of eq. (17)) against the averaged Perceptron.  Prints the mean
+test accuracy and confusion norm ||C(h)|| next to the paper's figures (COPA 0.85 / 0.10,
+Perceptron 0.86 / 0.18), then the confusion risk bound of Theorem 1 for one online pass of COPA
+(misclassification losses, M = 1): ||C_hat|| + sqrt(2Q sum_p 1/T_p log(Q/delta)).
+"""
+
+_TOY_EPILOG = """\
+examples:
+  onlinelearn reproduce copa-toy                       # the full run (about 10 s)
+  onlinelearn reproduce copa-toy --samples 2 --n 1000 --plot toy.png
+"""
+
+_IMBALANCE_DESCRIPTION = """\
+COPA (both cost normalisations), multiclass PA-I, the Perceptron and scikit-learn's
+LinearSVC(class_weight='balanced') on imbalanced real data from the shared data folder (see
+onlinelearn.datasets.shared_data_dir): PMLB shuttle, sleep, krkopt (stratified 70/30 split,
+standardised) and 20 newsgroups TF-IDF with 15 of its 20 classes subsampled to 10% in the
+training part.  C is chosen per learner on a validation split of the training part.  Prints a
+Markdown table: accuracy, balanced accuracy, confusion norm ||C(h)||, fit time.
+"""
+
+_IMBALANCE_EPILOG = """\
+examples:
+  onlinelearn reproduce imbalance                      # all four data sets, full size
+  onlinelearn reproduce imbalance --quick --datasets shuttle krkopt
 """
 
 
@@ -477,6 +623,12 @@ def build_parser() -> argparse.ArgumentParser:
         "index (pass it when known: the highest index present may be lower)",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (random_state)")
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=0.05,
+        help="copa: confidence of the confusion risk bound printed after training (default 0.05)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=_cmd_train)
 
@@ -524,6 +676,84 @@ def build_parser() -> argparse.ArgumentParser:
         help="passes over the training set before testing (default: 1)",
     )
     p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce an experiment (copa-toy, imbalance)",
+        description="Reproduce an experiment: copa-toy (the COPA paper's toy experiment) or "
+        "imbalance (COPA on imbalanced real data).",
+    )
+    rsub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
+    p = rsub.add_parser(
+        "copa-toy",
+        help="the toy experiment of the COPA paper, with its confusion risk bound",
+        description=_TOY_DESCRIPTION,
+        epilog=_TOY_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument(
+        "--class-weight",
+        choices=["plain", "confusion", "both"],
+        default="both",
+        help="COPA cost normalisation: plain C, C / T_y^2 (eq. 17), or both (default: both)",
+    )
+    p.add_argument(
+        "--samples",
+        type=_positive_int,
+        default=10,
+        help="evaluation samples (repetitions), as in the paper (default: 10)",
+    )
+    p.add_argument(
+        "--n", type=_positive_int, default=5000, help="points per sample (default: 5000)"
+    )
+    p.add_argument("--epochs", type=_positive_int, default=5, help="epochs (default: 5)")
+    p.add_argument(
+        "--delta", type=float, default=0.05, help="confidence of the bound (default: 0.05)"
+    )
+    p.add_argument(
+        "--bound-form",
+        choices=["stated", "derived"],
+        default="stated",
+        help="log(Q/delta) as printed in the paper, or log(2Q/delta) as its proof gives",
+    )
+    p.add_argument(
+        "--plot", metavar="PNG", default=None, help="write the mean confusion matrices here"
+    )
+    p.set_defaults(func=_cmd_reproduce_copa_toy)
+
+    p = rsub.add_parser(
+        "imbalance",
+        help="COPA against PA-I, Perceptron and a balanced LinearSVC on imbalanced real data",
+        description=_IMBALANCE_DESCRIPTION,
+        epilog=_IMBALANCE_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="PMLB names and/or news20 (default: shuttle sleep krkopt news20)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="about 5000 rows per data set and 2 epochs (unless --max-rows / --epochs)",
+    )
+    p.add_argument("--max-rows", type=_positive_int, default=None, help="subsample to this many")
+    p.add_argument(
+        "--epochs", type=_positive_int, default=None, help="epochs of the online learners (5)"
+    )
+    p.add_argument(
+        "--select-by",
+        choices=["confusion_norm", "balanced_accuracy"],
+        default="confusion_norm",
+        help="validation criterion for C (default: confusion_norm)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=_cmd_reproduce_imbalance)
     return parser
 
 

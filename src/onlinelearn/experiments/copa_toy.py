@@ -35,7 +35,20 @@ Measured (default run, random_state=0, about 3 s; mean +- std over the 10 sample
     than the Perceptron's.  The absolute figures are not reproduced: here both learners are
     more accurate (> 0.9, the majority rate) and their norms larger than the paper's.
 
-Run ``python -m onlinelearn.experiments.copa_toy`` for the table.
+The confusion risk bound (Theorem 1, eqs. (12)-(13))
+    For each cost normalisation, a fresh sample of ``n // 2`` points is learned in one online
+    pass (no shuffling) by averaged COPA with the chosen C, predicting each point before
+    learning it.  With the misclassification losses of Example 1 (``l_{q|p} = 1[h(x) = q]``,
+    so M = 1) the empirical online confusion risk C_hat is the zero-diagonal confusion matrix
+    of these progressive predictions (:func:`onlinelearn.metrics.online_confusion_risk`), and
+    with probability at least 1 - delta the online confusion risk of h_0..h_{T-1} satisfies
+    ``||C|| <= ||C_hat|| + sqrt(2Q sum_p 1/T_p log(Q/delta))``
+    (:func:`onlinelearn.metrics.confusion_risk_bound`; ``bound_form='derived'`` uses
+    log(2Q/delta), see there).  Theorem 2 (the averaged hypothesis) needs convex losses with a
+    known bound M, which the hinge losses of eq. (16) do not come with, so it is not reported.
+
+Run ``python -m onlinelearn.experiments.copa_toy`` or ``onlinelearn reproduce copa-toy`` for
+the table.
 """
 
 from __future__ import annotations
@@ -45,10 +58,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..copa import COPA
-from ..metrics import confusion_matrix_conditional, confusion_operator_norm
+from ..metrics import (
+    ConfusionRiskBound,
+    confusion_matrix_conditional,
+    confusion_operator_norm,
+    confusion_risk_bound,
+    online_confusion_risk,
+)
 from ..perceptron import Perceptron
 
-__all__ = ["ToyResult", "make_toy_sample", "reproduce_copa_toy"]
+__all__ = ["OnlineBound", "ToyResult", "make_toy_sample", "online_bound", "reproduce_copa_toy"]
 
 CENTRES = np.array([[0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]])
 PRIORS = np.array([0.9, 0.05, 0.05])
@@ -87,12 +106,54 @@ class Summary:
 
 
 @dataclass
+class OnlineBound:
+    """Theorem 1 for one online pass with the misclassification losses (M = 1)."""
+
+    name: str
+    C: float
+    n_rounds: int
+    class_counts: np.ndarray
+    C_hat: np.ndarray  # empirical online confusion risk (Definition 4)
+    result: ConfusionRiskBound  # (bound, empirical_norm, deviation)
+    delta: float
+    form: str
+
+    def line(self):
+        r = self.result
+        return (
+            f"{self.name}, C={self.C:g}, one online pass of T={self.n_rounds} "
+            f"(T_p = {' '.join(str(int(t)) for t in self.class_counts)}): "
+            f"||C_hat|| = {r.empirical_norm:.3f}, bound {r.empirical_norm:.3f} + "
+            f"{r.deviation:.3f} = {r.bound:.3f} with probability >= {1 - self.delta:g} "
+            f"(delta = {self.delta:g}, {self.form} form)"
+        )
+
+
+def online_bound(clf, X, y, delta=0.05, form="stated", name="COPA"):
+    """Learn (X, y) in one online pass with ``clf`` and bound its online confusion risk.
+
+    Each row is predicted by the hypothesis in force before it is learned (progressive
+    validation); the misclassification losses of these predictions give C_hat (eq. (11)), and
+    :func:`onlinelearn.metrics.confusion_risk_bound` with M = 1 gives Theorem 1's bound
+    ``||C_hat|| + sqrt(2Q sum_p 1/T_p log(Q/delta))`` (eq. (13)).  ``clf`` must be unfitted.
+    """
+    labels = np.unique(y)
+    pred = np.asarray(clf.partial_fit_predict(X, y, classes=labels))
+    losses = (pred[:, None] == labels[None, :]).astype(float)
+    C_hat = online_confusion_risk(y, losses, labels)
+    counts = np.array([np.count_nonzero(y == c) for c in labels])
+    res = confusion_risk_bound(C_hat, counts, M=1.0, delta=delta, form=form)
+    return OnlineBound(name, float(clf.C), len(y), counts, C_hat, res, float(delta), form)
+
+
+@dataclass
 class ToyResult:
     """Figures of :func:`reproduce_copa_toy`: one :class:`Summary` per learner."""
 
     perceptron: Summary
     copa: dict = field(default_factory=dict)  # cost normalisation -> Summary
     selection: dict = field(default_factory=dict)  # normalisation -> [(C, norm, accuracy)]
+    bounds: dict = field(default_factory=dict)  # normalisation -> OnlineBound
 
     def format_table(self):
         head = f"{'learner':<28} {'C':>8} {'accuracy':>16}   {'||C(h)||':>16}"
@@ -104,6 +165,10 @@ class ToyResult:
         lines.append(f"{'paper: COPA':<28} {'':>8} {a:7.2f}{'':>9}   {n:7.2f}")
         a, n = PAPER["Perceptron"]
         lines.append(f"{'paper: Perceptron':<28} {'':>8} {a:7.2f}{'':>9}   {n:7.2f}")
+        if self.bounds:
+            lines.append("")
+            lines.append("confusion risk bound (Theorem 1, misclassification losses, M = 1):")
+            lines.extend("  " + b.line() for b in self.bounds.values())
         return "\n".join(lines)
 
     def plot(self, path):
@@ -147,6 +212,8 @@ def reproduce_copa_toy(
     random_state=0,
     C_grid=None,
     class_weights=(None, "confusion"),
+    delta=0.05,
+    bound_form="stated",
 ):
     """Run the toy experiment of the COPA paper (Sec. 4); see the module docstring.
 
@@ -165,6 +232,11 @@ def reproduce_copa_toy(
         1e-4..1e2 for the plain C, 1e0..1e8 for C / T_y^2).
     class_weights : sequence of {None, 'confusion'}
         The cost normalisations of COPA to run.
+    delta : float or None, default=0.05
+        Confidence of the confusion risk bound of Theorem 1 computed for each COPA run (see the
+        module docstring); None skips it.
+    bound_form : {'stated', 'derived'}
+        Logarithmic term of the bound, as in :func:`onlinelearn.metrics.confusion_risk_bound`.
 
     Returns
     -------
@@ -209,6 +281,13 @@ def reproduce_copa_toy(
         label = "COPA (averaged, C)" if cw is None else "COPA (averaged, C/T_y^2)"
         result.copa[cw] = summary(label, chosen[cw], figs[cw])
     result.selection = selection
+    if delta is not None:
+        X, y = make_toy_sample(h, rng)  # drawn after the evaluation samples
+        for cw in class_weights:
+            clf = COPA(C=chosen[cw], class_weight=cw, average=True, shuffle=False)
+            result.bounds[cw] = online_bound(
+                clf, X, y, delta=delta, form=bound_form, name=result.copa[cw].name
+            )
     return result
 
 
