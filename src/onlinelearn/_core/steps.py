@@ -239,37 +239,45 @@ def link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, b
     elif step == PA2:
         inv2c = 0.5 / (C * weight)
         hi = loss / inv2c  # gamma - margin(tau) - tau/(2C) <= loss - tau/(2C)
-    mg0, dm0 = link_margin(link, uu, tt, n, 0.0, rest, m, p, balanced)
-    guess = loss / (dm0 + inv2c)  # Newton's step from tau = 0
-    lo = 0.0
-    if hi == math.inf:
-        if link == ENTROPY:
-            sup = 0.0 if untouched else -math.inf
-            for e in range(n):
-                u = abs(uu[e]) if balanced else uu[e]
-                if u > sup:
-                    sup = u
-            if gamma >= sup:
-                return math.inf
-        h = guess if (math.isfinite(guess) and guess > 0.0) else 1.0
-        found = False
-        for _ in range(_MAXDOUBLE):
-            mg, dm = link_margin(link, uu, tt, n, h, rest, m, p, balanced)
-            if gamma - mg <= 0.0:
-                found = True
-                break
-            lo = h
-            h *= 2.0
-            if not math.isfinite(h):
-                break
-        if not found:
+    if hi == math.inf and link == ENTROPY:
+        sup = 0.0 if untouched else -math.inf
+        for e in range(n):
+            u = abs(uu[e]) if balanced else uu[e]
+            if u > sup:
+                sup = u
+        if gamma >= sup:
             return math.inf
-        hi = h
-    else:
+    if hi < math.inf:
         mg, dm = link_margin(link, uu, tt, n, hi, rest, m, p, balanced)
         if gamma - mg - hi * inv2c >= 0.0:
-            return hi
-    t = guess if (lo <= guess <= hi) else 0.5 * (lo + hi)
+            return hi  # PA-I: the cap binds (PA-II: only by rounding)
+    # bracket [lo, hi], g(lo) > 0 >= g(hi), hi <= 16 lo: steps of 16 from Newton's step at 0
+    mg0, dm0 = link_margin(link, uu, tt, n, 0.0, rest, m, p, balanced)
+    slope = dm0 + inv2c
+    t = loss / slope if slope > 0.0 else math.nan
+    if not (t > 0.0 and t < hi):
+        t = 0.5 * hi if hi < math.inf else 1.0
+    t0 = t
+    lo = 0.0
+    for _ in range(_MAXDOUBLE):
+        mg, dm = link_margin(link, uu, tt, n, t, rest, m, p, balanced)
+        g = gamma - mg - t * inv2c
+        if g == 0.0:
+            return weight * t if step == PA else t
+        if g > 0.0:
+            lo = t
+            if hi < math.inf:
+                if 16.0 * t >= hi:
+                    break
+            t *= 16.0
+            if not math.isfinite(t):
+                return math.inf
+        else:
+            hi = t
+            if lo > 0.0:
+                break
+            t *= 0.0625
+    t = t0 if lo <= t0 <= hi else 0.5 * (lo + hi)
     dx_old = hi - lo
     dx = dx_old
     for _ in range(_MAXIT):
