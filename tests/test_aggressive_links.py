@@ -309,3 +309,23 @@ def test_aggressive_winnow_learns_a_sparse_target():
         clf = Winnow(step=step, margin=0.1, C=1.0)
         pred = clf.partial_fit_predict(X, y)
         assert (pred[1500:] != y[1500:]).mean() < 0.02, step
+
+
+@pytest.mark.parametrize("link", ["entropy", "pnorm"])
+@pytest.mark.parametrize("step", ["PA", "PA-I", "PA-II"])
+def test_step_that_removes_the_dominant_weight(link, step):
+    """The touched weight holds almost all of the aggregate and the step cancels it: the
+    aggregate of the other weights must not be taken as a difference of large numbers."""
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        d = 30
+        theta = rng.normal(size=(d + 1, 1)) * 1.5
+        big = 35.0 if link == "entropy" else 1e3
+        theta[0, 0] = big * (1 + rng.random())
+        x = np.zeros(d)
+        x[0] = -1.0  # y = 1: u_0 = -1 pushes the dominant weight down
+        x[1 + trial % 5] = rng.uniform(0.5, 1.0)
+        inst = dict(link=link, K=1, step=step, balanced=True, p=6.0, b=1.0, d=d, theta=theta,
+                    x=x, y=1, C=1e4, weight=1.0, gamma=0.3, dense=trial % 2 == 0,
+                    f32=False)  # fmt: skip
+        assert _check(inst) in ("interior", "interior+closed")

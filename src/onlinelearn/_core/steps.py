@@ -85,8 +85,8 @@ _MAXIT = 200
 _MAXDOUBLE = 2200
 #: Relative tolerance on tau.
 _XTOL = 1e-15
-#: Recompute the aggregate of the untouched weights exactly when the running total minus the
-#: touched terms leaves less than this fraction (the difference would carry its rounding error).
+#: Sum the aggregate of the untouched weights afresh when both it (as the running total minus
+#: the touched terms) and the aggregate at the step fall below this fraction of the total.
 _EXACT_REST = 1e-3
 
 
@@ -129,20 +129,10 @@ def gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk,
 
 
 @njit
-def untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, tt, n, p, bal):
-    """Aggregate (Z in the frame of st[4], or sum |theta|^p) over the weights row i leaves alone.
-
-    Taken as the running total st[5] minus the touched terms; recomputed exactly (one sweep over
-    theta, the row's sorted indices merged in) when that difference is small against the total.
-    """
+def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, p, bal):
+    """Aggregate (Z in the frame of st[4], or sum |theta|^p) over the weights row i leaves
+    alone, summed afresh: one sweep over theta, the row's sorted indices merged in."""
     m = st[4]
-    total = st[5]
-    s = 0.0
-    for e in range(n):
-        s += agg_term(link, tt[e], m, p, bal)
-    rest = total - s
-    if rest >= _EXACT_REST * total:
-        return rest
     R, K = theta.shape
     start = indptr[i]
     end = indptr[i + 1]
@@ -158,6 +148,36 @@ def untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d,
                 continue
             acc += agg_term(link, theta[j, k], m, p, bal)
     return acc
+
+
+@njit
+def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
+    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
+    if link == ENTROPY:
+        ml = -math.inf
+        if rest > 0.0:
+            ml = m + math.log(rest)
+        for e in range(n):
+            v = tt[e] + tau * uu[e]
+            a = abs(v) if balanced else v
+            if a > ml:
+                ml = a
+        Z = rest * math.exp(m - ml) if rest > 0.0 else 0.0
+        for e in range(n):
+            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
+        return math.log(Z) + ml - m
+    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
+    sig = r1
+    for e in range(n):
+        a = abs(tt[e] + tau * uu[e])
+        if a > sig:
+            sig = a
+    if sig == 0.0:
+        return -math.inf
+    F = (r1 / sig) ** p if rest > 0.0 else 0.0
+    for e in range(n):
+        F += abs((tt[e] + tau * uu[e]) / sig) ** p
+    return math.log(F) + p * math.log(sig)
 
 
 @njit
@@ -323,10 +343,29 @@ def aggressive_link_step(
     if weight <= 0.0 or loss <= 0.0:
         return 0.0
     n = gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt)
-    rest = untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, tt, n,
-                               p, balanced)  # fmt: skip
     R, K = theta.shape
     n_rows = indptr[i + 1] - indptr[i] + (1 if b != 0.0 else 0)
     untouched = n_rows * (1 if kn < 0 else 2) < R * K
-    return link_hinge_step(step, link, uu, tt, n, rest, st[4], gamma, loss, C, weight, p,
-                           balanced, untouched)  # fmt: skip
+    # aggregate of the untouched weights: the running total minus the touched terms.  Its
+    # rounding error is ~ eps * total, harmless unless the aggregate along the step is much
+    # smaller than the total; then it is summed afresh (O(R K)) and the step solved again.
+    m = st[4]
+    total = st[5]
+    s = 0.0
+    for e in range(n):
+        s += agg_term(link, tt[e], m, p, balanced)
+    rest = total - s
+    if rest < 0.0:
+        rest = 0.0
+    tau = link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                          untouched)  # fmt: skip
+    if rest >= _EXACT_REST * total or not (tau > 0.0 and math.isfinite(tau)):
+        return tau
+    t_end = tau / weight if step == PA else tau
+    log_end = log_aggregate(link, uu, tt, n, t_end, rest, m, p, balanced)
+    if log_end >= math.log(_EXACT_REST * total):
+        return tau
+    rest = exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d,
+                                     p, balanced)  # fmt: skip
+    return link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                           untouched)  # fmt: skip
