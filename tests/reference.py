@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.optimize import brentq
 
 
 def link_weights(theta, link, p=2.0, balanced=True, c=1.0):
@@ -18,7 +19,9 @@ def link_weights(theta, link, p=2.0, balanced=True, c=1.0):
         return theta.copy()
     if link == "entropy":
         t = theta / c
-        m = np.abs(t).max() if t.size else 0.0
+        m = 0.0
+        if t.size:  # the largest exponent (unbalanced: of exp(t) only) becomes exp(0)
+            m = np.abs(t).max() if balanced else t.max()
         if balanced:
             num = np.exp(t - m) - np.exp(-t - m)
             Z = (np.exp(t - m) + np.exp(-t - m)).sum()
@@ -38,6 +41,43 @@ def link_weights(theta, link, p=2.0, balanced=True, c=1.0):
             return np.zeros_like(theta)
         return np.sign(theta) * np.abs(theta) ** (p - 1) / ((p - 1) * nrm ** (p - 2))
     raise ValueError(link)
+
+
+def link_margin(theta, U, tau, link, p=2.0, balanced=True):
+    """<grad f*(theta + tau U), U>: the margin of the round after a step tau along U."""
+    return float(np.sum(link_weights(theta + tau * U, link, p, balanced) * U))
+
+
+def reference_link_step(theta, U, gamma, step, C, weight, link, p=2.0, balanced=True):
+    """tau of PA / PA-I / PA-II for any link: the root in tau of the derivative of the dual
+    objective of eq. (7.9), gamma - margin(tau) (- tau / (2 C weight) for PA-II), clipped to
+    [0, C weight] (PA-I), found by scipy's brentq on the full weight matrix.  ``U`` is the
+    direction of the step (y x in the one column, or x / -x in the columns y / r)."""
+    if weight <= 0 or not np.any(U):
+        return 0.0
+    inv2c = 0.5 / (C * weight) if step == "PA-II" else 0.0
+
+    def g(t):
+        return gamma - link_margin(theta, U, t, link, p, balanced) - t * inv2c
+
+    if g(0.0) <= 0:
+        return 0.0
+    if step == "PA-I":
+        hi = C * weight
+        if g(hi) >= 0:
+            return hi
+    elif step == "PA-II":
+        hi = 2.0 * C * weight * g(0.0)
+        if g(hi) >= 0:
+            return hi
+    else:
+        hi = 1.0
+        while g(hi) > 0:
+            hi *= 2.0
+            if hi > 1e300:
+                raise FloatingPointError("PA: the margin is not attainable")
+    tau = brentq(g, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return weight * tau if step == "PA" else tau
 
 
 def reference_pass(
@@ -87,6 +127,14 @@ def reference_pass(
         tau = 0.0
         if step == "perceptron":
             tau = wgt * eta if margin <= 0 else 0.0
+        elif loss > 0 and sq > 0 and wgt > 0 and link in ("entropy", "pnorm"):
+            U = np.zeros_like(theta)
+            if K == 1:
+                U[:, 0] = ys * x
+            else:
+                U[:, yi] = x
+                U[:, r] = -x
+            tau = reference_link_step(theta, U, gamma, step, C, wgt, link, p, balanced)
         elif loss > 0 and sq > 0 and wgt > 0:
             if step == "PA":
                 tau = wgt * loss / sq

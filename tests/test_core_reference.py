@@ -15,8 +15,12 @@ from onlinelearn import PassiveAggressiveClassifier, Perceptron, PNormPerceptron
 
 def _data(rng, n, d, K, density=0.4):
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < density)
-    X[3] = 0.0  # a zero row
     y = rng.integers(0, max(K, 2), size=n)
+    # one zero row only: two rows with the same x would make the PA steps' margin exactly
+    # gamma on the second (an arbitrary tie between loss 0 and loss ~1e-16)
+    empty = ~X.any(axis=1)
+    X[empty, 0] = 1.0 + rng.random(int(empty.sum()))
+    X[3] = 0.0  # a zero row
     return X, y
 
 
@@ -40,6 +44,33 @@ CASES = [
         dict(link="entropy", step="perceptron", eta=0.3, balanced=False),
     ),
     (PNormPerceptron, dict(p=3.5), dict(link="pnorm", step="perceptron", p=3.5)),
+    # the aggressive steps of the entropy and p-norm links (root of the dual's derivative)
+    (
+        Winnow,
+        dict(step="PA", margin=0.2),
+        dict(link="entropy", step="PA", gamma=0.2),
+    ),
+    (
+        Winnow,
+        dict(step="PA-I", C=0.5, margin=0.3, balanced=False),
+        dict(link="entropy", step="PA-I", C=0.5, gamma=0.3, balanced=False),
+    ),
+    (
+        Winnow,
+        dict(step="PA-II", C=2.0, margin=0.5),
+        dict(link="entropy", step="PA-II", C=2.0, gamma=0.5),
+    ),
+    (PNormPerceptron, dict(p=3.0, step="PA"), dict(link="pnorm", step="PA", p=3.0, gamma=1.0)),
+    (
+        PNormPerceptron,
+        dict(p=2.5, step="PA-I", C=0.1, margin=0.5),
+        dict(link="pnorm", step="PA-I", p=2.5, C=0.1, gamma=0.5),
+    ),
+    (
+        PNormPerceptron,
+        dict(p=5.0, step="PA-II", C=0.3),
+        dict(link="pnorm", step="PA-II", p=5.0, C=0.3, gamma=1.0),
+    ),
 ]
 
 
@@ -96,6 +127,8 @@ def test_multiple_calls_equal_one_call():
         lambda: PassiveAggressiveClassifier(average=True),
         lambda: Winnow(eta=0.4, average=True),
         lambda: PNormPerceptron(p=4, average=True),
+        lambda: Winnow(step="PA-II", C=3.0, margin=0.4, average=True),
+        lambda: PNormPerceptron(p=3, step="PA", average=True),
     ):
         a, b = make(), make()
         pa = a.partial_fit_predict(X, y, classes=[0, 1, 2])

@@ -25,6 +25,9 @@ ESTIMATORS = [
     PassiveAggressiveClassifier(variant="PA-II", n_epochs=3, average=True),
     Winnow(n_epochs=3, eta=0.5),
     PNormPerceptron(n_epochs=3),
+    Winnow(n_epochs=3, step="PA-I", margin=0.2),
+    Winnow(n_epochs=3, step="PA", balanced=True, average=True),
+    PNormPerceptron(n_epochs=3, step="PA-II", C=0.5, average=True),
 ]
 MAKERS = [lambda e=e: copy.deepcopy(e) for e in ESTIMATORS]
 

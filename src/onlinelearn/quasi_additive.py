@@ -1,7 +1,9 @@
 """Quasi-additive learners (thesis Sec. 5.1, Fig. 5.1): Winnow / EG and the p-norm Perceptron.
 
-All share the conservative step theta <- theta + eta y x on mistakes; they differ in the link
-w = grad f*(theta) that maps the additive dual sum theta to the weights.
+They differ from the Perceptron and PA in the link w = grad f*(theta) that maps the additive
+dual sum theta to the weights.  Each offers the conservative step theta <- theta + eta y x on
+mistakes (eq. 5.13) and the aggressive steps PA, PA-I and PA-II, which solve the one-round dual
+problem of eq. (7.9) for that link (see :mod:`onlinelearn._core.steps`).
 """
 
 from __future__ import annotations
@@ -9,11 +11,19 @@ from __future__ import annotations
 import math
 import numbers
 
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._core import links as L
 from ._core import steps as S
 from .base import OnlineLinearClassifier
+
+_STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
+
+_STEP_CONSTRAINTS = {
+    "step": [StrOptions(set(_STEPS))],
+    "C": [Interval(numbers.Real, 0, None, closed="neither")],
+    "margin": [Interval(numbers.Real, 0, None, closed="left")],
+}
 
 
 class Winnow(OnlineLinearClassifier):
@@ -28,8 +38,34 @@ class Winnow(OnlineLinearClassifier):
     Problem solved by a round: the conservative dual step (eq. 5.13) with::
 
         f(w) = sum_i w_i log(w_i / (1/n))  on  S = {w >= 0, sum_i w_i = 1}
+        f*(theta) = log sum_j exp(theta_j) - log n
         w = grad f*(theta) = exp(theta) / sum_j exp(theta_j)   (eq. 5.6, softmax)
         on a mistake: theta_y += eta x, theta_r -= eta x  (binary: theta += eta y x)
+
+    or one of the aggressive steps below.  For x in {-1, 0, 1}^n the entropy case of PA-I is
+    the closed form of eqs. (7.12)-(7.14): with theta_+, theta_-, theta_0 the sums of exp(theta_j)
+    over the weights whose u_j is 1, -1, 0, beta = exp(tau) is the largest root of
+    (1 - gamma) theta_+ beta^2 - gamma theta_0 beta - (1 + gamma) theta_- = 0.
+
+    Aggressive steps (``step`` = 'PA', 'PA-I', 'PA-II'): the dual of the round's problem, thesis
+    eq. (7.9), in the variable tau = alpha / c with C = 1/c::
+
+        PA-I:  tau = argmax_{0 <= tau <= C} gamma tau - f*(theta + tau u)
+        PA:    the same without the cap (C = inf)
+        PA-II: tau = argmax_{tau >= 0}      gamma tau - f*(theta + tau u) - tau^2 / (4C)
+        theta <- theta + tau u
+
+    u = y x (binary) or x on the column of y and -x on the column of the rival r of maximal score
+    (K classes); gamma = ``margin``.  The objective's derivative is gamma - margin(w(tau))
+    (- tau/(2C)), nonincreasing in tau, so tau is its root clipped to the domain: the smallest
+    step that lifts the margin of the round to gamma (PA), capped at C (PA-I), or traded off
+    against its square (PA-II).  With the Euclidean link these are Crammer et al. (2006); here
+    the root is found numerically (safeguarded Newton, relative accuracy ~1e-15) in O(nnz(x))
+    per evaluation.  ``sample_weight`` x class weight multiplies tau (PA) or C (PA-I, PA-II).
+    On the simplex the margin is bounded by M = max_e |u_e| (balanced; max_e u_e and 0 otherwise)
+    and reaches it only as tau -> inf: ``margin`` should lie well below ||x||_inf.  With PA and
+    ``margin`` >= M on some round there is no finite step: fit raises FloatingPointError and
+    leaves the model as it was (PA-I and PA-II always have a finite step).
 
     Where
         n is the number of weights; ``balanced=True`` runs the algorithm on the doubled
@@ -51,9 +87,17 @@ class Winnow(OnlineLinearClassifier):
         Weights of both signs (see above).
     self_tuned : bool, default=False
         Use the self-tuned Winnow of Fig. 5.2.  Not combinable with ``average``: c_t changes
-        every weight on each mistake, so there is no O(nnz) lazy average.
+        every weight on each mistake, so there is no O(nnz) lazy average; conservative step only.
     n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
         As in :class:`onlinelearn.Perceptron` (``class_weight`` multiplies eta).
+    step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
+        The dual step: on mistakes with rate ``eta`` (Fig. 5.1), or aggressive (above; no
+        learning rate, ``eta`` is ignored).
+    C : float, default=1.0
+        Cap on tau (PA-I) or slack cost (PA-II); ignored by the other steps.
+    margin : float, default=0.1
+        gamma of the hinge loss of the aggressive steps (the weights lie on the simplex, so
+        the margin is at most ||x||_inf); ignored by the conservative step.
 
     Examples
     --------
@@ -72,6 +116,7 @@ class Winnow(OnlineLinearClassifier):
         "eta": [Interval(numbers.Real, 0, None, closed="neither")],
         "balanced": ["boolean"],
         "self_tuned": ["boolean"],
+        **_STEP_CONSTRAINTS,
     }
 
     def __init__(
@@ -87,6 +132,9 @@ class Winnow(OnlineLinearClassifier):
         fit_intercept=True,
         intercept_scaling=1.0,
         class_weight=None,
+        step="conservative",
+        C=1.0,
+        margin=0.1,
     ):
         self.eta = eta
         self.balanced = balanced
@@ -98,6 +146,9 @@ class Winnow(OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.step = step
+        self.C = C
+        self.margin = margin
 
     @property
     def _link(self):  # noqa: D401 - the link code depends on a parameter
@@ -109,16 +160,24 @@ class Winnow(OnlineLinearClassifier):
                 "Winnow(self_tuned=True) cannot be averaged: its learning rate c_t changes "
                 "every weight at each mistake. Use average=False or a fixed eta."
             )
+        if self.self_tuned and self.step != "conservative":
+            raise ValueError(
+                f"Winnow(self_tuned=True) has only the conservative step, got step={self.step!r}. "
+                "Use self_tuned=False for the aggressive steps (they need no learning rate)."
+            )
 
     def _balanced_flag(self):
         return int(bool(self.balanced))
 
     def _step_code(self):
-        return S.CONSERVATIVE
+        return _STEPS[self.step]
 
     def _float_params(self, n_weights):
         eta = 1.0 if self.self_tuned else float(self.eta)
-        return {"eta": eta, "log_n": math.log(max(n_weights, 2))}
+        fp = {"eta": eta, "log_n": math.log(max(n_weights, 2))}
+        if self.step != "conservative":
+            fp.update(C=float(self.C), gamma=float(self.margin))
+        return fp
 
 
 class PNormPerceptron(OnlineLinearClassifier):
@@ -131,8 +190,29 @@ class PNormPerceptron(OnlineLinearClassifier):
     Problem solved by a round: the conservative dual step (eq. 5.13) with::
 
         f(w) = 1/(2(q-1)) ||w||_q^2,  1/p + 1/q = 1,  p >= 2
+        f*(theta) = ||theta||_p^2 / (2(p-1))
         w = grad f*(theta) = sign(theta_i) |theta_i|^{p-1} / ((p-1) ||theta||_p^{p-2})
         on a mistake: theta_y += x, theta_r -= x  (binary: theta += y x)
+
+    or one of the aggressive steps below (for p = 2 they are PA, PA-I, PA-II exactly).
+
+    Aggressive steps (``step`` = 'PA', 'PA-I', 'PA-II'): the dual of the round's problem, thesis
+    eq. (7.9), in the variable tau = alpha / c with C = 1/c::
+
+        PA-I:  tau = argmax_{0 <= tau <= C} gamma tau - f*(theta + tau u)
+        PA:    the same without the cap (C = inf)
+        PA-II: tau = argmax_{tau >= 0}      gamma tau - f*(theta + tau u) - tau^2 / (4C)
+        theta <- theta + tau u
+
+    u = y x (binary) or x on the column of y and -x on the column of the rival r of maximal score
+    (K classes); gamma = ``margin``.  The objective's derivative is gamma - margin(w(tau))
+    (- tau/(2C)), nonincreasing in tau, so tau is its root clipped to the domain: the smallest
+    step that lifts the margin of the round to gamma (PA), capped at C (PA-I), or traded off
+    against its square (PA-II).  With the Euclidean link these are Crammer et al. (2006); here
+    the root is found numerically (safeguarded Newton, relative accuracy ~1e-15) in O(nnz(x))
+    per evaluation.  ``sample_weight`` x class weight multiplies tau (PA) or C (PA-I, PA-II).
+    The margin is 1-homogeneous in theta and grows without bound along u, so every step is
+    finite; as for PA, the predictions of PA (C = inf) do not depend on the scale of ``margin``.
 
     Where
         The norm runs over all weights ((d+1) x K for K classes).  The learning rate does not
@@ -145,6 +225,12 @@ class PNormPerceptron(OnlineLinearClassifier):
         the bound of Corollary 7 close to Winnow's for sparse targets (Gentile 2003).
     n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
         As in :class:`onlinelearn.Perceptron`.
+    step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
+        The dual step: on mistakes (Fig. 5.1), or aggressive (above).
+    C : float, default=1.0
+        Cap on tau (PA-I) or slack cost (PA-II); ignored by the other steps.
+    margin : float, default=1.0
+        gamma of the hinge loss of the aggressive steps; ignored by the conservative step.
 
     Examples
     --------
@@ -161,6 +247,7 @@ class PNormPerceptron(OnlineLinearClassifier):
     _parameter_constraints = {
         **OnlineLinearClassifier._parameter_constraints,
         "p": [Interval(numbers.Real, 2, None, closed="left"), None],
+        **_STEP_CONSTRAINTS,
     }
 
     def __init__(
@@ -174,6 +261,9 @@ class PNormPerceptron(OnlineLinearClassifier):
         fit_intercept=True,
         intercept_scaling=1.0,
         class_weight=None,
+        step="conservative",
+        C=1.0,
+        margin=1.0,
     ):
         self.p = p
         self.n_epochs = n_epochs
@@ -183,11 +273,20 @@ class PNormPerceptron(OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.step = step
+        self.C = C
+        self.margin = margin
 
     def _effective_p(self, n_weights):
         if self.p is not None:
             return float(self.p)
         return max(2.0, 2.0 * math.log(max(n_weights, 1)))
 
+    def _step_code(self):
+        return _STEPS[self.step]
+
     def _float_params(self, n_weights):
-        return {"p": self._effective_p(n_weights)}
+        fp = {"p": self._effective_p(n_weights)}
+        if self.step != "conservative":
+            fp.update(C=float(self.C), gamma=float(self.margin))
+        return fp

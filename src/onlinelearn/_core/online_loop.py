@@ -33,7 +33,7 @@ from .._config import njit
 from .copa import copa_step
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
 from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
-from .steps import CONSERVATIVE, COPA, hinge_step
+from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step
 
 OK = 0
 NONFINITE = 1
@@ -161,8 +161,10 @@ def online_pass(
 
     Per round t (row i): scores s_k = <w_k, x>; the prediction (sign, or argmax with the first
     maximum); the margin (y s for one vector; s_y - max_{k != y} s_k for K classes, the max-loss
-    rival r); the hinge loss [gamma - margin]_+; the dual step of :mod:`.steps` (or COPA's
-    closed form); the update theta_y += tau x, theta_r -= tau x (binary: theta += tau y x).
+    rival r); the hinge loss [gamma - margin]_+; the dual step of :mod:`.steps` (COPA's closed
+    form; for PA / PA-I / PA-II on the entropy and p-norm links the root-finding step
+    :func:`.steps.link_hinge_step`; an infinite step is reported as NONFINITE); the update
+    theta_y += tau x, theta_r -= tau x (binary: theta += tau y x).
     ``pred_out[i]`` receives the prediction made *before* the update (progressive validation) and
     ``loss_out[i]`` the loss suffered.
     """
@@ -179,6 +181,20 @@ def online_pass(
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and step != COPA
+    # scratch of the root-finding aggressive step: the entries one row moves
+    root_step = (link == ENTROPY or link == PNORM) and step != CONSERVATIVE and step != COPA
+    nbuf = 0
+    if root_step:
+        for ii in range(order.shape[0]):
+            i = order[ii]
+            nn = indptr[i + 1] - indptr[i]
+            if nn > nbuf:
+                nbuf = nn
+        nbuf = 2 * (nbuf + 1)
+    buf_j = np.empty(nbuf, dtype=np.int64)
+    buf_k = np.empty(nbuf, dtype=np.int64)
+    buf_u = np.empty(nbuf)
+    buf_t = np.empty(nbuf)
 
     for ii in range(order.shape[0]):
         i = order[ii]
@@ -270,11 +286,20 @@ def online_pass(
                             return NONFINITE
                 updated = True
         else:
-            if step == CONSERVATIVE:
-                ksq = 0.0
+            if root_step:
+                tau = aggressive_link_step(
+                    step, link, data, indices, indptr, i, theta, st,
+                    0 if binary else yi, -1 if binary else rival, ysign, b, d, gamma, loss, C,
+                    wgt, p, balanced, buf_j, buf_k, buf_u, buf_t,
+                )  # fmt: skip
+                if not math.isfinite(tau):
+                    return NONFINITE
             else:
-                ksq = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
-            tau = hinge_step(step, loss, margin, ksq, C, wgt)
+                if step == CONSERVATIVE:
+                    ksq = 0.0
+                else:
+                    ksq = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
+                tau = hinge_step(step, loss, margin, ksq, C, wgt)
             if tau > 0.0:
                 if step == CONSERVATIVE:
                     tau *= eta

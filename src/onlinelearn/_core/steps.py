@@ -15,11 +15,40 @@ binary learner with one weight vector).
 The conservative step (eq. 5.13, the Perceptron) sets alpha_t = 1 on a mistake only.
 ``weight`` (sample weight x class weight) multiplies the step of the Perceptron and PA, and the
 cap C of PA-I and PA-II (the cost of that example in the problem the step solves).
+
+Aggressive steps for the other links (:func:`link_hinge_step`).  In the parametrisation of
+:mod:`.online_loop` (w = grad f*(theta), tau = alpha / c, C = 1/c), the one-round dual problem
+of eq. (7.9) reads::
+
+    PA-I:  tau* = argmax_{0 <= tau <= C}  gamma tau - f*(theta + tau u)
+    PA:    the same with C = inf
+    PA-II: tau* = argmax_{tau >= 0}       gamma tau - f*(theta + tau u) - tau^2 / (4C)
+
+with u = y x on the one column of a binary learner, or x on column y and -x on the rival
+column r (K classes).  The derivative of the objective is gamma - margin(tau) (- tau / (2C)),
+where margin(tau) = <grad f*(theta + tau u), u> is nondecreasing (f* is convex, its derivative
+along u is u' H u >= 0), so tau* is the root of that derivative clipped to the domain: 0 when
+margin(0) >= gamma, C when margin(C) < gamma (PA-I).  For the Euclidean link this is eq. (7.11);
+for the entropy link and x in {-1, 0, 1}^n it is the closed form (7.13)-(7.14).  Here the root
+is found numerically by Newton's method kept inside a shrinking bracket (bisection when a Newton
+step leaves it or does not shrink it fast enough).  One evaluation of margin(tau) and its
+derivative costs O(nnz(x)) given the aggregate of the untouched weights (Z or sum |theta|^p).
+
+On the entropy link the margin is bounded: margin < M = max_e u_e over all weights (max_e |u_e|
+balanced), approached only as tau -> inf; PA (no cap) with gamma >= M has no finite step and
+returns inf (the pass reports it as a non-finite update).  On the p-norm link margin(tau) grows
+like tau ||u||_p^2 / (p - 1), so every step is finite.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .._config import njit
+from .links import ENTROPY, agg_term, phi
+from .sparse import row_offset
 
 CONSERVATIVE = 0
 PA = 1
@@ -49,3 +78,294 @@ def hinge_step(step, loss, margin, kappa_sqnorm, C, weight):
         return t if t < cw else cw
     # PA2
     return loss / (kappa_sqnorm + 0.5 / (C * weight))
+
+
+#: Bounds on the root finder of :func:`link_hinge_step` (Newton iterations, bracket doublings).
+_MAXIT = 200
+_MAXDOUBLE = 2200
+#: Relative tolerance on tau.
+_XTOL = 1e-15
+#: Sum the aggregate of the untouched weights afresh when both it (as the running total minus
+#: the touched terms) and the aggregate at the step fall below this fraction of the total.
+_EXACT_REST = 1e-3
+
+
+@njit
+def gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt):
+    """List the weights row i moves: (row jj, column kk, direction uu, current theta tt).
+
+    Column ``kp`` moves along ysign * x, column ``kn`` (if >= 0) along -x; the intercept row
+    ``d`` has the feature value ``b``.  Returns the number of entries written."""
+    n = 0
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    for q in range(start, indptr[i + 1]):
+        j = indices[q - off]
+        x = np.float64(data[q])
+        jj[n] = j
+        kk[n] = kp
+        uu[n] = ysign * x
+        tt[n] = theta[j, kp]
+        n += 1
+        if kn >= 0:
+            jj[n] = j
+            kk[n] = kn
+            uu[n] = -x
+            tt[n] = theta[j, kn]
+            n += 1
+    if b != 0.0:
+        jj[n] = d
+        kk[n] = kp
+        uu[n] = ysign * b
+        tt[n] = theta[d, kp]
+        n += 1
+        if kn >= 0:
+            jj[n] = d
+            kk[n] = kn
+            uu[n] = -b
+            tt[n] = theta[d, kn]
+            n += 1
+    return n
+
+
+@njit
+def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, p, bal):
+    """Aggregate (Z in the frame of st[4], or sum |theta|^p) over the weights row i leaves
+    alone, summed afresh: one sweep over theta, the row's sorted indices merged in."""
+    m = st[4]
+    R, K = theta.shape
+    start = indptr[i]
+    end = indptr[i + 1]
+    off = row_offset(data, indices, start)
+    q = start
+    acc = 0.0
+    for j in range(R):
+        while q < end and indices[q - off] < j:
+            q += 1
+        row_touched = (q < end and indices[q - off] == j) or (b != 0.0 and j == d)
+        for k in range(K):
+            if row_touched and (k == kp or k == kn):
+                continue
+            acc += agg_term(link, theta[j, k], m, p, bal)
+    return acc
+
+
+@njit
+def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
+    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
+    if link == ENTROPY:
+        ml = -math.inf
+        if rest > 0.0:
+            ml = m + math.log(rest)
+        for e in range(n):
+            v = tt[e] + tau * uu[e]
+            a = abs(v) if balanced else v
+            if a > ml:
+                ml = a
+        Z = rest * math.exp(m - ml) if rest > 0.0 else 0.0
+        for e in range(n):
+            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
+        return math.log(Z) + ml - m
+    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
+    sig = r1
+    for e in range(n):
+        a = abs(tt[e] + tau * uu[e])
+        if a > sig:
+            sig = a
+    if sig == 0.0:
+        return -math.inf
+    F = (r1 / sig) ** p if rest > 0.0 else 0.0
+    for e in range(n):
+        F += abs((tt[e] + tau * uu[e]) / sig) ** p
+    return math.log(F) + p * math.log(sig)
+
+
+@njit
+def link_margin(link, uu, tt, n, tau, rest, m, p, balanced):
+    """(margin, d margin / d tau) at theta + tau u, for the entropy or p-norm link.
+
+    ``rest`` is the aggregate of the untouched weights (in the frame m for the entropy link).
+    Entropy: margin = N / Z with N = sum_e u_e phi(v_e), Z = rest + sum_e a(v_e); since
+    phi' = a and a' = phi, the derivative is sum_e u_e^2 a(v_e) / Z - margin^2.  The exp shift is
+    moved locally so that the largest term is exp(0).  p-norm: with F = sum |v|^p and
+    N = sum_e u_e sign(v_e) |v_e|^(p-1), margin = N / ((p-1) F^((p-2)/p)) and the derivative is
+    ((p-1) sum_e u_e^2 |v_e|^(p-2) - (p-2) N^2 / F) / ((p-1) F^((p-2)/p)); the weights are
+    divided by their largest magnitude first (the margin is 1-homogeneous, its derivative
+    0-homogeneous)."""
+    if link == ENTROPY:
+        ml = -math.inf
+        if rest > 0.0:
+            ml = m + math.log(rest)
+        for e in range(n):
+            v = tt[e] + tau * uu[e]
+            a = abs(v) if balanced else v
+            if a > ml:
+                ml = a
+        Z = rest * math.exp(m - ml) if rest > 0.0 else 0.0
+        N = 0.0
+        D = 0.0
+        for e in range(n):
+            v = tt[e] + tau * uu[e]
+            a = agg_term(ENTROPY, v, ml, p, balanced)
+            Z += a
+            N += uu[e] * phi(ENTROPY, v, ml, p, balanced)
+            D += uu[e] * uu[e] * a
+        mg = N / Z
+        return mg, D / Z - mg * mg
+    # PNORM
+    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
+    sig = r1
+    for e in range(n):
+        a = abs(tt[e] + tau * uu[e])
+        if a > sig:
+            sig = a
+    if sig == 0.0:
+        return 0.0, math.nan
+    F = (r1 / sig) ** p if rest > 0.0 else 0.0
+    N = 0.0
+    D = 0.0
+    for e in range(n):
+        v = (tt[e] + tau * uu[e]) / sig
+        av = abs(v)
+        t2 = av ** (p - 2.0)
+        t1 = t2 * av
+        F += t1 * av
+        N += uu[e] * (t1 if v >= 0.0 else -t1)
+        D += uu[e] * uu[e] * t2
+    s = F ** (-(p - 2.0) / p) / (p - 1.0)
+    return sig * N * s, ((p - 1.0) * D - (p - 2.0) * N * N / F) * s
+
+
+@njit
+def link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced, untouched):
+    """Step tau >= 0 of PA, PA-I or PA-II on the entropy or p-norm link (module docstring).
+
+    ``uu``, ``tt``: directions and current values of the n touched weights; ``rest``: aggregate of
+    the others (``untouched``: whether there are any); ``loss`` = [gamma - margin(0)]_+ as the
+    pass computed it.  As in :func:`hinge_step`, ``weight`` multiplies the step of PA and the cap
+    C of PA-I and PA-II.  Returns inf when PA has no finite step."""
+    if weight <= 0.0 or loss <= 0.0:
+        return 0.0
+    moves = False
+    for e in range(n):
+        if uu[e] != 0.0:
+            moves = True
+    if not moves:
+        return 0.0  # the margin cannot change
+    inv2c = 0.0
+    hi = math.inf
+    if step == PA1:
+        hi = C * weight
+    elif step == PA2:
+        inv2c = 0.5 / (C * weight)
+        hi = loss / inv2c  # gamma - margin(tau) - tau/(2C) <= loss - tau/(2C)
+    if hi == math.inf and link == ENTROPY:
+        sup = 0.0 if untouched else -math.inf
+        for e in range(n):
+            u = abs(uu[e]) if balanced else uu[e]
+            if u > sup:
+                sup = u
+        if gamma >= sup:
+            return math.inf
+    if hi < math.inf:
+        mg, dm = link_margin(link, uu, tt, n, hi, rest, m, p, balanced)
+        if gamma - mg - hi * inv2c >= 0.0:
+            return hi  # PA-I: the cap binds (PA-II: only by rounding)
+    # bracket [lo, hi], g(lo) > 0 >= g(hi), hi <= 16 lo: steps of 16 from Newton's step at 0
+    mg0, dm0 = link_margin(link, uu, tt, n, 0.0, rest, m, p, balanced)
+    slope = dm0 + inv2c
+    t = loss / slope if slope > 0.0 else math.nan
+    if not (t > 0.0 and t < hi):
+        t = 0.5 * hi if hi < math.inf else 1.0
+    t0 = t
+    lo = 0.0
+    for _ in range(_MAXDOUBLE):
+        mg, dm = link_margin(link, uu, tt, n, t, rest, m, p, balanced)
+        g = gamma - mg - t * inv2c
+        if g == 0.0:
+            return weight * t if step == PA else t
+        if g > 0.0:
+            lo = t
+            if hi < math.inf:
+                if 16.0 * t >= hi:
+                    break
+            t *= 16.0
+            if not math.isfinite(t):
+                return math.inf
+        else:
+            hi = t
+            if lo > 0.0:
+                break
+            t *= 0.0625
+    t = t0 if lo <= t0 <= hi else 0.5 * (lo + hi)
+    dx_old = hi - lo
+    dx = dx_old
+    for _ in range(_MAXIT):
+        mg, dm = link_margin(link, uu, tt, n, t, rest, m, p, balanced)
+        g = gamma - mg - t * inv2c
+        dg = -(dm + inv2c)
+        if g > 0.0:
+            lo = t
+        elif g < 0.0:
+            hi = t
+        else:
+            break
+        tn = math.nan
+        if dg < 0.0 and math.isfinite(dg):
+            tn = t - g / dg
+        # Newton if it stays in the bracket and at least halves the step before last
+        if lo <= tn <= hi and abs(2.0 * g) <= abs(dx_old * dg):
+            dx_old = dx
+            dx = tn - t
+        else:
+            dx_old = dx
+            tn = 0.5 * (lo + hi)
+            dx = tn - t
+        if abs(tn - t) <= _XTOL * abs(tn) or hi - lo <= _XTOL * hi:
+            t = tn
+            break
+        t = tn
+    if step == PA:
+        return weight * t
+    return t
+
+
+@njit
+def aggressive_link_step(
+    step, link, data, indices, indptr, i, theta, st, kp, kn, ysign, b, d, gamma, loss, C,
+    weight, p, balanced, jj, kk, uu, tt,
+):  # fmt: skip
+    """tau of PA / PA-I / PA-II for row i on the entropy or p-norm link (theta unchanged).
+
+    ``kp``, ``kn``, ``ysign``: as in :func:`gather_touched`; ``st`` the pass scalars (st[4] the
+    exp shift, st[5] the aggregate); ``jj``, ``kk``, ``uu``, ``tt`` scratch of length at least
+    2 (nnz(x_i) + 1)."""
+    if weight <= 0.0 or loss <= 0.0:
+        return 0.0
+    n = gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt)
+    R, K = theta.shape
+    n_rows = indptr[i + 1] - indptr[i] + (1 if b != 0.0 else 0)
+    untouched = n_rows * (1 if kn < 0 else 2) < R * K
+    # aggregate of the untouched weights: the running total minus the touched terms.  Its
+    # rounding error is ~ eps * total, harmless unless the aggregate along the step is much
+    # smaller than the total; then it is summed afresh (O(R K)) and the step solved again.
+    m = st[4]
+    total = st[5]
+    s = 0.0
+    for e in range(n):
+        s += agg_term(link, tt[e], m, p, balanced)
+    rest = total - s
+    if rest < 0.0:
+        rest = 0.0
+    tau = link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                          untouched)  # fmt: skip
+    if rest >= _EXACT_REST * total or not (tau > 0.0 and math.isfinite(tau)):
+        return tau
+    t_end = tau / weight if step == PA else tau
+    log_end = log_aggregate(link, uu, tt, n, t_end, rest, m, p, balanced)
+    if log_end >= math.log(_EXACT_REST * total):
+        return tau
+    rest = exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d,
+                                     p, balanced)  # fmt: skip
+    return link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                           untouched)  # fmt: skip
