@@ -32,6 +32,7 @@ import numpy as np
 from .._config import njit
 from .copa import copa_step
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
+from .margins import predict_margin_loss
 from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
 from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step
 
@@ -233,27 +234,10 @@ def online_pass(
                 scores[k] *= s_cur
 
         # ---- prediction, margin, loss
-        rival = -1
-        if binary:
-            ysign = 1.0 if yi == 1 else -1.0
-            pred = 1 if scores[0] > 0.0 else 0
-            margin = ysign * scores[0]
-        else:
-            ysign = 1.0
-            pred = 0
-            for k in range(1, K):
-                if scores[k] > scores[pred]:
-                    pred = k
-            for k in range(K):
-                if k != yi and (rival < 0 or scores[k] > scores[rival]):
-                    rival = k
-            margin = scores[yi] - scores[rival]
+        pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
         pred_out[i] = pred
         if pred != yi:
             st[3] += 1.0
-        loss = gamma - margin
-        if loss < 0.0:
-            loss = 0.0
         loss_out[i] = loss
 
         # ---- dual step and update

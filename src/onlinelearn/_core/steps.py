@@ -98,34 +98,28 @@ def gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk,
     ``d`` has the feature value ``b``.  Returns the number of entries written."""
     n = 0
     start = indptr[i]
+    stop = indptr[i + 1]
     off = row_offset(data, indices, start)
-    for q in range(start, indptr[i + 1]):
-        j = indices[q - off]
-        x = np.float64(data[q])
-        jj[n] = j
-        kk[n] = kp
-        uu[n] = ysign * x
-        tt[n] = theta[j, kp]
-        n += 1
+    for q in range(start, stop + (1 if b != 0.0 else 0)):
+        if q < stop:
+            j = indices[q - off]
+            x = np.float64(data[q])
+        else:  # the intercept feature
+            j = d
+            x = b
+        n = _list_entry(jj, kk, uu, tt, n, j, kp, ysign * x, theta)
         if kn >= 0:
-            jj[n] = j
-            kk[n] = kn
-            uu[n] = -x
-            tt[n] = theta[j, kn]
-            n += 1
-    if b != 0.0:
-        jj[n] = d
-        kk[n] = kp
-        uu[n] = ysign * b
-        tt[n] = theta[d, kp]
-        n += 1
-        if kn >= 0:
-            jj[n] = d
-            kk[n] = kn
-            uu[n] = -b
-            tt[n] = theta[d, kn]
-            n += 1
+            n = _list_entry(jj, kk, uu, tt, n, j, kn, -x, theta)
     return n
+
+
+@njit
+def _list_entry(jj, kk, uu, tt, n, j, k, u, theta):
+    jj[n] = j
+    kk[n] = k
+    uu[n] = u
+    tt[n] = theta[j, k]
+    return n + 1
 
 
 @njit
