@@ -26,6 +26,32 @@ _STEP_CONSTRAINTS = {
 }
 
 
+#: The aggressive steps shared by the links of this module (pasted into both docstrings).
+_AGGRESSIVE_STEPS = """\
+    Aggressive steps (``step`` = 'PA', 'PA-I', 'PA-II'): the dual of the round's problem, thesis
+    eq. (7.9), in the variable tau = alpha / c with C = 1/c::
+
+        PA-I:  tau = argmax_{0 <= tau <= C} gamma tau - f*(theta + tau u)
+        PA:    the same without the cap (C = inf)
+        PA-II: tau = argmax_{tau >= 0}      gamma tau - f*(theta + tau u) - tau^2 / (4C)
+        theta <- theta + tau u
+
+    u = y x (binary) or x on the column of y and -x on the column of the rival r of maximal score
+    (K classes); gamma = ``margin``.  The objective's derivative is gamma - margin(w(tau))
+    (- tau/(2C)), nonincreasing in tau, so tau is its root clipped to the domain: the smallest
+    step that lifts the margin of the round to gamma (PA), capped at C (PA-I), or traded off
+    against its square (PA-II).  With the Euclidean link these are Crammer et al. (2006); here
+    the root is found numerically (safeguarded Newton, relative accuracy ~1e-15) in O(nnz(x))
+    per evaluation.  ``sample_weight`` x class weight multiplies tau (PA) or C (PA-I, PA-II).
+"""
+
+
+def _with_steps(cls):
+    cls.__doc__ = cls.__doc__.replace("    @AGGRESSIVE_STEPS@\n", _AGGRESSIVE_STEPS)
+    return cls
+
+
+@_with_steps
 class Winnow(OnlineLinearClassifier):
     """Winnow / normalised Exponentiated Gradient: entropy link x hinge x conservative step.
 
@@ -47,21 +73,7 @@ class Winnow(OnlineLinearClassifier):
     over the weights whose u_j is 1, -1, 0, beta = exp(tau) is the largest root of
     (1 - gamma) theta_+ beta^2 - gamma theta_0 beta - (1 + gamma) theta_- = 0.
 
-    Aggressive steps (``step`` = 'PA', 'PA-I', 'PA-II'): the dual of the round's problem, thesis
-    eq. (7.9), in the variable tau = alpha / c with C = 1/c::
-
-        PA-I:  tau = argmax_{0 <= tau <= C} gamma tau - f*(theta + tau u)
-        PA:    the same without the cap (C = inf)
-        PA-II: tau = argmax_{tau >= 0}      gamma tau - f*(theta + tau u) - tau^2 / (4C)
-        theta <- theta + tau u
-
-    u = y x (binary) or x on the column of y and -x on the column of the rival r of maximal score
-    (K classes); gamma = ``margin``.  The objective's derivative is gamma - margin(w(tau))
-    (- tau/(2C)), nonincreasing in tau, so tau is its root clipped to the domain: the smallest
-    step that lifts the margin of the round to gamma (PA), capped at C (PA-I), or traded off
-    against its square (PA-II).  With the Euclidean link these are Crammer et al. (2006); here
-    the root is found numerically (safeguarded Newton, relative accuracy ~1e-15) in O(nnz(x))
-    per evaluation.  ``sample_weight`` x class weight multiplies tau (PA) or C (PA-I, PA-II).
+    @AGGRESSIVE_STEPS@
     On the simplex the margin is bounded by M = max_e |u_e| (balanced; max_e u_e and 0 otherwise)
     and reaches it only as tau -> inf: ``margin`` should lie well below ||x||_inf.  With PA and
     ``margin`` >= M on some round there is no finite step: fit raises FloatingPointError and
@@ -180,6 +192,7 @@ class Winnow(OnlineLinearClassifier):
         return fp
 
 
+@_with_steps
 class PNormPerceptron(OnlineLinearClassifier):
     """p-norm Perceptron (Grove, Littlestone & Schuurmans 2001; Gentile 2003).
 
@@ -196,21 +209,7 @@ class PNormPerceptron(OnlineLinearClassifier):
 
     or one of the aggressive steps below (for p = 2 they are PA, PA-I, PA-II exactly).
 
-    Aggressive steps (``step`` = 'PA', 'PA-I', 'PA-II'): the dual of the round's problem, thesis
-    eq. (7.9), in the variable tau = alpha / c with C = 1/c::
-
-        PA-I:  tau = argmax_{0 <= tau <= C} gamma tau - f*(theta + tau u)
-        PA:    the same without the cap (C = inf)
-        PA-II: tau = argmax_{tau >= 0}      gamma tau - f*(theta + tau u) - tau^2 / (4C)
-        theta <- theta + tau u
-
-    u = y x (binary) or x on the column of y and -x on the column of the rival r of maximal score
-    (K classes); gamma = ``margin``.  The objective's derivative is gamma - margin(w(tau))
-    (- tau/(2C)), nonincreasing in tau, so tau is its root clipped to the domain: the smallest
-    step that lifts the margin of the round to gamma (PA), capped at C (PA-I), or traded off
-    against its square (PA-II).  With the Euclidean link these are Crammer et al. (2006); here
-    the root is found numerically (safeguarded Newton, relative accuracy ~1e-15) in O(nnz(x))
-    per evaluation.  ``sample_weight`` x class weight multiplies tau (PA) or C (PA-I, PA-II).
+    @AGGRESSIVE_STEPS@
     The margin is 1-homogeneous in theta and grows without bound along u, so every step is
     finite; as for PA, the predictions of PA (C = inf) do not depend on the scale of ``margin``.
 
