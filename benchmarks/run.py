@@ -815,6 +815,11 @@ def check_targets(by_key: dict) -> list[dict]:
     for vw_key, ours_key, what in [
         ("vw_oaa_file", "ours_pa1_e2e", "end-to-end (parse text + 1 pass)"),
         ("vw_oaa_cache", "ours_pa1", "VW from binary cache vs ours in memory"),
+        (
+            "vw_oaa_cache",
+            "ours_pa1_b01",
+            "VW from binary cache vs ours in memory [ours with intercept_scaling=0.1]",
+        ),
     ]:
         vw, o = by_key.get(vw_key), by_key.get(ours_key)
         if vw and o:
