@@ -241,34 +241,11 @@ def online_pass(
         loss_out[i] = loss
 
         # ---- dual step and update
-        updated = False
         agg_before = st[5]
+        # alpha[k]: the coefficient of x in column k's update (COPA's closed form, or +-tau)
         if step == COPA:
             sq = row_sqnorm(data, indptr, i, b)
-            n_active = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val)
-            if n_active > 0:
-                for k in range(K):
-                    if alpha[k] != 0.0:
-                        if not _update_column(
-                            data,
-                            indices,
-                            indptr,
-                            i,
-                            theta,
-                            A,
-                            lastS,
-                            st,
-                            k,
-                            alpha[k],
-                            b,
-                            d,
-                            link,
-                            p,
-                            balanced,
-                            average,
-                        ):
-                            return NONFINITE
-                updated = True
+            updated = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val) > 0
         else:
             if root_step:
                 tau = aggressive_link_step(
@@ -284,70 +261,23 @@ def online_pass(
                 else:
                     ksq = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
                 tau = hinge_step(step, loss, margin, ksq, C, wgt)
-            if tau > 0.0:
+            updated = tau > 0.0
+            if updated:
                 if step == CONSERVATIVE:
                     tau *= eta
+                for k in range(K):
+                    alpha[k] = 0.0
                 if binary:
-                    if not _update_column(
-                        data,
-                        indices,
-                        indptr,
-                        i,
-                        theta,
-                        A,
-                        lastS,
-                        st,
-                        0,
-                        tau * ysign,
-                        b,
-                        d,
-                        link,
-                        p,
-                        balanced,
-                        average,
-                    ):
-                        return NONFINITE
+                    alpha[0] = tau * ysign
                 else:
-                    if not _update_column(
-                        data,
-                        indices,
-                        indptr,
-                        i,
-                        theta,
-                        A,
-                        lastS,
-                        st,
-                        yi,
-                        tau,
-                        b,
-                        d,
-                        link,
-                        p,
-                        balanced,
-                        average,
-                    ):
-                        return NONFINITE
-                    if not _update_column(
-                        data,
-                        indices,
-                        indptr,
-                        i,
-                        theta,
-                        A,
-                        lastS,
-                        st,
-                        rival,
-                        -tau,
-                        b,
-                        d,
-                        link,
-                        p,
-                        balanced,
-                        average,
-                    ):
-                        return NONFINITE
-                updated = True
+                    alpha[yi] = tau
+                    alpha[rival] = -tau
         if updated:
+            for k in range(K):
+                if alpha[k] != 0.0:
+                    if not _update_column(data, indices, indptr, i, theta, A, lastS, st, k,
+                                          alpha[k], b, d, link, p, balanced, average):  # fmt: skip
+                        return NONFINITE
             st[2] += 1.0
             if (link == ENTROPY or link == PNORM) and st[5] < _CANCEL * agg_before:
                 # the running sum lost most of its mass in one round: it may carry the
