@@ -575,6 +575,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _add_chunk_size(p):
+    p.add_argument(
+        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
+    )
+
+
+def _add_model_in(p):
+    p.add_argument("-m", "--model", required=True, help="model file written by train")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -612,9 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="predict with the average of the weights over all updates (more stable)",
     )
-    p.add_argument(
-        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
-    )
+    _add_chunk_size(p)
     p.add_argument(
         "--n-features",
         type=_positive_int,
@@ -640,11 +648,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("data", metavar="DATA", help="data to predict, svmlight format")
-    p.add_argument("-m", "--model", required=True, help="model file written by train")
+    _add_model_in(p)
     p.add_argument("-o", "--output", default=None, help="output file (default: standard output)")
-    p.add_argument(
-        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
-    )
+    _add_chunk_size(p)
     p.set_defaults(func=_cmd_predict)
 
     p = sub.add_parser(
@@ -655,10 +661,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("data", metavar="DATA", help="labelled test data, svmlight format")
-    p.add_argument("-m", "--model", required=True, help="model file written by train")
-    p.add_argument(
-        "--chunk-size", type=_positive_int, default=10000, help="rows per chunk (default: 10000)"
-    )
+    _add_model_in(p)
+    _add_chunk_size(p)
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser(
