@@ -1,4 +1,4 @@
-"""The COPA estimator (``onlinelearn.copa.COPA``) against direct calls of its closed-form step.
+"""The COPA estimator (``onlinelearn.COPA``) against direct calls of its closed-form step.
 
 W denotes the (R, Q) matrix of the model, R = n_features (+1 with the intercept row), read as
 ``[coef_.T; intercept_]``; one round of COPA is W <- W + x alpha^T with ``alpha`` from
@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 from onlinelearn._core.copa import copa_step
-from onlinelearn.copa import COPA
-from onlinelearn.passive_aggressive import PassiveAggressiveClassifier
+from onlinelearn.linear.copa import COPA
+from onlinelearn.linear.passive_aggressive import PassiveAggressiveClassifier
 
 
 def weights(clf):

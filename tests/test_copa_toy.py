@@ -48,8 +48,8 @@ def test_table_and_plot(result, tmp_path):
 
 def test_bound_of_one_online_pass(result):
     """The bound printed for a COPA run is Theorem 1 on the progressive predictions."""
-    from onlinelearn.copa import COPA
     from onlinelearn.experiments.copa_toy import online_bound
+    from onlinelearn.linear.copa import COPA
     from onlinelearn.metrics import confusion_matrix_conditional, confusion_risk_bound
 
     assert set(result.bounds) == {None, "confusion"}

@@ -4,17 +4,14 @@ Public re-exports only; see the modules for the mathematics.
 """
 
 from .base import merge_models
-from .copa import COPA
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
     online_to_batch_validation,
     progressive_validation,
 )
+from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
-from .passive_aggressive import PassiveAggressiveClassifier
-from .perceptron import Perceptron
-from .quasi_additive import PNormPerceptron, Winnow
 
 __version__ = "0.1.0"
 

@@ -57,7 +57,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..copa import COPA
+from ..linear.copa import COPA
+from ..linear.perceptron import Perceptron
 from ..metrics import (
     ConfusionRiskBound,
     confusion_matrix_conditional,
@@ -65,7 +66,6 @@ from ..metrics import (
     confusion_risk_bound,
     online_confusion_risk,
 )
-from ..perceptron import Perceptron
 
 __all__ = ["OnlineBound", "ToyResult", "make_toy_sample", "online_bound", "reproduce_copa_toy"]
 

@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..copa import COPA
+from ..linear.copa import COPA
+from ..linear.passive_aggressive import PassiveAggressiveClassifier
+from ..linear.perceptron import Perceptron
 from ..metrics import confusion_operator_norm
-from ..passive_aggressive import PassiveAggressiveClassifier
-from ..perceptron import Perceptron
 
 __all__ = [
     "DEFAULT_DATASETS",

@@ -13,9 +13,9 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._core import links as L
-from ._core import steps as S
-from .base import OnlineLinearClassifier
+from .._core import links as L
+from .._core import steps as S
+from ..base import OnlineLinearClassifier
 
 _STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 

@@ -6,9 +6,9 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._core import links as L
-from ._core import steps as S
-from .base import OnlineLinearClassifier
+from .._core import links as L
+from .._core import steps as S
+from ..base import OnlineLinearClassifier
 
 _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._core import links as L
-from ._core import steps as S
-from .base import OnlineLinearClassifier
+from .._core import links as L
+from .._core import steps as S
+from ..base import OnlineLinearClassifier
 
 
 class Perceptron(OnlineLinearClassifier):

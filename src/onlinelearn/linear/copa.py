@@ -7,12 +7,12 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import _validation as V
-from ._core import links as L
-from ._core import steps as S
-from ._core.copa import copa_losses
-from ._core.online_loop import current_weights
-from .base import OnlineLinearClassifier
+from .. import _validation as V
+from .._core import links as L
+from .._core import steps as S
+from .._core.copa import copa_losses
+from .._core.online_loop import current_weights
+from ..base import OnlineLinearClassifier
 
 __all__ = ["COPA"]
 
@@ -109,7 +109,7 @@ class COPA(OnlineLinearClassifier):
 
     Examples
     --------
-    >>> from onlinelearn.copa import COPA
+    >>> from onlinelearn.linear.copa import COPA
     >>> from onlinelearn.datasets import load_dna
     >>> X, y = load_dna("train")
     >>> clf = COPA(C=0.1, average=True)
