@@ -534,13 +534,22 @@ def _json_label(v):
 
 
 def estimator_from_state(meta, arrays):
-    """Rebuild a fitted estimator from :meth:`OnlineLinearClassifier._get_state` output."""
+    """Rebuild a fitted estimator from its ``_get_state()`` output.
+
+    The linear learners are rebuilt here; any other public estimator class of ``onlinelearn``
+    rebuilds itself with its classmethod ``_from_state(meta, arrays)`` (docs/CONTRACT.md)."""
     import onlinelearn
 
     name = meta["class"]
     cls = getattr(onlinelearn, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, OnlineLinearClassifier)):
+    if not isinstance(cls, type):
         raise ValueError(f"unknown estimator class {name!r} in model state")
+    if not issubclass(cls, OnlineLinearClassifier):
+        # every other family rebuilds itself: ``cls._from_state(meta, arrays)``
+        from_state = getattr(cls, "_from_state", None)
+        if from_state is None:
+            raise ValueError(f"estimator class {name!r} cannot be read from a model file")
+        return from_state(meta, arrays)
     params = dict(meta["params"])
     cw = params.get("class_weight")
     if isinstance(cw, dict) and "__pairs__" in cw:
