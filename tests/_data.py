@@ -31,3 +31,19 @@ def require_shared_data(name: str, split: str = "train"):
         if _on_ci():
             pytest.fail(f"{reason} [CI=true: missing shared data is an error]")
         pytest.skip(reason)
+
+
+def require_shared_file(relpath: str):
+    """Path of ``relpath`` under the shared data folder (e.g. ``'cora/cora.edges.xz'``), or skip
+    (fail on CI) when it is missing. For data sets that ``SHARED_SETS`` does not name."""
+    from onlinelearn.datasets import shared_data_dir
+
+    root = shared_data_dir()
+    path = None if root is None else root / relpath
+    exc_text = "no shared data folder found" if root is None else f"{path} does not exist"
+    if path is None or not path.exists():
+        reason = f"shared data file {relpath!r} not available: {exc_text}"
+        if _on_ci():
+            pytest.fail(f"{reason} [CI=true: missing shared data is an error]")
+        pytest.skip(reason)
+    return path
