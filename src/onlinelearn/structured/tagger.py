@@ -83,14 +83,14 @@ class SequenceTagger(BaseEstimator):
     >>> X = token_features(sents, n_features=2**10)
     >>> tagger = SequenceTagger(n_epochs=3, random_state=0).fit(X, tags)
     >>> new = token_features([["a", "dog", "sleeps"]], n_features=2**10)
-    >>> [list(t) for t in tagger.predict(new)]
+    >>> [t.tolist() for t in tagger.predict(new)]
     [['DET', 'NOUN', 'VERB']]
     """
 
     _parameter_constraints: dict = {
         "update": [StrOptions(set(_UPDATES))],
         "loss": [StrOptions(set(_LOSSES))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "C": [Interval(numbers.Real, 0, None, closed="right")],
         "U": [Interval(numbers.Real, 0, None, closed="neither")],
         "average": ["boolean"],
         "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
