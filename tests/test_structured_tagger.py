@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _data import require_shared_file
 from scipy.optimize import minimize
 
 from onlinelearn import PassiveAggressiveClassifier
@@ -17,8 +18,6 @@ from onlinelearn._core import structured as K_
 from onlinelearn.model_io import load_model, save_model
 from onlinelearn.structured import SequenceTagger, read_conllu, token_features
 from onlinelearn.structured._sequences import pack_sequences
-
-from _data import require_shared_file
 
 
 # ---------------------------------------------------------------- plain references

@@ -4,6 +4,7 @@ Public re-exports only; see the modules for the mathematics.
 """
 
 from .base import merge_models
+from .boosting import PrimalDualBoost
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
@@ -23,6 +24,7 @@ __all__ = [
     "PNormPerceptron",
     "COPA",
     "SequenceTagger",
+    "PrimalDualBoost",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
