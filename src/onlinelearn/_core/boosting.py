@@ -131,9 +131,9 @@ def best_stump_csc(indptr, rows, vals, wy, crit):
     """Best stump over CSC columns with presorted non-zeros; returns (j, thr, left, right).
 
     ``rows``/``vals`` are the row indices and values of each column sorted by value
-    (:func:`presort_csc`).  Each non-zero is visited once: the negative values in ascending order (their left sums are
-    known), the positive values in descending order (their right sums are known); the implicit
-    zeros are the remainder, between the two."""
+    (:func:`presort_csc`).  Each non-zero is visited once: the negative values in ascending
+    order (their left sums are known), the positive values in descending order (their right
+    sums are known); the implicit zeros are the remainder, between the two."""
     d = indptr.shape[0] - 1
     m = wy.shape[0]
     P, N = _totals(wy)
