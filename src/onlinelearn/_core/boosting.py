@@ -264,15 +264,16 @@ def edge_and_error(w, ypm, h):
 
 @njit
 def take_step(f, h, alpha, ypm, logw):
-    """f += alpha h; returns (training 0-1 error, log of the mean exp-loss)."""
+    """f += alpha h; returns (training 0-1 error, log of the mean exp-loss), both weighted by
+    the example weights exp(logw) (mean 1); a tie y f = 0 counts as an error."""
     m = f.shape[0]
-    n_err = 0
+    n_err = 0.0
     mx = -np.inf
     for i in range(m):
         f[i] += alpha * h[i]
         mg = ypm[i] * f[i]
         if mg <= 0.0:
-            n_err += 1
+            n_err += math.exp(logw[i])
         z = logw[i] - mg
         if z > mx:
             mx = z

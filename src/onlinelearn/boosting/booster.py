@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import boosting as B
@@ -145,11 +145,13 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, reset=True)
         check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
         classes = np.unique(y)
-        if classes.shape[0] != 2:
+        if y_type != "binary" or classes.shape[0] != 2:
             raise ValueError(
-                f"PrimalDualBoost is a binary classifier: y has {classes.shape[0]} class(es) "
-                f"{list(classes[:5])}; use two classes (one-vs-rest for more)"
+                "Only binary classification is supported. The type of the target is "
+                f"{y_type} with {classes.shape[0]} class(es) {list(classes[:5])}; "
+                "PrimalDualBoost needs exactly two (use one-vs-rest for more)"
             )
         m = X.shape[0]
         ypm = np.where(y == classes[1], 1.0, -1.0)
@@ -158,9 +160,14 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         else:
             sw = np.asarray(sample_weight, dtype=np.float64)
             if sw.shape != (m,) or not np.all(np.isfinite(sw)) or np.any(sw < 0) or sw.sum() <= 0:
-                raise ValueError("sample_weight must be m finite non-negative values, not all 0")
-            with np.errstate(divide="ignore"):
-                logw = np.log(sw / sw.mean())
+                raise ValueError(
+                    "sample_weight must be m finite non-negative values whose sum is not zero"
+                )
+            # examples of weight 0 play no part (as if removed)
+            keep = sw > 0
+            if not keep.all():
+                X, ypm, sw = X[keep], ypm[keep], sw[keep]
+            logw = np.log(sw / sw.mean())
         res = self._boost(X, ypm, logw)
         self.classes_ = classes
         for k, v in res.items():
@@ -302,7 +309,8 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(np.int64)]
 
     # ------------------------------------------------------------------ model files
     _ARRAYS = ("alphas_", "edges_", "train_errors_", "exp_losses_", "dual_", "bounds_")
