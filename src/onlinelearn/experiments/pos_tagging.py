@@ -60,10 +60,10 @@ def _make(name, epochs, seed):
         return PassiveAggressiveClassifier(
             variant="PA-I", C=0.1, average=True, n_epochs=epochs, random_state=seed
         )
-    update, _, loss = name.partition("-")
+    update, loss = {"PA-prediction": ("PA", "prediction")}.get(name, (name, "max"))
     return SequenceTagger(
-        update if update != "self" else "self-tuned",
-        loss=loss or "max",
+        update,
+        loss=loss,
         average=True,
         n_epochs=epochs,
         random_state=seed,
