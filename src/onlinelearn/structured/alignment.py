@@ -138,8 +138,9 @@ class Aligner(BaseEstimator):
     def _dp(self, w, x, truth, scale):
         frames, events, Gcum = x
         out = np.empty(events.shape[0], dtype=np.int64)
-        s = A.align(np.ascontiguousarray(w, dtype=np.float64), frames, Gcum, events, self.mu_,
-                    self.sigma_, int(self.max_duration), truth, int(self.eps), scale, out)  # fmt: skip
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        L, eps = int(self.max_duration), int(self.eps)
+        s = A.align(w, frames, Gcum, events, self.mu_, self.sigma_, L, truth, eps, scale, out)
         if s == -np.inf:
             raise ValueError(
                 f"{events.shape[0]} events cannot fit in {frames.shape[0]} frames with "
