@@ -258,9 +258,19 @@ class SequenceTagger(BaseEstimator):
     n_mistakes_ = property(lambda self: int(self._st[K_.N_MISTAKES]))
     t_ = property(lambda self: int(self._st[K_.T_SEEN]))
 
+    def _predict_weights(self):
+        """(coef_, transitions_) as contiguous arrays, cached until the next update (the
+        averaged read-out costs O(n_features n_tags))."""
+        key = (id(self._W), float(self._st[K_.T_SEEN]), float(self._st[K_.N_UPDATES]))
+        cache = self.__dict__.get("_read_cache")
+        if cache is None or cache[0] != key:
+            W = np.ascontiguousarray(self.coef_)
+            Tr = np.ascontiguousarray(self.transitions_)
+            cache = self._read_cache = (key, W, Tr)
+        return cache[1], cache[2]
+
     def _predict_codes(self, batch):
-        W = np.ascontiguousarray(self.coef_)
-        Tr = np.ascontiguousarray(self.transitions_)
+        W, Tr = self._predict_weights()
         out = np.empty(batch.n_tokens, dtype=np.int64)
         K_.tagger_predict(
             batch.indptr, batch.indices, batch.data, batch.starts, W, Tr, batch.max_len, out
