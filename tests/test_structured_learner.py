@@ -142,3 +142,26 @@ def test_bad_oracles_and_input_change_nothing():
     same()
     with pytest.raises(ValueError, match="loss_augmented_argmax"):
         OnlineStructuredLearner(chain_phi, brute, hamming).fit(Xs, Ys)
+
+
+def test_online_to_batch_conversions():
+    from onlinelearn.structured import structured_average, structured_last, structured_validation
+
+    Xs, Ys = _data(4, n=12)
+    seqs = [sp.csr_matrix(X) for X in Xs]
+    base = SequenceTagger("PA", average=False)
+    last = structured_last(base, seqs, Ys, random_stopping=False, classes=np.arange(K))
+    ref = SequenceTagger("PA", average=False).partial_fit(seqs, Ys, classes=np.arange(K))
+    np.testing.assert_array_equal(last.coef_, ref.coef_)
+    r = structured_last(base, seqs, Ys, random_state=0, classes=np.arange(K))
+    assert 1 <= r.t_ <= 12 and base.get_params()["average"] is False
+    avg = structured_average(base, seqs, Ys, classes=np.arange(K))
+    ref = SequenceTagger("PA", average=True).partial_fit(seqs, Ys, classes=np.arange(K))
+    np.testing.assert_array_equal(avg.coef_, ref.coef_)
+    res = structured_validation(base, seqs, Ys, seqs, Ys, n_blocks=3, random_state=0,
+                                classes=np.arange(K))  # fmt: skip
+    assert res.estimator is res.candidates[res.best_index]
+    assert res.validation_scores[res.best_index] == res.validation_scores.max()
+    assert sum(c.t_ for c in res.candidates) <= 12
+    gen = OnlineStructuredLearner(chain_phi, brute, hamming, lambda w, x, y: brute(w, x, y))
+    assert structured_average(gen, Xs[:4], Ys[:4]).t_ == 4

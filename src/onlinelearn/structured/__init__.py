@@ -2,6 +2,7 @@
 alignment."""
 
 from .alignment import Aligner, make_alignment
+from .conversion import structured_average, structured_last, structured_validation
 from .learner import OnlineStructuredLearner
 from .tagger import SequenceTagger
 from .text import read_conllu, token_features
@@ -13,4 +14,7 @@ __all__ = [
     "make_alignment",
     "read_conllu",
     "token_features",
+    "structured_last",
+    "structured_average",
+    "structured_validation",
 ]
