@@ -116,10 +116,8 @@ def best_stump_dense(order, vals, wy, crit):
         ln = 0.0
         for q in range(m - 1):
             a = wy[order[j, q]]
-            if a > 0:
-                lp += a
-            else:
-                ln -= a
+            lp += max(a, 0.0)
+            ln += max(-a, 0.0)
             v, nxt = vals[j, q], vals[j, q + 1]
             if nxt > v:
                 _consider(best, crit, j, 0.5 * (v + nxt), lp, ln, P, N)
@@ -149,10 +147,8 @@ def best_stump_csc(indptr, rows, vals, wy, crit):
         q = lo
         while q < hi and vals[q] < 0.0:
             a = wy[rows[q]]
-            if a > 0:
-                lp += a
-            else:
-                ln -= a
+            lp += max(a, 0.0)  # branch-free: the signs of y are random
+            ln += max(-a, 0.0)
             v = vals[q]
             if q + 1 < hi:
                 nxt = vals[q + 1]
@@ -169,10 +165,8 @@ def best_stump_csc(indptr, rows, vals, wy, crit):
         rn = 0.0
         for q in range(hi - 1, first_pos - 1, -1):
             a = wy[rows[q]]
-            if a > 0:
-                rp += a
-            else:
-                rn -= a
+            rp += max(a, 0.0)
+            rn += max(-a, 0.0)
             v = vals[q]
             if q - 1 >= first_pos:
                 prv = vals[q - 1]
