@@ -109,8 +109,10 @@ def run_pos_tagging(
             est.fit(X, Y)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
-            acc = est.score(Xt, Yt)
+            pred = est.predict(Xt)
             pred_s = time.perf_counter() - t
+            # (score() refuses test tags never seen in training; here they count as errors)
+            acc = float(np.mean(np.concatenate(pred) == flat_yt))
         res.rows.append((name, acc, fit_s / epochs, n_test_tokens / pred_s))
         progress(f"{name}: accuracy {acc:.4f}, {fit_s / epochs:.2f} s / epoch")
     return res

@@ -165,8 +165,8 @@ class SequenceTagger(BaseEstimator):
         if new.size:
             if not allow_new:
                 raise ValueError(
-                    f"tags never seen in training: {list(new[:10])}; the model knows "
-                    f"{list(classes)}"
+                    f"tags never seen in training: {[str(t) for t in new[:10]]}; the model "
+                    f"knows {[str(t) for t in classes]}"
                 )
             classes = np.union1d(classes, new)
         return np.searchsorted(classes, y).astype(np.int64), classes
