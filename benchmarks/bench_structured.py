@@ -117,7 +117,7 @@ def bench_tagging(data, quick, repeat):
         print(f"| {name} | {tps:,.0f} | {tps / py_tps:.1f}x |")
 
 
-def bench_boosting(data, quick, repeat, T):
+def bench_boosting(data, quick, repeat, T, names=("a9a", "w8a", "spambase")):
     from sklearn.ensemble import AdaBoostClassifier
     from sklearn.tree import DecisionTreeClassifier
 
@@ -130,7 +130,7 @@ def bench_boosting(data, quick, repeat, T):
     print("| data | input | PrimalDualBoost edge (s / acc) | PrimalDualBoost gini (s / acc) | "
           "sklearn AdaBoost (s / acc) | speed-up (gini vs sklearn) |")  # fmt: skip
     print("|---|---|---|---|---|---|")
-    for name in ("a9a", "w8a", "spambase"):
+    for name in names:
         X, y, Xt, yt = load_binary(name, 5000 if quick else None, 0)
         inputs = [("sparse", X, Xt), ("dense", X.toarray(), Xt.toarray())] if sp.issparse(X) \
             else [("dense", X, Xt)]  # fmt: skip
@@ -155,6 +155,12 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="timed runs per method (median)")
     p.add_argument("--rounds", type=int, default=100, help="boosting rounds T")
     p.add_argument("--only", choices=["tagging", "boosting"], default=None)
+    p.add_argument(
+        "--boost-data",
+        nargs="+",
+        default=["a9a", "w8a", "spambase"],
+        help="data sets of the boosting part (a9a, w8a, binary PMLB names)",
+    )
     args = p.parse_args(argv)
     data = data_dir()
     print(f"# bench_structured ({'quick' if args.quick else 'full'}; shared machine: "
@@ -162,7 +168,7 @@ def main(argv=None):
     if args.only in (None, "tagging"):
         bench_tagging(data, args.quick, args.repeat)
     if args.only in (None, "boosting"):
-        bench_boosting(data, args.quick, args.repeat, args.rounds)
+        bench_boosting(data, args.quick, args.repeat, args.rounds, args.boost_data)
 
 
 if __name__ == "__main__":
