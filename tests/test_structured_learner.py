@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
+from test_structured_tagger import phi
 
 from onlinelearn.structured import OnlineStructuredLearner, SequenceTagger
 
@@ -19,14 +20,7 @@ K, D = 3, 4
 
 def chain_phi(X, y):
     """The SequenceTagger's joint feature map, flattened as [W (D, K), Tr (K + 1, K)]."""
-    em = np.zeros((D, K))
-    tr = np.zeros((K + 1, K))
-    prev = K
-    for i, k in enumerate(y):
-        em[:, k] += X[i]
-        tr[prev, k] += 1.0
-        prev = k
-    return np.concatenate([em.ravel(), tr.ravel()])
+    return phi(X, y, K)
 
 
 def hamming(y, z):
