@@ -63,6 +63,7 @@ def test_generic_learner_equals_the_compiled_tagger(update, loss, average):
     want = np.concatenate([tag.coef_.ravel(), tag.transitions_.ravel()])
     np.testing.assert_allclose(gen.coef_, want, atol=1e-10)
     assert gen.n_updates_ == tag.n_updates_ and gen.n_mistakes_ == tag.n_mistakes_
+    assert gen.dual_objective_ == pytest.approx(tag.dual_objective_, abs=1e-9)
 
 
 def _qp(w0, a, rho, C):

@@ -346,3 +346,27 @@ def test_ud_ewt_small_structured_at_least_per_token_pa():
     assert accs["self-tuned"] >= acc_pa, (accs, acc_pa)
     # the averaged structured Perceptron is not ahead on so few sentences (see docs/structured.md)
     assert accs["perceptron"] >= acc_pa - 0.01, (accs, acc_pa)
+
+
+@pytest.mark.parametrize("loss", ["max", "prediction"])
+def test_pa_dual_objective_never_decreases_and_bounds_the_primal(loss):
+    """D = sum tau_s rho_s - ||w||^2 / 2 rises at every PA round and stays below the primal
+    ||w||^2 / 2 + C sum_s max-loss_s(w) at any w (weak duality), checked at the final w."""
+    rng = np.random.default_rng(21)
+    K, d, C = 3, 4, 0.3
+    seqs = [_random_seq(rng, int(rng.integers(1, 5)), d) for _ in range(25)]
+    tags = [rng.integers(0, K, size=X.shape[0]) for X in seqs]
+    t = SequenceTagger("PA", loss=loss, C=C, average=False)
+    t.partial_fit(seqs[:1], tags[:1], classes=np.arange(K))
+    duals = [t.dual_objective_]
+    for X, y in zip(seqs[1:], tags[1:], strict=True):
+        t.partial_fit([X], [y])
+        duals.append(t.dual_objective_)
+    assert np.all(np.diff(duals) >= -1e-12) and duals[-1] > 0
+    w_end = _state_vector(t)
+    for w in (w_end, np.zeros_like(w_end), rng.normal(size=w_end.size)):
+        primal = 0.5 * w @ w
+        for X, y in zip(seqs, tags, strict=True):
+            yhat, best = brute_argmax(X, w, K, y)
+            primal += C * max(0.0, best - w @ phi(X, y, K))
+        assert duals[-1] <= primal + 1e-9

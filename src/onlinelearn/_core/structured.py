@@ -48,7 +48,8 @@ N_MISTAKES = 2  # sequences whose online prediction had a wrong tag
 N_TOKEN_ERRORS = 3  # wrong tags of the online predictions
 X_MAX = 4  # self-tuned X_t = max ||a_s||
 M_SELF = 5  # self-tuned M_t = rounds with rho > 0
-N_ST = 6
+TAU_RHO = 6  # sum_s tau_s rho_s: the linear part of the dual objective (PA steps)
+N_ST = 7
 
 
 @njit
@@ -243,6 +244,7 @@ def tagger_step(
     if tau <= 0.0:
         return 0.0
     st[N_UPDATES] += 1.0
+    st[TAU_RHO] += tau * rho
     apply_step(indptr, indices, data, lo, n, y, off, yhat, K, W, Tr, tau)
     if average:
         apply_step(indptr, indices, data, lo, n, y, off, yhat, K, UW, UTr, tau * (st[T_SEEN] - 1))

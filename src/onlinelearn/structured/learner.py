@@ -179,6 +179,7 @@ class OnlineStructuredLearner(BaseEstimator):
             tau = min(float(self.C), max(0.0, rho - float(w @ a)) / sq)
         if tau > 0:
             self._n_updates += 1
+            self._tau_rho += tau * rho
             w += tau * a
             if self.average:
                 self._u += (self._t - 1) * tau * a
@@ -189,10 +190,11 @@ class OnlineStructuredLearner(BaseEstimator):
         self._w = np.zeros(d)
         self._u = np.zeros(d)
         self._t = self._n_updates = self._n_mistakes = self._M = 0
-        self._X = 0.0
+        self._X = self._tau_rho = 0.0
         self.n_features_in_ = d
 
-    _STATE = ("_w", "_u", "_t", "_n_updates", "_n_mistakes", "_M", "_X", "n_features_in_")
+    _STATE = ("_w", "_u", "_t", "_n_updates", "_n_mistakes", "_M", "_X", "_tau_rho",
+              "n_features_in_")  # fmt: skip
 
     def _run(self, X, Y, order):
         snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -236,6 +238,13 @@ class OnlineStructuredLearner(BaseEstimator):
         if self.average and self._t > 0:
             return self._w - self._u / self._t
         return self._w
+
+    @property
+    def dual_objective_(self):
+        """sum_s tau_s rho_s - ||w||^2 / 2 (current weights): the dual objective at the steps
+        taken (never decreases under update='PA'; a lower bound of the primal)."""
+        check_is_fitted(self, "_w")
+        return self._tau_rho - 0.5 * float(self._w @ self._w)
 
     n_updates_ = property(lambda self: self._n_updates)
     n_mistakes_ = property(lambda self: self._n_mistakes)

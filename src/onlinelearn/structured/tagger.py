@@ -254,6 +254,16 @@ class SequenceTagger(BaseEstimator):
             return self._Tr - self._UTr / self._st[K_.T_SEEN]
         return self._Tr
 
+    @property
+    def dual_objective_(self):
+        """D = sum_s tau_s rho_s - ||w||^2 / 2 with w the current (not averaged) weights: the
+        dual of  min_w ||w||^2 / 2 + C sum_s loss_s(w)  at the dual variables tau_s the PA
+        steps have set (thesis Sec. 3.3; it never decreases and is a lower bound of the primal
+        for any w).  Meaningful for update='PA'."""
+        check_is_fitted(self, "classes_")
+        sq = float(np.sum(self._W**2) + np.sum(self._Tr**2))
+        return float(self._st[K_.TAU_RHO]) - 0.5 * sq
+
     n_updates_ = property(lambda self: int(self._st[K_.N_UPDATES]))
     n_mistakes_ = property(lambda self: int(self._st[K_.N_MISTAKES]))
     t_ = property(lambda self: int(self._st[K_.T_SEEN]))
