@@ -370,3 +370,52 @@ def test_pa_dual_objective_never_decreases_and_bounds_the_primal(loss):
             yhat, best = brute_argmax(X, w, K, y)
             primal += C * max(0.0, best - w @ phi(X, y, K))
         assert duals[-1] <= primal + 1e-9
+
+
+# ---------------------------------------------------------------- text helpers
+def test_read_conllu_skips_comments_multiword_tokens_and_empty_nodes(tmp_path):
+    import lzma
+
+    text = (
+        "# sent_id = 1\n# text = I can't go.\n"
+        "1\tI\tI\tPRON\tPRP\t_\t3\tnsubj\t_\t_\n"
+        "2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "2\tca\tcan\tAUX\tMD\t_\t4\taux\t_\t_\n"
+        "3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t_\t_\n"
+        "3.1\tgone\t_\tVERB\t_\t_\t_\t_\t_\t_\n"
+        "4\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\t_\n\n"
+        "1\tYes\tyes\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+    )
+    path = tmp_path / "x.conllu.xz"
+    with lzma.open(path, "wt", encoding="utf-8") as f:
+        f.write(text)
+    sents, tags = read_conllu(path)
+    assert sents == [["I", "ca", "n't", "go"], ["Yes"]]
+    assert tags == [["PRON", "AUX", "PART", "VERB"], ["INTJ"]]
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tI\tI\tPRON\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.conllu:1: expected 10"):
+        read_conllu(bad)
+
+
+def test_token_features_are_the_documented_hashes():
+    import zlib
+
+    n = 2**20
+    X = token_features([["The", "Dog", "barks"], ["The"]], n_features=n)
+    assert [x.shape for x in X] == [(3, n), (1, n)]
+
+    def h(s):
+        return zlib.crc32(s.encode()) % n
+
+    row = set(X[0][1].indices)
+    for s in ("b", "w=Dog", "l=dog", "p1=d", "p2=do", "p3=dog", "s1=g", "s2=og", "s3=dog",
+              "sh=Xxx", "ss=Xx", "l-1=the", "l+1=barks", "l-2=<s>", "l+2=</s>", "s-1=the",
+              "s+1=rks"):  # fmt: skip
+        assert h(s) in row, s
+    assert np.all(X[0].data == 1.0) and X[0][1].nnz == 17
+    # the same word, sentence-initial in both: it differs only in its right-neighbour features
+    a, b = set(X[0][0].indices), set(X[1][0].indices)
+    assert len(a & b) == 11 + 3 and h("l+1=dog") in a and h("l+1=</s>") in b
+    with pytest.raises(TypeError, match="list of tokens"):
+        token_features(["a sentence"])
