@@ -10,11 +10,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import alignment as A
-from .learner import OnlineStructuredLearner
+from .learner import STEP_CONSTRAINTS, OnlineStructuredLearner
 
 __all__ = ["Aligner", "make_alignment"]
 
@@ -89,13 +89,7 @@ class Aligner(BaseEstimator):
         "max_duration": [Interval(numbers.Integral, 1, None, closed="left")],
         "eps": [Interval(numbers.Integral, 0, None, closed="left")],
         "cost_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "update": [StrOptions({"perceptron", "PA", "self-tuned"})],
-        "C": [Interval(numbers.Real, 0, None, closed="right")],
-        "U": [Interval(numbers.Real, 0, None, closed="neither")],
-        "average": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
+        **{k: v for k, v in STEP_CONSTRAINTS.items() if k != "loss"},
     }
 
     def __init__(

@@ -12,6 +12,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+#: the parameters of the dual step and the passes, shared by the structured learners
+STEP_CONSTRAINTS: dict = {
+    "update": [StrOptions({"perceptron", "PA", "self-tuned"})],
+    "loss": [StrOptions({"max", "prediction"})],
+    "C": [Interval(numbers.Real, 0, None, closed="right")],
+    "U": [Interval(numbers.Real, 0, None, closed="neither")],
+    "average": ["boolean"],
+    "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+
 
 class OnlineStructuredLearner(BaseEstimator):
     """Online learning of w . phi(x, y) with user-supplied feature map, cost and argmax oracles.
@@ -85,14 +97,7 @@ class OnlineStructuredLearner(BaseEstimator):
         "argmax": [callable],
         "cost": [callable],
         "loss_augmented_argmax": [callable, None],
-        "update": [StrOptions({"perceptron", "PA", "self-tuned"})],
-        "loss": [StrOptions({"max", "prediction"})],
-        "C": [Interval(numbers.Real, 0, None, closed="right")],
-        "U": [Interval(numbers.Real, 0, None, closed="neither")],
-        "average": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
+        **STEP_CONSTRAINTS,
     }
 
     def __init__(

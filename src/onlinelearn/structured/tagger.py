@@ -7,11 +7,11 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
 from ._sequences import check_tag_sequences, pack_sequences
+from .learner import STEP_CONSTRAINTS
 
 _UPDATES = {"perceptron": K_.PERCEPTRON, "PA": None, "self-tuned": K_.SELF_TUNED}
 _LOSSES = {"max": K_.PA_MAX, "prediction": K_.PA_PRED}
@@ -87,16 +87,7 @@ class SequenceTagger(BaseEstimator):
     [['DET', 'NOUN', 'VERB']]
     """
 
-    _parameter_constraints: dict = {
-        "update": [StrOptions(set(_UPDATES))],
-        "loss": [StrOptions(set(_LOSSES))],
-        "C": [Interval(numbers.Real, 0, None, closed="right")],
-        "U": [Interval(numbers.Real, 0, None, closed="neither")],
-        "average": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints: dict = dict(STEP_CONSTRAINTS)
 
     def __init__(
         self,
