@@ -118,90 +118,74 @@ def exact_euclid_z(mu, nu, cap):
 
 # ---------------------------------------------------------------------------------- entropy pieces
 @njit(fastmath=False)
-def ent_F_single(t, a, v):
-    """F(t) = lse(theta + t x) - lse(theta) and its first two derivatives when every active
-    coordinate of x has the same value v and w carries mass a on them:
-    F = log(1 - a + a e^{t v})."""
-    u = t * v
-    if u > 0.0:
-        e = math.exp(-u)
-        den = a + (1.0 - a) * e
-        if den <= 0.0:
-            den = 1e-300
-        F = u + math.log(den)
-        qq = a / den
-    else:
-        den = 1.0 + a * math.expm1(u)
-        if den <= 0.0:
-            den = 1e-300
-        F = math.log(den)
-        qq = a * math.exp(u) / den
+def ent_F_single(t, a, rest, v):
+    """F(t) = lse(theta + t x) - lse(theta) = log(rest + a e^{t v}) and its first two
+    derivatives, when every active coordinate of x has the value v; a = the mass of w on the
+    active coordinates, rest = the mass elsewhere (a + rest = 1)."""
+    # log(rest + a e^u) as a log-sum-exp of two terms shifted by the larger (no underflow)
+    la = math.log(a) if a > 0.0 else -np.inf
+    lr = math.log(rest) if rest > 0.0 else -np.inf
+    u = t * v + la
+    M = u if u > lr else lr
+    if M == -np.inf:
+        return 0.0, 0.0, 0.0
+    e1 = math.exp(u - M)
+    den = e1 + math.exp(lr - M)
+    F = M + math.log(den)
+    qq = e1 / den
     return F, v * qq, v * v * qq * (1.0 - qq)
 
 
 @njit(fastmath=False)
-def ent_F_general(t, wv, xv, m):
+def ent_F_general(t, wv, xv, m, rest):
     """As :func:`ent_F_single` for general x: ``wv[:m]`` the weights of the active coordinates,
-    ``xv[:m]`` their values.  O(m)."""
-    M = 0.0
-    a = 0.0
+    ``xv[:m]`` their values, ``rest`` the mass elsewhere; a log-sum-exp shifted by its largest
+    term.  O(m)."""
+    M = math.log(rest) if rest > 0.0 else -np.inf
     for k in range(m):
-        a += wv[k]
-        u = t * xv[k]
-        if u > M:
-            M = u
-    rest = 1.0 - a
-    if rest < 0.0:
-        rest = 0.0
-    if M == 0.0:
-        den = 1.0
-        s1 = 0.0
-        s2 = 0.0
-        for k in range(m):
-            e = math.exp(t * xv[k])
-            den += wv[k] * (e - 1.0)
-            s1 += wv[k] * xv[k] * e
-            s2 += wv[k] * xv[k] * xv[k] * e
-        if den <= 0.0:
-            den = 1e-300
-        F = math.log(den)
-    else:
-        den = rest * math.exp(-M)
-        s1 = 0.0
-        s2 = 0.0
-        for k in range(m):
-            e = math.exp(t * xv[k] - M)
-            den += wv[k] * e
-            s1 += wv[k] * xv[k] * e
-            s2 += wv[k] * xv[k] * xv[k] * e
-        F = M + math.log(den)
+        if wv[k] > 0.0:
+            u = math.log(wv[k]) + t * xv[k]
+            if u > M:
+                M = u
+    den = rest * math.exp(-M) if rest > 0.0 else 0.0
+    s1 = 0.0
+    s2 = 0.0
+    for k in range(m):
+        if wv[k] > 0.0:
+            e = math.exp(math.log(wv[k]) + t * xv[k] - M)
+            den += e
+            s1 += xv[k] * e
+            s2 += xv[k] * xv[k] * e
+    if den <= 0.0:
+        return -np.inf, 0.0, 0.0
     g = s1 / den
-    return F, g, s2 / den - g * g
+    return M + math.log(den), g, s2 / den - g * g
 
 
 @njit(fastmath=False)
 def ent_F(t, r, single, v, amass, wv, xv, m):
-    """F_r(t), F_r'(t), F_r''(t) for label r (single-valued row or general row)."""
+    """F_r(t), F_r'(t), F_r''(t) for label r (``amass[0, r]`` = a, ``amass[1, r]`` = rest)."""
     if single:
-        return ent_F_single(t, amass[r], v)
-    return ent_F_general(t, wv[r], xv, m)
+        return ent_F_single(t, amass[0, r], amass[1, r], v)
+    return ent_F_general(t, wv[r], xv, m, amass[1, r])
 
 
 @njit(fastmath=False)
 def ent_G(t, r, single, v, amass, wv, xv, m):
     """F_r'(t), F_r''(t) only (no logarithm): what the Newton and interior point steps need."""
     if single:
-        a = amass[r]
+        a = amass[0, r]
+        rest = amass[1, r]
         u = t * v
         if u > 0.0:
-            den = a + (1.0 - a) * math.exp(-u)
+            den = a + rest * math.exp(-u)
             qq = a / den if den > 0.0 else 1.0
         else:
             e = math.exp(u)
-            den = 1.0 + a * (e - 1.0)
+            den = rest + a * e
             qq = a * e / den if den > 0.0 else 1.0
         return v * qq, v * v * qq * (1.0 - qq)
-    F, g, c = ent_F_general(t, wv[r], xv, m)
+    F, g, c = ent_F_general(t, wv[r], xv, m, amass[1, r])
     return g, c
 
 
@@ -442,6 +426,15 @@ def _residual_norm(Y, cap, al, lam, nu1, nu2, mu, fp):
 
 # ---------------------------------------------------------------------------------- one pass
 @njit
+def sum_relevant(tau, Y):
+    s = 0.0
+    for k in range(tau.shape[0]):
+        if Y[k]:
+            s += tau[k]
+    return s
+
+
+@njit
 def _exact_lse(theta, r):
     R = theta.shape[0]
     mx = -np.inf
@@ -487,7 +480,7 @@ def row_scores(data, indices, indptr, i, theta, lZ, complexity, b, out):
 def rank_pass(
     data, indices, indptr, Y, weight, order, theta, lZ, st,
     complexity, update, C, gamma, b, mistakes_out, loss_out,
-    scores, tau, mu, nu, amass, wv, xv, work,
+    scores, tau, mu, nu, amass, wv, xv, work, mark,
 ):  # fmt: skip
     """One online pass over the rows ``order``: predict (scores), count the mistake, update.
 
@@ -595,7 +588,7 @@ def rank_pass(
                 break
         if single:
             for k in range(K):
-                amass[k] = scores[k] / v if v != 0.0 else 0.0
+                amass[0, k] = scores[k] / v if v != 0.0 else 0.0
         else:
             for pp in range(start, end):
                 j = indices[pp - off]
@@ -606,6 +599,38 @@ def rank_pass(
                 xv[m - 1] = b
                 for k in range(K):
                     wv[k, m - 1] = math.exp(theta[d, k] - lZ[k])
+            for k in range(K):
+                a = 0.0
+                for pp in range(m):
+                    a += wv[k, pp]
+                amass[0, k] = a
+        # the mass off the row: 1 - a, or summed exactly when that difference is unreliable
+        for k in range(K):
+            amass[1, k] = 1.0 - amass[0, k]
+        if m >= R:
+            for k in range(K):
+                amass[1, k] = 0.0
+        else:
+            exact = False
+            for k in range(K):
+                if amass[1, k] < 1e-6:
+                    exact = True
+            if exact:
+                for pp in range(start, end):
+                    mark[indices[pp - off]] = 1
+                if b != 0.0:
+                    mark[d] = 1
+                for k in range(K):
+                    if amass[1, k] < 1e-6:
+                        rest = 0.0
+                        for j in range(R):
+                            if mark[j] == 0:
+                                rest += math.exp(theta[j, k] - lZ[k])
+                        amass[1, k] = rest
+                for pp in range(start, end):
+                    mark[indices[pp - off]] = 0
+                if b != 0.0:
+                    mark[d] = 0
         if update == UPD_I:
             tau[r0] = cap
             tau[s0] = cap
@@ -615,6 +640,23 @@ def rank_pass(
             tau[s0] = t
         else:
             its = ip_rank(Yi, cap, gamma, single, v, amass, wv, xv, m, tau, work)
+            if its >= IP_MAX_ITER:
+                # not converged (has not happened on our tests): keep the better of its point
+                # and the optimal step on the most violating pair (update II)
+                t = pair_line_search(r0, s0, cap, gamma, single, v, amass, wv, xv, m)
+                ip_val = gamma * sum_relevant(tau, Yi)
+                pair_val = gamma * t
+                for k in range(K):
+                    if tau[k] > 0.0:
+                        ip_val -= ent_F(tau[k] if Yi[k] else -tau[k], k, single, v, amass, wv,
+                                        xv, m)[0]  # fmt: skip
+                pair_val -= ent_F(t, r0, single, v, amass, wv, xv, m)[0]
+                pair_val -= ent_F(-t, s0, single, v, amass, wv, xv, m)[0]
+                if pair_val > ip_val:
+                    for k in range(K):
+                        tau[k] = 0.0
+                    tau[r0] = t
+                    tau[s0] = t
             st[IP_CALLS] += 1.0
             st[IP_ITER_SUM] += its
             if its > st[IP_ITER_MAX]:

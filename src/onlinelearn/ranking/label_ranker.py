@@ -202,8 +202,8 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
             batch.data, batch.indices, batch.indptr, Y, weight, order, self._theta, self._lZ,
             self._st, _COMPLEXITY[self.complexity], _UPDATE[self.update], float(self.C),
             float(self.margin), self._b(), mistakes, losses,
-            np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K),
-            np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)),
+            np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
+            np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)), np.zeros(R, dtype=np.int8),
         )  # fmt: skip
         if self.complexity == "entropy":
             self._since_exact += len(order)
