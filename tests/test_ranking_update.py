@@ -184,7 +184,7 @@ def test_update_II_is_the_optimum_on_the_pair_line(complexity):
         e = np.zeros(len(Y))
         e[[r0, s0]] = 1.0
         res = minimize_scalar(
-            lambda t: -dual_gain(t * e, theta, x, Y, comp, gamma),
+            lambda t: -dual_gain(t * e, theta, x, Y, comp, gamma),  # noqa: B023
             bounds=(0.0, C),
             method="bounded",
             options={"xatol": 1e-12 * (1 + C)},
@@ -238,9 +238,9 @@ def test_exact_euclid_walk_equals_brute_force_on_z():
         cap = float(10 ** rng.uniform(-2, 1))
         z, thm, thn = RK.exact_euclid_z(mu, nu, cap)
         assert 0 <= z <= cap
-        res = minimize_scalar(lambda zz: g(zz, mu) + g(zz, nu), bounds=(0, cap), method="bounded",
+        res = minimize_scalar(lambda zz: g(zz, mu) + g(zz, nu), bounds=(0, cap), method="bounded",  # noqa: B023
                               options={"xatol": 1e-12})  # fmt: skip
-        cand = min([res.x, 0.0, cap], key=lambda zz: g(zz, mu) + g(zz, nu))
+        cand = min([res.x, 0.0, cap], key=lambda zz: g(zz, mu) + g(zz, nu))  # noqa: B023
         assert g(z, mu) + g(z, nu) <= g(cand, mu) + g(cand, nu) + 1e-10
         if z > 0:
             assert np.allclose(np.maximum(mu - thm, 0), project_simplex(mu, z), atol=1e-10)
