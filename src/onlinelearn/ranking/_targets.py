@@ -2,9 +2,14 @@
 
 scikit-learn's multilabel conventions: a 2-D 0/1 array or sparse matrix whose columns are the
 labels ``classes_`` (``arange(n_columns)`` unless ``classes`` names them), or a sequence of label
-collections (lists, tuples, sets) turned into that matrix as ``MultiLabelBinarizer`` does
-(``classes_`` = the declared ``classes`` in their order, else the sorted union of the labels).
-A 1-D vector of class labels is the single-label case (one relevant label per row).
+collections turned into that matrix as ``MultiLabelBinarizer`` does (``classes_`` = the declared
+``classes`` in their order, else the sorted union of the labels).  A 1-D vector of class labels
+is the single-label case (one relevant label per row).
+
+A sequence of equal-length lists or arrays of 0 and 1 is read as the rows of an indicator matrix
+(scikit-learn's list-of-lists form of a 2-D array); every other sequence of collections (sets,
+ragged lists, lists of strings or of other labels) is read as label sets.  Pass sets (or
+``frozenset``) to make label sets unambiguous.
 """
 
 from __future__ import annotations
@@ -31,12 +36,26 @@ def _is_label_sets(y):
     )
 
 
+def _rows_of_indicator(y):
+    """A sequence of equal-length 0/1 lists or arrays (no sets): the rows of a 2-D array."""
+    if any(isinstance(v, set | frozenset) for v in y):
+        return False
+    lengths = {len(v) for v in y}
+    if len(lengths) != 1 or lengths == {0}:
+        return False
+    try:
+        arr = np.asarray([list(v) for v in y])
+    except (TypeError, ValueError):
+        return False
+    return arr.dtype.kind in "biuf" and bool(np.all((arr == 0) | (arr == 1)))
+
+
 def target_kind(y):
     """One of MULTICLASS, INDICATOR, SETS."""
     if sp.issparse(y):
         return INDICATOR
     if _is_label_sets(y):
-        return SETS
+        return INDICATOR if _rows_of_indicator(y) else SETS
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] > 1:
         return INDICATOR
@@ -59,7 +78,11 @@ def encode(y, n_rows, classes_known, classes_arg, kind_known):
             "use one kind of target for a model."
         )
     if kind == INDICATOR:
-        M = y.tocsr() if sp.issparse(y) else np.asarray(y)
+        M = (
+            y.tocsr()
+            if sp.issparse(y)
+            else np.asarray([list(v) for v in y] if isinstance(y, list) else y)
+        )
         vals = M.data if sp.issparse(M) else M
         if vals.dtype.kind not in "biuf" or (vals.size and not np.all((vals == 0) | (vals == 1))):
             bad = np.unique(np.asarray(vals, dtype=object))[:5].tolist() if vals.size else []

@@ -73,15 +73,18 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         The dual ascent step (above).
     complexity : {'euclidean', 'entropy'}, default='euclidean'
         The complexity function f: squared norm (8.2) or relative entropy (8.3).
-    C : float > 0, default=0.1
+    C : float > 0, default=0.01
         The cap of the dual step (1/c of the thesis).  For 'euclidean' with update II or III only
         C / margin matters; for update I with 'euclidean' it only scales the weights.  The
-        default ranks best on Enron among the values we tried (docs/ranking.md).
+        default ranks best on the Enron messages (online ranking loss 0.128 with update III;
+        entropy: 0.134, within 0.0002 of its best C; docs/ranking.md).
     margin : float > 0, default=1.0
         gamma of (8.1).  With 'entropy' the scores lie in [min_j x_j, max_j x_j] (w is on the
         simplex), so the margin is measured against the feature scale.
     fit_intercept : bool, default=True
-        Append a constant feature ``intercept_scaling`` to every x (a bias per label).
+        Append a constant feature ``intercept_scaling`` to every x (a bias per label); on Enron
+        it lowers the online ranking loss for every C and both complexities (0.128 against
+        0.140 at the default C).
     intercept_scaling : float > 0, default=1.0
         Value of that constant feature.
     n_epochs : int >= 1, default=5
@@ -111,15 +114,18 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
+    Progressive validation on the DNA data shipped with the package (one label per row):
+
     >>> from onlinelearn import LabelRanker
-    >>> from onlinelearn.ranking.metrics import label_ranking_loss
-    >>> rng = np.random.default_rng(0)
-    >>> X = (rng.random((400, 30)) < 0.2).astype(float)
-    >>> Y = (X[:, :6] + X[:, 6:12] > 0).astype(int)   # labels: words present
-    >>> est = LabelRanker(update="III").partial_fit(X, Y)
-    >>> print(est.n_mistakes_, round(label_ranking_loss(Y, est.decision_function(X)), 3))
-    52 0.0
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> est = LabelRanker(update="III")
+    >>> mistakes = est.partial_fit_mistakes(X, y)
+    >>> print(f"online mistakes {mistakes.mean():.3f}")
+    online mistakes 0.104
+    >>> X_test, y_test = load_dna("test")
+    >>> print(f"test accuracy {est.score(X_test, y_test):.3f}")
+    test accuracy 0.924
     """
 
     _parameter_constraints: dict = {
@@ -138,7 +144,7 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         self,
         update="III",
         complexity="euclidean",
-        C=0.1,
+        C=0.01,
         margin=1.0,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -251,29 +257,29 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         return mistakes
 
     # ------------------------------------------------------------------ public API
-    def fit(self, X, Y, sample_weight=None, classes=None):
+    def fit(self, X, y, sample_weight=None, classes=None):
         """Learn from scratch: ``n_epochs`` online passes over (X, Y).
 
-        Y: a label-indicator matrix (n, K), a sequence of label sets, or one label per row;
+        y: a label-indicator matrix (n, K), a sequence of label sets, or one label per row;
         ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``)."""
         if hasattr(self, "classes_"):
             for k in ("classes_", "_kind"):
                 self.__dict__.pop(k)
-        self._partial_fit(X, Y, classes, sample_weight, fit_mode=True)
+        self._partial_fit(X, y, classes, sample_weight, fit_mode=True)
         return self
 
-    def partial_fit(self, X, Y, classes=None, sample_weight=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One online pass over the batch in the order given (one compiled call).
 
         The label set is fixed by the first call (``classes``, else the columns of the
         indicator matrix or the labels seen); later batches with other labels are refused."""
-        self._partial_fit(X, Y, classes, sample_weight, fit_mode=False)
+        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
         return self
 
-    def partial_fit_mistakes(self, X, Y, classes=None, sample_weight=None):
+    def partial_fit_mistakes(self, X, y, classes=None, sample_weight=None):
         """As :meth:`partial_fit`, returning for each row 1 if the ranking made before its update
         was a mistake (thesis Sec. 8.2), else 0: progressive validation in one call."""
-        return self._partial_fit(X, Y, classes, sample_weight, fit_mode=False).astype(bool)
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False).astype(bool)
 
     def _weights(self):
         check_is_fitted(self, "classes_")
