@@ -12,7 +12,7 @@ from .evaluation import (
 )
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
-from .ranking import LabelRanker
+from .ranking import ClassDependentPA, LabelRanker
 
 __version__ = "0.1.0"
 
@@ -23,6 +23,7 @@ __all__ = [
     "PNormPerceptron",
     "COPA",
     "LabelRanker",
+    "ClassDependentPA",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
