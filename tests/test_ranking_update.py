@@ -40,6 +40,7 @@ def one_round(theta, x, Y, comp, upd, C, gamma, b=0.0):
         comp, upd, C, gamma, b, np.zeros(1, np.int8), np.zeros(1),
         np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
         np.zeros((K, n + 1)), np.zeros(n + 1), np.zeros((10, K + 1)), np.zeros(R, np.int8),
+        RK.NO_CONSTRAINT, 0.0, np.zeros(R), np.zeros(R), np.array([0, R], dtype=np.int64),
     )  # fmt: skip
     xf = np.append(data, b) if b else data
     sig = np.where(Y, 1.0, -1.0)

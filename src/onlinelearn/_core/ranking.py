@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from .._config import njit
-from .projections import simplex_theta
+from .projections import entropic_floor, project_l1_rows, simplex_theta
 from .sparse import row_offset
 
 EUCLID = 0
@@ -53,6 +53,11 @@ IP_ITER_MAX = 4
 IP_ITER_SUM = 5
 IP_CALLS = 6
 N_ST = 7
+
+#: constraints on every weight vector, applied after each update (a projected update)
+NO_CONSTRAINT = 0
+L1_BALL = 1  # Euclidean: w_r <- the Euclidean projection onto {||w||_1 <= z}   (Fig. 7.2)
+FLOOR = 2  # entropy: w_r <- the entropic projection onto {w in simplex, w >= eps} (Fig. 7.3)
 
 #: status codes of a pass
 OK = 0
@@ -481,12 +486,14 @@ def row_scores(data, indices, indptr, i, theta, lZ, complexity, b, out):
 def rank_pass(
     data, indices, indptr, Y, weight, order, theta, lZ, st,
     complexity, update, C, gamma, b, mistakes_out, loss_out,
-    scores, tau, mu, nu, amass, wv, xv, work, mark,
+    scores, tau, mu, nu, amass, wv, xv, work, mark, constraint, zc, colbuf, colout, colptr,
 ):  # fmt: skip
     """One online pass over the rows ``order``: predict (scores), count the mistake, update.
 
     ``Y`` (n, K) int8 indicator rows; ``weight`` per-row multiplier of C; ``b`` the intercept
-    feature's value (0: none).  ``mistakes_out[i]`` = 1 if round i was a ranking mistake,
+    feature's value (0: none); ``constraint`` / ``zc``: NO_CONSTRAINT, L1_BALL with radius zc or
+    FLOOR with floor zc, applied to every weight vector an update changed (``colbuf``, ``colout``
+    (R,) scratch, ``colptr`` = [0, R]).  ``mistakes_out[i]`` = 1 if round i was a ranking mistake,
     ``loss_out[i]`` its loss (8.1) before the update.  Returns OK or NONFINITE."""
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
@@ -576,6 +583,14 @@ def rank_pass(
                 for k in range(K):
                     if tau[k] != 0.0:
                         theta[d, k] += (tau[k] if Yi[k] else -tau[k]) * b
+            if constraint == L1_BALL:
+                for k in range(K):
+                    if tau[k] != 0.0:
+                        for j in range(R):
+                            colbuf[j] = theta[j, k]
+                        project_l1_rows(colbuf, colptr, zc, colout)
+                        for j in range(R):
+                            theta[j, k] = colout[j]
             st[GAIN] += gamma * gain
             st[N_UPDATES] += 1.0
             continue
@@ -693,6 +708,15 @@ def rank_pass(
                     lZ[k] = _exact_lse(theta, k)  # mass left the row's coordinates: recompute
                 else:
                     lZ[k] += nz
+        if constraint == FLOOR:
+            for k in range(K):
+                if tau[k] > 0.0:
+                    for j in range(R):
+                        colbuf[j] = math.exp(theta[j, k] - lZ[k])
+                    entropic_floor(colbuf, zc, colout)
+                    for j in range(R):
+                        theta[j, k] = math.log(colout[j])
+                    lZ[k] = _exact_lse(theta, k)
         st[GAIN] += gamma * gain
         st[N_UPDATES] += 1.0
     for k in range(K):

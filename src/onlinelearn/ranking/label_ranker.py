@@ -19,6 +19,7 @@ __all__ = ["LabelRanker"]
 
 _COMPLEXITY = {"euclidean": RK.EUCLID, "entropy": RK.ENTROPY}
 _UPDATE = {"I": RK.UPD_I, "II": RK.UPD_II, "III": RK.UPD_III}
+_CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
 #: updates after which the entropy normalisers are recomputed exactly (the running sum drifts)
 _EXACT_EVERY = 2000
 
@@ -92,6 +93,19 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
     shuffle : bool, default=True
         Visit the rows of each epoch of :meth:`fit` in a random order (``random_state``).
     random_state : int, RandomState or None, default=None
+    constraint : {None, 'l1', 'floor'}, default=None
+        A projected update: after every update, each weight vector the update changed is
+        projected back onto a set (thesis Sec. 7.1).  ``'l1'`` (with 'euclidean'): the Euclidean
+        projection onto the l1 ball {||w_r||_1 <= ``radius``} (Fig. 7.2; sparse weights).
+        ``'floor'`` (with 'entropy'): the entropic projection onto {w_r in the simplex,
+        w_rj >= ``floor``} (Fig. 7.3; no weight can vanish, so the learner can recover, as in
+        shifting experts).  Each projection costs O(n log n) per changed vector.  With a
+        constraint, ``dual_objective_`` is NaN (the greedy projected step is outside the
+        framework's dual ascent).
+    radius : float > 0, default=1.0
+        z of the l1 ball (``constraint='l1'``).
+    floor : float in (0, 1), default=1e-6
+        eps of the floored simplex (``constraint='floor'``); eps n <= 1 is required.
 
     Attributes
     ----------
@@ -138,6 +152,9 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "constraint": [StrOptions({"l1", "floor"}), None],
+        "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+        "floor": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
 
     def __init__(
@@ -151,6 +168,9 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         n_epochs=5,
         shuffle=True,
         random_state=None,
+        constraint=None,
+        radius=1.0,
+        floor=1e-6,
     ):
         self.update = update
         self.complexity = complexity
@@ -161,8 +181,27 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.constraint = constraint
+        self.radius = radius
+        self.floor = floor
 
     # ------------------------------------------------------------------ state
+    def _check_constraint(self, n_weights):
+        if self.constraint == "l1" and self.complexity != "euclidean":
+            raise ValueError(
+                "constraint='l1' projects Euclidean weights: use complexity='euclidean'"
+            )
+        if self.constraint == "floor":
+            if self.complexity != "entropy":
+                raise ValueError(
+                    "constraint='floor' projects weights on the simplex: use complexity='entropy'"
+                )
+            if self.floor * n_weights > 1:
+                raise ValueError(
+                    f"floor = {self.floor} is too large for {n_weights} weights per label: "
+                    f"floor * n must be <= 1 (floor <= {1.0 / n_weights:.3g})."
+                )
+
     def _b(self):
         return float(self.intercept_scaling) if self.fit_intercept else 0.0
 
@@ -210,6 +249,9 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
             float(self.margin), self._b(), mistakes, losses,
             np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
             np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)), np.zeros(R, dtype=np.int8),
+            _CONSTRAINT[self.constraint], float(self.radius if self.constraint == "l1" else
+                                                 self.floor),
+            np.zeros(R), np.zeros(R), np.array([0, R], dtype=np.int64),
         )  # fmt: skip
         if self.complexity == "entropy":
             self._since_exact += len(order)
@@ -239,6 +281,7 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
                 Y, n, None if first else self.classes_, classes, None if first else self._kind
             )
             sw = V.check_sample_weight(sample_weight, n)
+            self._check_constraint(batch.n_cols + (1 if self.fit_intercept else 0))
             if first:
                 self._init_state(new_classes, kind, batch.n_cols)
             mistakes = np.zeros(n, dtype=np.int8)
@@ -326,6 +369,8 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
     @property
     def dual_objective_(self):
         check_is_fitted(self, "classes_")
+        if self.constraint is not None:
+            return float("nan")
         gain = float(self._st[RK.GAIN])
         if self.complexity == "euclidean":
             return gain - 0.5 * float(np.sum(self._theta * self._theta))
