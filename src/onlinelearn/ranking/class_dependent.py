@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core import ranking as RK
+from ._counters import RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
 
@@ -28,7 +29,7 @@ def one_vs_rest_features(X, r, n_classes):
     return out
 
 
-class ClassDependentPA(ClassifierMixin, BaseEstimator):
+class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
@@ -195,24 +196,8 @@ class ClassDependentPA(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(S, axis=1)]
 
     @property
-    def n_updates_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.N_UPDATES])
-
-    @property
-    def n_mistakes_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.N_MISTAKES])
-
-    @property
-    def t_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.T_SEEN])
-
-    @property
     def solver_iterations_max_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.IP_ITER_MAX])
+        return self._count(RK.IP_ITER_MAX)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

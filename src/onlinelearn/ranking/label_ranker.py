@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation as V
 from .._core import ranking as RK
 from . import _targets as T
+from ._counters import RoundCounters
 
 __all__ = ["LabelRanker"]
 
@@ -24,7 +25,7 @@ _CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
 _EXACT_EVERY = 2000
 
 
-class LabelRanker(ClassifierMixin, BaseEstimator):
+class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -342,24 +343,8 @@ class LabelRanker(ClassifierMixin, BaseEstimator):
         return np.zeros(W.shape[1])
 
     @property
-    def n_updates_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.N_UPDATES])
-
-    @property
-    def n_mistakes_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.N_MISTAKES])
-
-    @property
-    def t_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.T_SEEN])
-
-    @property
     def ip_iterations_max_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[RK.IP_ITER_MAX])
+        return self._count(RK.IP_ITER_MAX)
 
     @property
     def label_cardinality_(self):
