@@ -273,3 +273,25 @@ def _expected_failures(est):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_failed_pass_is_rolled_back(monkeypatch):
+    """A pass that fails half-way (here: a forced error after the compiled call) leaves the
+    model exactly as before, though only the batch's rows were saved."""
+    X, Y = toy()
+    est = LabelRanker(update="III").partial_fit(X[:100], Y[:100])
+    before = state(est)
+    from onlinelearn.ranking import label_ranker as LR
+
+    real = LR.RK.rank_pass
+
+    def failing(*args):
+        real(*args)
+        raise FloatingPointError("forced")
+
+    monkeypatch.setattr(LR.RK, "rank_pass", failing)
+    with pytest.raises(FloatingPointError, match="forced"):
+        est.partial_fit(X[100:150], Y[100:150])
+    monkeypatch.setattr(LR.RK, "rank_pass", real)
+    assert same_state(state(est), before)
+    assert est.t_ == 100

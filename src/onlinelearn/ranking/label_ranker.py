@@ -219,12 +219,28 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
         self._since_exact = 0
 
     def _snapshot(self):
-        keys = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact")
+        """State to restore if a call fails; ``_theta`` by reference only: :meth:`_save_rows`
+        copies what the pass can change before it runs (a transaction at the cost of the batch,
+        not of the model)."""
+        keys = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta")
         snap = {k: self.__dict__[k] for k in keys if k in self.__dict__}
-        for k in ("_theta", "_lZ", "_st"):
+        for k in ("_lZ", "_st"):
             if k in self.__dict__:
                 snap[k] = self.__dict__[k].copy()
         return snap
+
+    def _save_rows(self, snap, batch):
+        """Copy the rows of theta the pass over ``batch`` can change: the batch's features and
+        the bias (every row when a constraint projects whole weight vectors)."""
+        if "_theta" not in snap:
+            return
+        if self.constraint is not None or batch.indices.shape[0] != batch.data.shape[0]:
+            rows = np.arange(self._theta.shape[0])
+        else:
+            rows = np.unique(batch.indices).astype(np.intp)
+            if self.fit_intercept:
+                rows = np.append(rows, self._theta.shape[0] - 1)
+        snap["_rows"] = (rows, self._theta[rows].copy())
 
     def _restore(self, snap):
         for k in ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact",
@@ -233,6 +249,9 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
                 self.__dict__[k] = snap[k]
             else:
                 self.__dict__.pop(k, None)
+        if "_rows" in snap:
+            rows, saved = snap["_rows"]
+            self._theta[rows] = saved
 
     # ------------------------------------------------------------------ the pass
     def _run(self, batch, Y, weight, order, mistakes, losses):
@@ -286,6 +305,8 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
             self._check_constraint(batch.n_cols + (1 if self.fit_intercept else 0))
             if first:
                 self._init_state(new_classes, kind, batch.n_cols)
+            else:
+                self._save_rows(snap, batch)
             mistakes = np.zeros(n, dtype=np.int8)
             losses = np.zeros(n)
             if fit_mode:
