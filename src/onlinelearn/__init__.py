@@ -3,6 +3,7 @@
 Public re-exports only; see the modules for the mathematics.
 """
 
+from . import projections
 from .base import merge_models
 from .evaluation import (
     online_to_batch_average,
@@ -24,6 +25,7 @@ __all__ = [
     "COPA",
     "LabelRanker",
     "ClassDependentPA",
+    "projections",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
