@@ -25,6 +25,13 @@ _CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
 _EXACT_EVERY = 2000
 
 
+def _plain(a, dtype):
+    """``a`` as a writable C-contiguous array of ``dtype`` (a copy only when it is not one)."""
+    if a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous:
+        return a
+    return np.array(a, dtype=dtype, order="C")
+
+
 class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
@@ -264,8 +271,12 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
             return
         nnz = np.diff(batch.indptr)
         m = int(nnz.max()) + 1 if nnz.size else 1
+        # one compiled signature: float64 values, writable arrays (float32 or read-only inputs
+        # are copied, O(nnz), rather than compiled again)
+        data = _plain(batch.data, np.float64)
         status = RK.rank_pass(
-            batch.data, batch.indices, batch.indptr, Y, weight, order, self._theta, self._lZ,
+            data, _plain(batch.indices, np.int32), _plain(batch.indptr, np.int64),
+            _plain(Y, np.int8), _plain(weight, np.float64), order, self._theta, self._lZ,
             self._st, _COMPLEXITY[self.complexity], _UPDATE[self.update], float(self.C),
             float(self.margin), self._b(), mistakes, losses,
             np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
