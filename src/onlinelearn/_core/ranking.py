@@ -35,7 +35,7 @@ import numpy as np
 
 from .._config import njit
 from .projections import entropic_floor, project_l1_rows, simplex_theta
-from .sparse import row_offset
+from .sparse import row_dot_euclid, row_offset
 
 EUCLID = 0
 ENTROPY = 1
@@ -458,28 +458,21 @@ def row_scores(data, indices, indptr, i, theta, lZ, complexity, b, out):
     """s_r = <w_r, x_i> (+ b w_r[bias]) for every label r."""
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
+    if complexity == EUCLID:
+        row_dot_euclid(data, indices, indptr, i, theta, b, d, out)
+        return
     for k in range(K):
         out[k] = 0.0
     start = indptr[i]
     off = row_offset(data, indices, start)
-    if complexity == EUCLID:
-        for p in range(start, indptr[i + 1]):
-            j = indices[p - off]
-            xv = data[p]
-            for k in range(K):
-                out[k] += xv * theta[j, k]
-        if b != 0.0:
-            for k in range(K):
-                out[k] += b * theta[d, k]
-    else:
-        for p in range(start, indptr[i + 1]):
-            j = indices[p - off]
-            xv = data[p]
-            for k in range(K):
-                out[k] += xv * math.exp(theta[j, k] - lZ[k])
-        if b != 0.0:
-            for k in range(K):
-                out[k] += b * math.exp(theta[d, k] - lZ[k])
+    for p in range(start, indptr[i + 1]):
+        j = indices[p - off]
+        xv = data[p]
+        for k in range(K):
+            out[k] += xv * math.exp(theta[j, k] - lZ[k])
+    if b != 0.0:
+        for k in range(K):
+            out[k] += b * math.exp(theta[d, k] - lZ[k])
 
 
 @njit
