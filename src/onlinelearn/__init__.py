@@ -3,6 +3,7 @@
 Public re-exports only; see the modules for the mathematics.
 """
 
+from . import projections
 from .base import merge_models
 from .boosting import PrimalDualBoost
 from .evaluation import (
@@ -13,6 +14,7 @@ from .evaluation import (
 )
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
+from .ranking import ClassDependentPA, LabelRanker
 from .structured import SequenceTagger
 
 __version__ = "0.1.0"
@@ -25,6 +27,9 @@ __all__ = [
     "COPA",
     "SequenceTagger",
     "PrimalDualBoost",
+    "LabelRanker",
+    "ClassDependentPA",
+    "projections",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
