@@ -216,8 +216,8 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ read-out
     def decision_function(self, X):
-        """Scores <w_k, x> + b_k: shape (n,) for a binary learner with one weight vector
-        (positive means ``classes_[1]``), (n, n_classes) otherwise."""
+        """Scores <w_k, x> + b_k, shape (n, n_classes); for two classes one score, shape (n,):
+        positive means ``classes_[1]`` (f_1 - f_0 when each class has its column)."""
         check_is_fitted(self, "classes_")
         X = V.check_X(self, X, reset=False)
         W = self._weights()
@@ -229,6 +229,9 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
             return np.zeros(X.shape[0])
         if W.shape[1] == 1:
             return s[:, 0]
+        if W.shape[1] == 2:
+            # two classes, one column each: the binary convention, f_1 - f_0 (> 0: classes_[1])
+            return s[:, 1] - s[:, 0]
         return s
 
     def predict(self, X):
