@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 
 #: modules whose ``register(rsub, fmt)`` adds experiments, in the order of ``--help``
-EXPERIMENT_MODULES = ("reproduce_copa",)
+EXPERIMENT_MODULES = ("reproduce_copa", "reproduce_graph")
 
 
 def need_matplotlib():
