@@ -116,21 +116,12 @@ def _leading_nontrivial(S, deg, k, random_state):
             f"eigenvectors ({n} nodes in {n_comp} connected components)"
         )
     if n <= 1000 or k >= n // 3:
-        dense = S.toarray()
         P = np.zeros((n, n_comp))
         P[np.arange(n), labels] = u
-        dense = dense - (P @ P.T) @ dense - dense @ (P @ P.T) + P @ (P.T @ dense @ P) @ P.T
-        mu, U = np.linalg.eigh(dense)
-        # put the trivial directions last: they are exact zeros of the deflated matrix
-        order = np.argsort(-mu, kind="stable")
-        keep = []
-        PtU = P.T @ U
-        for j in order:
-            if np.abs(PtU[:, j]).max() < 1e-8:
-                keep.append(j)
-            if len(keep) == k:
-                break
-        keep = np.array(keep, dtype=np.int64)
+        Q = np.eye(n) - P @ P.T
+        # the trivial directions are sent to -10, below every eigenvalue of S (>= -1)
+        mu, U = np.linalg.eigh(Q @ S.toarray() @ Q - 10.0 * (P @ P.T))
+        keep = np.argsort(-mu, kind="stable")[:k]
         return mu[keep], U[:, keep]
     # shift-invert: the smallest eigenvalues lambda of L = I - S are the largest of
     # (L + sigma I)^{-1}, well separated where those of S cluster near 1 (Lanczos on S itself
