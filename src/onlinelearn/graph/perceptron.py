@@ -38,9 +38,9 @@ class GraphPerceptron:
     >>> path = sp.diags([np.ones(5), np.ones(5)], [1, -1], shape=(6, 6))   # 0-1-2-3-4-5
     >>> gp = GraphPerceptron.from_adjacency(path)
     >>> gp.partial_fit_predict([0, 5, 1, 4, 2, 3], [0, 1, 0, 1, 0, 1]).tolist()
-    [0, 0, 0, 1, 0, 1]
+    [0, 0, 1, 1, 0, 1]
     >>> gp.n_mistakes_
-    1
+    2
     """
 
     def __init__(self, kernel):

@@ -121,7 +121,7 @@ class AROW(_ConfidenceWeighted):
     >>> Xt, yt = load_dna("test")
     >>> clf = AROW(r=10.0).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
-    0.942
+    0.948
     """
     )
 
@@ -205,7 +205,7 @@ class SCW(_ConfidenceWeighted):
     >>> Xt, yt = load_dna("test")
     >>> clf = SCW(variant="SCW-II", C=0.1).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
-    0.94
+    0.951
     """
     )
 
