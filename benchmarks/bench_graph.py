@@ -90,7 +90,7 @@ def main(argv=None):
         }
         for lname, make in learners.items():
 
-            def one_pass(make=make):
+            def one_pass(make=make, X=X, y=y, classes=classes):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     make().partial_fit(X, y, classes=classes)

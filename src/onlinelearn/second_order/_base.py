@@ -283,6 +283,16 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = True
         return tags
 
+    # ------------------------------------------------------------------ merging
+    def _flush_frame(self):
+        """Called by :func:`onlinelearn.merge_models`, which averages weight vectors: refuse."""
+        raise ValueError(
+            f"merge_models does not apply to {type(self).__name__}: averaging the weights of "
+            "second-order learners trained on shards discards their matrices (A^{-1} or "
+            "Sigma), and summing those is not a run of the algorithm; train one model on the "
+            "concatenated stream instead"
+        )
+
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (docs/CONTRACT.md)."""
