@@ -134,6 +134,27 @@ def _count(st, pred, y, flag, asked):
 
 
 @njit
+def minmax_round(
+    W, jj, xx, n, f, K, y, m, adaptive, query, c, u, st, i,
+    pred_out, upd_out, a_out, rival_out, delta_out,
+):  # fmt: skip
+    """Scores, decisions, counters and per-round outputs of round i (before any update);
+    returns (flag, rival, a).  With fewer than two classes nothing is learned."""
+    if K < 2:
+        pred, r, delta, a, flag, asked = 0, -1, 0.0, 1.0, NO_UPDATE, not query
+    else:
+        scores(W, jj, xx, n, f)
+        pred, r, delta, a, flag, asked = minmax_decide(f, K, y, m, adaptive, query, c, u)
+    pred_out[i] = pred
+    upd_out[i] = flag
+    a_out[i] = a
+    rival_out[i] = r
+    delta_out[i] = delta
+    _count(st, pred, y, flag, asked)
+    return flag, r, a
+
+
+@njit
 def minmax_pass_full(
     data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st,
     pred_out, upd_out, a_out, rival_out, delta_out, jj, xx, v, f,
@@ -166,24 +187,12 @@ def minmax_pass_full(
         m = 0.0
         for q in range(n):
             m += xx[q] * v[jj[q]]
-        if K < 2:
-            pred_out[i] = 0
-            upd_out[i] = NO_UPDATE
-            a_out[i] = 1.0
-            rival_out[i] = -1
-            delta_out[i] = 0.0
-            _count(st, 0, yi, NO_UPDATE, not query)
-            continue
-        if not m < 1.0:
+        if K >= 2 and not m < 1.0:
             return NOT_PD
-        scores(W, jj, xx, n, f)
-        pred, r, delta, a, flag, asked = minmax_decide(f, K, yi, m, adaptive, query, c, u[i])
-        pred_out[i] = pred
-        upd_out[i] = flag
-        a_out[i] = a
-        rival_out[i] = r
-        delta_out[i] = delta
-        _count(st, pred, yi, flag, asked)
+        flag, r, a = minmax_round(
+            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
+            pred_out, upd_out, a_out, rival_out, delta_out,
+        )  # fmt: skip
         if flag == NO_UPDATE:
             continue
         for p in range(n):
@@ -237,24 +246,12 @@ def minmax_pass_diag(
         m = 0.0
         for q in range(n):
             m += xx[q] * xx[q] * P[jj[q]]
-        if K < 2:
-            pred_out[i] = 0
-            upd_out[i] = NO_UPDATE
-            a_out[i] = 1.0
-            rival_out[i] = -1
-            delta_out[i] = 0.0
-            _count(st, 0, yi, NO_UPDATE, not query)
-            continue
-        if not m < 1.0:
+        if K >= 2 and not m < 1.0:
             return NOT_PD
-        scores(W, jj, xx, n, f)
-        pred, r, delta, a, flag, asked = minmax_decide(f, K, yi, m, adaptive, query, c, u[i])
-        pred_out[i] = pred
-        upd_out[i] = flag
-        a_out[i] = a
-        rival_out[i] = r
-        delta_out[i] = delta
-        _count(st, pred, yi, flag, asked)
+        flag, r, a = minmax_round(
+            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
+            pred_out, upd_out, a_out, rival_out, delta_out,
+        )  # fmt: skip
         if flag == NO_UPDATE:
             continue
         for q in range(n):
