@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import second_order as SO
 from ._base import SecondOrderClassifier, SecondOrderState, max_row_sqnorm
 
-#: A^{-1} is recomputed from A after this many rank-one updates (or R, if larger)
-REFRESH_EVERY = 256
+#: A^{-1} is recomputed from A after this many rank-one updates (or 4 R, if larger)
+REFRESH_EVERY = 512
 
 
 class WeightedMinMax(SecondOrderClassifier):
@@ -62,11 +62,11 @@ class WeightedMinMax(SecondOrderClassifier):
 
     Numerics: a_t needs x' A^{-1} x < 1; since A >= b I, b > max ||x||^2 suffices and is
     checked on every batch (a ValueError, the model unchanged).  A^{-1} is kept by
-    Sherman-Morrison updates, O(R^2) per update, and recomputed from A (kept too) every
-    max(256, R) updates, which bounds the drift (the tests compare with a direct inverse to
-    1e-9 over long streams).  W = A^{-1} B is kept as well (W <- W + v (y_t - f_t)'), so a
-    prediction costs O(nnz K).  ``covariance='diagonal'`` keeps diag(A) only: O(nnz K) per
-    round, for high-dimensional sparse input.
+    Sherman-Morrison updates, O(R^2) per update, and recomputed from A (kept too; Cholesky,
+    about R^3 flops) every max(512, 4R) updates, which bounds the drift (the tests compare
+    with a direct inverse to 1e-9 over long streams).  W = A^{-1} B is kept as well
+    (W <- W + v (y_t - f_t)'), so a prediction costs O(nnz K).  ``covariance='diagonal'``
+    keeps diag(A) only: O(nnz K) per round, for high-dimensional sparse input.
 
     Selective sampling (``query='margin'``): the label is asked with probability
     c / (c + |Delta_t|) (seeded by ``random_state``); a round whose label was not asked does
@@ -191,7 +191,7 @@ class WeightedMinMax(SecondOrderClassifier):
             R = arr["P"].shape[0]
             status = SO.minmax_pass_full(
                 *common, d, arr["P"], arr["A"], arr["B"], arr["W"], adaptive, query,
-                float(self.c), max(REFRESH_EVERY, R), S.st, pred, upd, a_out, rival, delta,
+                float(self.c), max(REFRESH_EVERY, 4 * R), S.st, pred, upd, a_out, rival, delta,
                 jj, xx, np.empty(R), np.empty(K),
             )  # fmt: skip
         else:
