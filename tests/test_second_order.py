@@ -373,3 +373,17 @@ def test_sklearn_compatible(estimator, check):
         assert not estimator.__sklearn_tags__().array_api_support
         return
     check(estimator)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_shuffled_epochs_equal_passes_over_the_permuted_rows(sparse):
+    X, y = _stream(n=90, seed=8)
+    Xin = sp.csr_matrix(X) if sparse else X
+    est = SCW(n_epochs=2, shuffle=True, random_state=5).fit(Xin, y)
+    ref = SCW()
+    rng = np.random.RandomState(5)
+    for _ in range(2):
+        o = rng.permutation(90)
+        ref.partial_fit(X[o], y[o])
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12)
+    assert est.t_ == 180 and est.n_mistakes_ == ref.n_mistakes_
