@@ -357,6 +357,19 @@ def _cw_margin(f, K, y):
 
 
 @njit
+def cw_predict(W, jj, xx, n, f, K, y, st, pred_out, i):
+    """Scores, prediction and counters of round i; returns (rival, margin, kappa)."""
+    scores(W, jj, xx, n, f)
+    pred, r, m, kappa = _cw_margin(f, K, y)
+    pred_out[i] = pred
+    st[N_SEEN] += 1.0
+    st[N_QUERIES] += 1.0
+    if pred != y:
+        st[N_MISTAKES] += 1.0
+    return r, m, kappa
+
+
+@njit
 def cw_pass_full(
     data, indices, indptr, y, bias, d, W, S, variant, r_param, C, phi, st,
     pred_out, jj, xx, Sx, f,
@@ -371,13 +384,7 @@ def cw_pass_full(
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        scores(W, jj, xx, n, f)
-        pred, r, m, kappa = _cw_margin(f, K, yi)
-        pred_out[i] = pred
-        st[N_SEEN] += 1.0
-        st[N_QUERIES] += 1.0
-        if pred != yi:
-            st[N_MISTAKES] += 1.0
+        r, m, kappa = cw_predict(W, jj, xx, n, f, K, yi, st, pred_out, i)
         for t in range(R):
             Sx[t] = 0.0
         for q in range(n):
@@ -418,13 +425,7 @@ def cw_pass_diag(
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        scores(W, jj, xx, n, f)
-        pred, r, m, kappa = _cw_margin(f, K, yi)
-        pred_out[i] = pred
-        st[N_SEEN] += 1.0
-        st[N_QUERIES] += 1.0
-        if pred != yi:
-            st[N_MISTAKES] += 1.0
+        r, m, kappa = cw_predict(W, jj, xx, n, f, K, yi, st, pred_out, i)
         v = 0.0
         for q in range(n):
             v += xx[q] * xx[q] * S[jj[q]]
