@@ -195,11 +195,16 @@ def minmax_pass_full(
         )  # fmt: skip
         if flag == NO_UPDATE:
             continue
+        dense = n == R  # then jj = 0..R-1 in order (sorted CSR indices, bias last)
         for p in range(n):
             jp = jj[p]
             axp = a * xx[p]
-            for q in range(n):
-                A[jp, jj[q]] += axp * xx[q]
+            if dense:
+                for q in range(n):
+                    A[jp, q] += axp * xx[q]
+            else:
+                for q in range(n):
+                    A[jp, jj[q]] += axp * xx[q]
             B[jp, yi] += axp * _SQRT_HALF
             B[jp, r] -= axp * _SQRT_HALF
         for s in range(R):
