@@ -242,3 +242,16 @@ def test_graph_nodes_experiment_on_a_planted_partition():
     assert s.curves["minmax fixed, query c=0.1"].queries.mean() < 1.0
     assert "LabelSpreading" in res.format_table()
     assert "Theorem 1" in res.format_claims()
+
+
+def test_reproduce_graph_nodes_is_registered(capsys):
+    from onlinelearn.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "graph-nodes", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--quick" in out and "--query-c" in out and "Lemma 1" in out
+    code = main(["reproduce", "graph-nodes", "--query-c", "0", "-q"])
+    assert code != 0
+    assert "--query-c" in capsys.readouterr().err
