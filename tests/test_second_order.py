@@ -387,3 +387,17 @@ def test_fit_shuffled_epochs_equal_passes_over_the_permuted_rows(sparse):
         ref.partial_fit(X[o], y[o])
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12)
     assert est.t_ == 180 and est.n_mistakes_ == ref.n_mistakes_
+
+
+@pytest.mark.parametrize("make", [lambda: WeightedMinMax(b=4.0), lambda: AROW()])
+def test_changed_fit_intercept_or_covariance_is_refused(make):
+    X, y = _stream(n=40, seed=1)
+    est = make().fit(X, y)
+    coef = est.coef_.copy()
+    est.set_params(fit_intercept=False)
+    with pytest.raises(ValueError, match="fit_intercept changed"):
+        est.partial_fit(X, y)
+    est.set_params(fit_intercept=True, covariance="diagonal")
+    with pytest.raises(ValueError, match="covariance changed"):
+        est.partial_fit(X, y)
+    np.testing.assert_array_equal(est.coef_, coef)

@@ -140,6 +140,14 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
             labels = y if classes is None else np.concatenate([np.asarray(classes), y])
             new_classes = V.merge_labels(known, labels)
             batch = V.CSRBatch(X)
+            if not first:
+                R = self.n_features_in_ + (1 if self.fit_intercept else 0)
+                rows = next(iter(snap_state.arrays.values())).shape[0]
+                if rows != R:
+                    raise ValueError(
+                        f"fit_intercept changed since the model was fitted (the state has {rows} "
+                        f"rows, {R} expected); call fit to start afresh"
+                    )
             self._before_pass(batch, first)
             if first:
                 R = batch.n_cols + (1 if self.fit_intercept else 0)
