@@ -37,12 +37,15 @@ def _relerr(a, b):
 # ---------------------------------------------------------------- weighted min-max: exact rounds
 @pytest.mark.parametrize("margin", ["fixed", "adaptive"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_minmax_rounds_equal_direct_recomputation(margin, fit_intercept, seed):
+@pytest.mark.parametrize("seed,fmt", [(0, "dense64"), (1, "csr32"), (2, "dense32")])
+def test_minmax_rounds_equal_direct_recomputation(margin, fit_intercept, seed, fmt):
     X, y = _stream(seed=seed, noise=1.5)
     b = 3.0
     est = WeightedMinMax(margin=margin, b=b, fit_intercept=fit_intercept)
-    tr = est.partial_fit_trace(X, y)
+    if fmt != "dense64":
+        X = X.astype(np.float32)
+    tr = est.partial_fit_trace(sp.csr_matrix(X) if fmt == "csr32" else X, y)
+    X = X.astype(np.float64)
     Xa = augmented_rows(X, fit_intercept)
     ref = minmax_reference(Xa, y, 3, b, margin == "adaptive")
     np.testing.assert_array_equal(np.searchsorted(est.classes_, tr["pred"]), ref["pred"])
