@@ -82,6 +82,24 @@ def scores(W, jj, xx, n, f):
 
 
 @njit
+def sym_matvec(M, jj, xx, n, out):
+    """out = M x for a symmetric R x R matrix M (rows of M read contiguously: out = sum_q
+    x_q M[j_q, :]); returns x' M x."""
+    R = M.shape[0]
+    for t in range(R):
+        out[t] = 0.0
+    for q in range(n):
+        j = jj[q]
+        xq = xx[q]
+        for t in range(R):
+            out[t] += xq * M[j, t]
+    quad = 0.0
+    for q in range(n):
+        quad += xx[q] * out[jj[q]]
+    return quad
+
+
+@njit
 def argmax_rival(f, K, y):
     """(first argmax of f, argmax of f over the classes other than y)."""
     pred = 0
@@ -177,16 +195,7 @@ def minmax_pass_full(
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        for t in range(R):
-            v[t] = 0.0
-        for q in range(n):
-            j = jj[q]
-            xq = xx[q]
-            for t in range(R):
-                v[t] += xq * P[j, t]
-        m = 0.0
-        for q in range(n):
-            m += xx[q] * v[jj[q]]
+        m = sym_matvec(P, jj, xx, n, v)
         if K >= 2 and not m < 1.0:
             return NOT_PD
         flag, r, a = minmax_round(
@@ -390,16 +399,7 @@ def cw_pass_full(
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
         r, m, kappa = cw_predict(W, jj, xx, n, f, K, yi, st, pred_out, i)
-        for t in range(R):
-            Sx[t] = 0.0
-        for q in range(n):
-            j = jj[q]
-            xq = xx[q]
-            for t in range(R):
-                Sx[t] += xq * S[j, t]
-        v = 0.0
-        for q in range(n):
-            v += xx[q] * Sx[jj[q]]
+        v = sym_matvec(S, jj, xx, n, Sx)
         v *= kappa
         if not v > 0.0:
             continue
