@@ -15,6 +15,7 @@ from .evaluation import (
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
 from .ranking import ClassDependentPA, LabelRanker
+from .second_order import AROW, SCW, WeightedMinMax
 from .structured import SequenceTagger
 
 __version__ = "0.1.0"
@@ -30,6 +31,9 @@ __all__ = [
     "LabelRanker",
     "ClassDependentPA",
     "projections",
+    "WeightedMinMax",
+    "AROW",
+    "SCW",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",

@@ -15,6 +15,7 @@ EXPERIMENT_MODULES = (
     "reproduce_copa",
     "reproduce_structured",
     "reproduce_ranking",
+    "reproduce_graph",
 )
 
 

@@ -1,0 +1,373 @@
+"""The second-order estimator layer: a learner-state object beside a thin estimator.
+
+:class:`SecondOrderState` owns the arrays of a second-order learner (weights with one column per
+class, a covariance or inverse-correlation matrix, counters) and the three things every
+learner does with them: copy for a transaction, add class columns when a new label arrives, and
+describe itself for model files.  :class:`SecondOrderClassifier` owns the scikit-learn plumbing
+(validation before any change, label sets, ``fit`` / ``partial_fit`` / ``partial_fit_predict`` /
+``predict`` / ``decision_function``, model files); a learner supplies its arrays and its pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _validation as V
+from .._core import second_order as SO
+
+
+class SecondOrderState:
+    """Arrays and counters of one second-order learner.
+
+    ``arrays``: name -> ndarray; those named in ``columns`` have one column per class (or one
+    column for a binary learner that keeps a single weight vector), the others (covariance,
+    A, A^{-1}) do not depend on the labels.  ``st``: the counters of :mod:`_core.second_order`.
+    """
+
+    __slots__ = ("arrays", "columns", "st")
+
+    def __init__(self, arrays, columns, st=None):
+        self.arrays = dict(arrays)
+        self.columns = tuple(columns)
+        self.st = np.zeros(SO.N_ST) if st is None else st
+
+    def copy(self):
+        return SecondOrderState(
+            {k: v.copy() for k, v in self.arrays.items()}, self.columns, self.st.copy()
+        )
+
+    def n_cols(self):
+        return self.arrays[self.columns[0]].shape[1]
+
+    def grow(self, pos, n_new, binary_to_multi=False):
+        """Put the existing columns at positions ``pos`` of ``n_new`` columns (zeros elsewhere).
+
+        ``binary_to_multi``: the single column w (class 1 against class 0) becomes the columns
+        (-w/2, w/2) at pos[0], pos[1]: the same decisions and margins f_1 - f_0 = <w, x>."""
+        for name in self.columns:
+            old = self.arrays[name]
+            new = np.zeros((old.shape[0], n_new))
+            if binary_to_multi:
+                new[:, pos[0]] = -0.5 * old[:, 0]
+                new[:, pos[1]] = 0.5 * old[:, 0]
+            else:
+                new[:, pos] = old
+            self.arrays[name] = new
+
+
+class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the second-order learners. Not for direct use.
+
+    Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
+    compiled call over the batch) and ``_weights()`` (the (R, n_cols) matrix of scores), and set
+    ``_binary_single_column`` (one weight vector for two classes)."""
+
+    _binary_single_column = False
+
+    _parameter_constraints: dict = {
+        "covariance": [StrOptions({"full", "diagonal"})],
+        "fit_intercept": ["boolean"],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _check_params(self):
+        """Rules spanning parameters (after the declarative constraints)."""
+
+    def _before_pass(self, batch, first):
+        """Checks that need the data (e.g. b against ||x||^2); must not change the model
+        except attributes listed in ``_extra_state`` (restored on failure)."""
+
+    _extra_state: tuple = ()
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _bias(self):
+        return 1.0 if self.fit_intercept else 0.0
+
+    def _n_cols_for(self, K):
+        return 1 if (self._binary_single_column and K <= 2) else K
+
+    def _row_buffers(self, batch):
+        """(jj, xx): room for the longest row of the batch plus the bias feature."""
+        if batch.indices.shape[0] == batch.data.shape[0]:
+            n = int(np.diff(batch.indptr).max(initial=0))
+        else:
+            n = batch.n_cols
+        return np.empty(n + 1, dtype=np.int64), np.empty(n + 1)
+
+    def _grow(self, new_classes):
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        pos = np.searchsorted(new_classes, old)
+        n_old = self._state.n_cols()
+        n_new = self._n_cols_for(len(new_classes))
+        if n_new != n_old or n_new > 1:
+            to_multi = n_old == 1 and n_new > 1 and self._binary_single_column
+            if to_multi and len(old) == 2:
+                self._state.grow(pos, n_new, binary_to_multi=True)
+            elif to_multi:
+                # one class seen so far: its single column is still zero
+                self._state.grow(pos[:0], n_new)
+            else:
+                self._state.grow(pos, n_new)
+        self.classes_ = new_classes
+
+    # ------------------------------------------------------------------ training
+    def _partial_fit(self, X, y, classes, *, fit_mode):
+        first = fit_mode or not hasattr(self, "classes_")
+        snap = {
+            k: copy.deepcopy(self.__dict__[k])
+            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
+            if k in self.__dict__
+        }
+        snap_state = self.__dict__.get("_state")
+        try:
+            self._validate_params()
+            self._check_params()
+            X, y = V.check_X_y(self, X, y, reset=first)
+            known = None if first else self.classes_
+            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+            new_classes = V.merge_labels(known, labels)
+            batch = V.CSRBatch(X)
+            if not first:
+                R = self.n_features_in_ + (1 if self.fit_intercept else 0)
+                rows = next(iter(snap_state.arrays.values())).shape[0]
+                if rows != R:
+                    raise ValueError(
+                        f"fit_intercept changed since the model was fitted (the state has {rows} "
+                        f"rows, {R} expected); call fit to start afresh"
+                    )
+            self._before_pass(batch, first)
+            if first:
+                R = batch.n_cols + (1 if self.fit_intercept else 0)
+                self._state = self._new_state(R, self._n_cols_for(len(new_classes)))
+                self.classes_ = new_classes
+            else:
+                self._state = snap_state.copy()
+                self._grow(new_classes)
+            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            pred = np.zeros(batch.n_rows, dtype=np.int64)
+            if fit_mode:
+                rng = check_random_state(self.random_state)
+                for _ in range(self.n_epochs):
+                    order = rng.permutation(batch.n_rows) if self.shuffle else None
+                    self._epoch(batch, y_codes, pred, order)
+            else:
+                self._epoch(batch, y_codes, pred, None)
+            self._check_finite()
+        except BaseException:
+            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state):
+                self.__dict__.pop(k, None)
+            self.__dict__.update(snap)
+            if snap_state is None:
+                self.__dict__.pop("_state", None)
+            else:
+                self._state = snap_state
+            raise
+        return self.classes_[pred]
+
+    def _epoch(self, batch, y_codes, pred, order):
+        if order is not None:
+            sub = V.CSRBatch(_rows_of(batch, order))
+            p = np.zeros(batch.n_rows, dtype=np.int64)
+            self._run(sub, y_codes[order], p)
+            pred[order] = p
+        else:
+            self._run(batch, y_codes, pred)
+
+    def _run(self, batch, y_codes, pred):
+        if len(self.classes_) < 2:
+            # one class: nothing to learn, every prediction is that class
+            st = self._state.st
+            st[SO.N_SEEN] += batch.n_rows
+            st[SO.N_QUERIES] += batch.n_rows
+            pred[:] = 0
+            return
+        self._pass(batch, y_codes, pred)
+
+    def _check_finite(self):
+        for name, arr in self._state.arrays.items():
+            if not np.isfinite(arr).all():
+                raise FloatingPointError(
+                    f"{type(self).__name__}: the state {name!r} became infinite or NaN; the "
+                    "model was left as it was before this call. Scale the features (e.g. to "
+                    "unit norm) or use covariance='diagonal'."
+                )
+
+    def fit(self, X, y):
+        """Learn from scratch: ``n_epochs`` online passes over (X, y) (shuffled under
+        ``random_state`` when ``shuffle``)."""
+        self._partial_fit(X, y, None, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One online pass over the batch, in the order given (one compiled call).  Labels never
+        seen before are added to ``classes_``; ``classes`` may announce labels in advance."""
+        self._partial_fit(X, y, classes, fit_mode=False)
+        return self
+
+    def partial_fit_predict(self, X, y, classes=None):
+        """Progressive validation: the label predicted for each row *before* its update, then
+        learn from the rows (as :meth:`partial_fit`)."""
+        return self._partial_fit(X, y, classes, fit_mode=False)
+
+    # ------------------------------------------------------------------ read-out
+    def decision_function(self, X):
+        """Scores <w_k, x> + b_k, shape (n, n_classes); for two classes one score, shape (n,):
+        positive means ``classes_[1]`` (f_1 - f_0 when each class has its column)."""
+        check_is_fitted(self, "classes_")
+        X = V.check_X(self, X, reset=False)
+        W = self._weights()
+        d = self.n_features_in_
+        s = np.asarray(X @ W[:d])
+        if self.fit_intercept:
+            s = s + W[d]
+        if len(self.classes_) == 1:
+            return np.zeros(X.shape[0])
+        if W.shape[1] == 1:
+            return s[:, 0]
+        if W.shape[1] == 2:
+            # two classes, one column each: the binary convention, f_1 - f_0 (> 0: classes_[1])
+            return s[:, 1] - s[:, 0]
+        return s
+
+    def predict(self, X):
+        """Predicted labels: sign for one weight vector, argmax (first maximum) otherwise."""
+        s = self.decision_function(X)
+        if len(self.classes_) == 1:
+            return np.repeat(self.classes_, s.shape[0])
+        if s.ndim == 1:
+            return self.classes_[(s > 0).astype(np.int64)]
+        return self.classes_[np.argmax(s, axis=1)]
+
+    @property
+    def coef_(self):
+        """Weights used by :meth:`predict`: (1, n_features) for one weight vector,
+        (n_classes, n_features) otherwise."""
+        check_is_fitted(self, "classes_")
+        return np.array(self._weights()[: self.n_features_in_].T, order="C")
+
+    @property
+    def intercept_(self):
+        """Bias of each column (0 when ``fit_intercept=False``)."""
+        check_is_fitted(self, "classes_")
+        W = self._weights()
+        return W[self.n_features_in_].copy() if self.fit_intercept else np.zeros(W.shape[1])
+
+    def _counter(self, slot):
+        check_is_fitted(self, "classes_")
+        return int(self._state.st[slot])
+
+    @property
+    def t_(self):
+        """Rounds processed (all epochs and calls)."""
+        return self._counter(SO.N_SEEN)
+
+    @property
+    def n_updates_(self):
+        """Rounds on which the state changed."""
+        return self._counter(SO.N_UPDATES)
+
+    @property
+    def n_mistakes_(self):
+        """Online mistakes: rounds whose prediction, made before the update, was wrong
+        (counted on every round, asked or not)."""
+        return self._counter(SO.N_MISTAKES)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    # ------------------------------------------------------------------ merging
+    def _flush_frame(self):
+        """Called by :func:`onlinelearn.merge_models`, which averages weight vectors: refuse."""
+        raise ValueError(
+            f"merge_models does not apply to {type(self).__name__}: averaging the weights of "
+            "second-order learners trained on shards discards their matrices (A^{-1} or "
+            "Sigma), and summing those is not a run of the algorithm; train one model on the "
+            "concatenated stream instead"
+        )
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        """(meta, arrays) describing the fitted model completely (docs/CONTRACT.md)."""
+        check_is_fitted(self, "classes_")
+        params = self.get_params()
+        rs = params.get("random_state")
+        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
+        meta = {
+            "class": type(self).__name__,
+            "params": params,
+            "n_features_in_": int(self.n_features_in_),
+            "columns": list(self._state.columns),
+        }
+        meta.update(self._extra_meta())
+        arrays = {"classes_": np.asarray(self.classes_), "st": self._state.st}
+        arrays.update({f"state_{k}": v for k, v in self._state.arrays.items()})
+        return meta, arrays
+
+    def _extra_meta(self):
+        return {}
+
+    def _set_extra_meta(self, meta):
+        """Restore what :meth:`_extra_meta` saved."""
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        """Rebuild a fitted estimator from :meth:`_get_state` output."""
+        est = cls(**meta["params"])
+        est.n_features_in_ = int(meta["n_features_in_"])
+        est.classes_ = np.asarray(arrays["classes_"])
+        st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        state_arrays = {
+            k[len("state_") :]: np.ascontiguousarray(v, dtype=np.float64)
+            for k, v in arrays.items()
+            if k.startswith("state_")
+        }
+        est._set_extra_meta(meta)
+        R = est.n_features_in_ + (1 if est.fit_intercept else 0)
+        ref = est._new_state(R, est._n_cols_for(len(est.classes_)))
+        bad = st.shape != (SO.N_ST,) or set(state_arrays) != set(ref.arrays)
+        bad = bad or any(state_arrays[k].shape != v.shape for k, v in ref.arrays.items())
+        if bad:
+            raise ValueError(
+                f"model state of {cls.__name__} is inconsistent with {len(est.classes_)} "
+                f"classes and {est.n_features_in_} features"
+            )
+        est._state = SecondOrderState(state_arrays, ref.columns, st)
+        return est
+
+
+def _rows_of(batch, order):
+    """The CSR matrix of the batch's rows in ``order`` (for shuffled epochs of ``fit``)."""
+    import scipy.sparse as sp
+
+    if batch.indices.shape[0] != batch.data.shape[0]:
+        return batch.data.reshape(batch.n_rows, batch.n_cols)[order]
+    m = sp.csr_matrix((batch.data, batch.indices, batch.indptr), shape=(batch.n_rows, batch.n_cols))
+    return m[order]
+
+
+def max_row_sqnorm(batch, bias):
+    """max_i ||x_i||^2 over the batch, the bias feature included."""
+    sq = np.asarray(batch.data, dtype=np.float64) ** 2
+    if batch.indices.shape[0] != batch.data.shape[0]:
+        norms = sq.reshape(batch.n_rows, batch.n_cols).sum(axis=1)
+    else:
+        rows = np.repeat(np.arange(batch.n_rows), np.diff(batch.indptr))
+        norms = np.bincount(rows, weights=sq, minlength=batch.n_rows)
+    top = float(norms.max()) if norms.size else 0.0
+    return top + bias * bias
