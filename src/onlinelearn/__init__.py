@@ -12,6 +12,7 @@ from .evaluation import (
 )
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
+from .regression import OnlineLeastSquares, PassiveAggressiveRegressor
 
 __version__ = "0.1.0"
 
@@ -21,6 +22,8 @@ __all__ = [
     "Winnow",
     "PNormPerceptron",
     "COPA",
+    "PassiveAggressiveRegressor",
+    "OnlineLeastSquares",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
