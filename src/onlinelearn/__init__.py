@@ -4,6 +4,7 @@ Public re-exports only; see the modules for the mathematics.
 """
 
 from .base import merge_models
+from .dual_ascent import DualAscentClassifier
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
@@ -24,6 +25,7 @@ __all__ = [
     "COPA",
     "PassiveAggressiveRegressor",
     "OnlineLeastSquares",
+    "DualAscentClassifier",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",
