@@ -510,12 +510,14 @@ def _margin_at(link, V, jj, kk, uu, n, a, c, p, rest, m_rest):
 
 
 @njit
-def entropy_closed_form(Ap, Am, A0, gamma, c):
-    """Eq. (7.16): argmax_{a in [0, 1]} gamma a - c log(Ap e^{a/c} + Am e^{-a/c} + A0).
+def entropy_closed_form(Ap, Am, A0, gamma, c, cap):
+    """Eq. (7.16): argmax_{a in [0, cap]} gamma a - c log(Ap e^{a/c} + Am e^{-a/c} + A0).
 
-    Ap / Am: the exp-weights of the coordinates that u moves up / down by 1, A0 of the rest."""
+    Ap / Am: the exp-weights of the coordinates that u moves up / down by 1, A0 of the rest
+    (cap = 1 in the thesis; the example's weight here)."""
     if gamma >= 1.0 or Ap <= 0.0:
-        return 1.0 if (Ap > 0.0 or Am > 0.0 or gamma > 0.0) else 0.0
+        # the margin stays below gamma (or the objective is flat): the cap
+        return cap if (Ap > 0.0 or Am > 0.0 or gamma > 0.0) else 0.0
     if Am <= 0.0 and A0 <= 0.0:
         # the margin is 1 > gamma whatever a: the objective decreases (gamma - 1 < 0)
         return 0.0
@@ -523,7 +525,7 @@ def entropy_closed_form(Ap, Am, A0, gamma, c):
     beta = (gamma * A0 + math.sqrt(disc)) / (2.0 * (1.0 - gamma) * Ap)
     if beta <= 1.0:
         return 0.0
-    return min(1.0, c * math.log(beta))
+    return min(cap, c * math.log(beta))
 
 
 @njit
@@ -617,23 +619,24 @@ def tuned_pass(
         pred_out[i] = pred
         mistake = pred != yi
         alpha = 0.0
-        if weight[i] > 0.0:
+        cap = weight[i]
+        if cap > 0.0:
             n = _gather(data, indices, indptr, i, yi, r, sgn, b, d, jj, kk, uu)
             moves = False
             for e in range(n):
                 if uu[e] != 0.0:
                     moves = True
             if not moves or c <= 0.0:
-                alpha = 1.0 if gamma > 0.0 else 0.0  # u = 0: D = gamma alpha + const
+                alpha = cap if gamma > 0.0 else 0.0  # u = 0: D = gamma alpha + const
             elif rule == SUBGRADIENT:
-                alpha = 1.0 if loss > 0.0 else 0.0
+                alpha = cap if loss > 0.0 else 0.0
             elif loss <= 0.0:
                 alpha = 0.0
             elif link == EUCLID:
                 uu2 = 0.0
                 for e in range(n):
                     uu2 += uu[e] * uu[e]
-                alpha = min(1.0, c * loss / uu2)
+                alpha = min(cap, c * loss / uu2)
             else:
                 # the aggregate of the coordinates u leaves alone
                 if link == ENTROPY:
@@ -677,9 +680,9 @@ def tuned_pass(
                             Ap += math.exp(-v - m_rest)
                         else:
                             rest += math.exp(v - m_rest) + math.exp(-v - m_rest)
-                    alpha = entropy_closed_form(Ap, Am, rest, gamma, c)
+                    alpha = entropy_closed_form(Ap, Am, rest, gamma, c, cap)
                 else:
-                    alpha = bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma)
+                    alpha = bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, cap)
             if alpha != 0.0:
                 vu = 0.0
                 uu2 = 0.0
@@ -709,15 +712,15 @@ def tuned_pass(
 
 
 @njit
-def bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma):
-    """argmax_{a in [0,1]} gamma a - c f*((V + a u)/c): the root of gamma - margin(a) (margin
-    nondecreasing in a), clipped to [0, 1], by bisection to machine precision."""
+def bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, cap):
+    """argmax_{a in [0,cap]} gamma a - c f*((V + a u)/c): the root of gamma - margin(a) (margin
+    nondecreasing in a), clipped to [0, cap], by bisection to machine precision."""
     if gamma - _margin_at(link, V, jj, kk, uu, n, 0.0, c, p, rest, m_rest) <= 0.0:
         return 0.0
-    if gamma - _margin_at(link, V, jj, kk, uu, n, 1.0, c, p, rest, m_rest) >= 0.0:
-        return 1.0
+    if gamma - _margin_at(link, V, jj, kk, uu, n, cap, c, p, rest, m_rest) >= 0.0:
+        return cap
     lo = 0.0
-    hi = 1.0
+    hi = cap
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:

@@ -115,12 +115,12 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
     >>> from onlinelearn import DualAscentClassifier
     >>> from onlinelearn.datasets import load_dna
     >>> X, y = load_dna("train")
-    >>> clf = DualAscentClassifier(step="last-k", k=2, C=0.01)
-    >>> online = clf.partial_fit_predict(X[:500], y[:500])
-    >>> print(f"online mistake rate {(online != y[:500]).mean():.3f}")
-    online mistake rate 0.170
-    >>> print(f"dual objective {clf.dual_objective_:.3f}")
-    dual objective 2.035
+    >>> for k in (1, 2):  # online mistake rate and dual objective: k = 2 raises D more
+    ...     clf = DualAscentClassifier(step="last-k", k=k, C=0.01)
+    ...     online = clf.partial_fit_predict(X[:500], y[:500])
+    ...     print(k, f"{(online != y[:500]).mean():.3f}", f"{clf.dual_objective_:.4f}")
+    1 0.190 1.3161
+    2 0.186 1.3297
     """
 
     _parameter_constraints: dict = {
