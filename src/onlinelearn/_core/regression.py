@@ -125,6 +125,46 @@ def regression_pass(
 
 
 @njit
+def regression_pass_dense(X, y, weight, order, w, U, st, loss_code, C, eps, b, average, pred_out):
+    """:func:`regression_pass` for a dense C-contiguous X (n, d): contiguous rows, no index
+    gather, so that the dot products and updates vectorise."""
+    R = w.shape[0]
+    n_feat = X.shape[1]
+    d = R - 1 if b != 0.0 else R
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        yhat = 0.0
+        sq = b * b
+        for j in range(n_feat):
+            v = X[i, j]
+            yhat += v * w[j]
+            sq += v * v
+        if b != 0.0:
+            yhat += b * w[d]
+        pred_out[i] = yhat
+        st[T] += 1.0
+        step = regression_step(loss_code, y[i] - yhat, sq, C, eps, weight[i])
+        if step != 0.0:
+            if not math.isfinite(step):
+                return False
+            for j in range(n_feat):
+                w[j] += step * X[i, j]
+            if b != 0.0:
+                w[d] += step * b
+            if average:
+                a = step * st[T]
+                for j in range(n_feat):
+                    U[j] += a * X[i, j]
+                if b != 0.0:
+                    U[d] += a * b
+            st[N_UPDATES] += 1.0
+    for j in range(R):
+        if not math.isfinite(w[j]):
+            return False
+    return True
+
+
+@njit
 def rls_pass(data, indices, indptr, y, weight, order, w, P, st, b, pred_out, Px):
     """Recursive least squares over the rows ``order`` (``Px`` scratch of length R)."""
     R = w.shape[0]

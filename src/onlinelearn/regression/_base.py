@@ -57,6 +57,20 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
+    def _sgd_pass(self, batch, y, sw, order, pred, loss_code, C, eps):
+        """The first-order pass: the dense kernel for a dense batch, the CSR one otherwise."""
+        b = self._b()
+        avg = self._average()
+        if batch.indices.shape[0] != batch.data.shape[0]:  # dense, more than one row
+            X2 = batch.data.reshape(batch.n_rows, batch.n_cols)
+            return CR.regression_pass_dense(
+                X2, y, sw, order, self._w, self._U, self._st, loss_code, C, eps, b, avg, pred
+            )
+        return CR.regression_pass(
+            batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._U, self._st,
+            loss_code, C, eps, b, avg, pred,
+        )  # fmt: skip
+
     def _average(self):
         return bool(getattr(self, "average", False))
 

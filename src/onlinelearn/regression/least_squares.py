@@ -106,7 +106,4 @@ class OnlineLeastSquares(OnlineLinearRegressor):
                 batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._P,
                 self._st, self._b(), pred, np.empty(self._w.shape[0]),
             )  # fmt: skip
-        return CR.regression_pass(
-            batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._U, self._st,
-            CR.SQUARED, float(self.C), 0.0, self._b(), self._average(), pred,
-        )  # fmt: skip
+        return self._sgd_pass(batch, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)

@@ -105,7 +105,6 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         self.intercept_scaling = intercept_scaling
 
     def _run_pass(self, batch, y, sw, order, pred):
-        return CR.regression_pass(
-            batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._U, self._st,
-            _LOSSES[self.loss], float(self.C), float(self.epsilon), self._b(), self.average, pred,
-        )  # fmt: skip
+        return self._sgd_pass(
+            batch, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
+        )
