@@ -18,10 +18,11 @@ whole training part, or one ``learn_one`` per row for River):
   ``SGDRegressor(penalty=None)`` (its default inverse-scaling step) and River's
   ``linear_model.LinearRegression`` (plain SGD, l2 = 0).
 
-Reported per set and learner: seconds per epoch (best of ``--repeats``, after a warm-up call
-that compiles the numba code), microseconds per row, test MSE and MAE, and the speed ratio
-against scikit-learn's learner of the same loss.  River runs on the first ``--river-rows``
-rows only (it is pure Python) and its time per epoch is scaled to the whole training part.
+Reported per set and learner: seconds per epoch (best of ``--repeats``, the learners taking
+turns, after a warm-up call that compiles the numba code), microseconds per row, test MSE
+and MAE, and the speed ratio against scikit-learn's learner of the same loss.  River runs on
+the first ``--river-rows`` rows only (it is pure Python); its time per epoch is scaled to the
+whole training part.
 
 Run from the repository root:  ``python benchmarks/bench_regression.py``
 """
@@ -72,31 +73,29 @@ def load(name):
     return X[:n_tr], y[:n_tr], X[n_tr:], y[n_tr:]
 
 
-def timed(fn, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def errors(y, p):
     r = np.asarray(p) - y
     return float(np.mean(r * r)), float(np.mean(np.abs(r)))
 
 
-def run_ours_or_sklearn(make, Xtr, ytr, Xte, yte, repeats):
-    make().partial_fit(Xtr[:50], ytr[:50])  # warm-up (numba compilation, imports)
-    holder = {}
-
-    def one_epoch():
-        est = make()
-        est.partial_fit(Xtr, ytr)
-        holder["est"] = est
-
-    sec = timed(one_epoch, repeats)
-    return sec, errors(yte, holder["est"].predict(Xte))
+def run_interleaved(learners, Xtr, ytr, Xte, yte, repeats):
+    """Best-of-``repeats`` seconds per epoch of each learner, the learners taking turns within
+    each repeat (so that a burst of load on the shared machine hits all of them alike)."""
+    for _, _, make in learners:
+        make().partial_fit(Xtr[:50], ytr[:50])  # warm-up (numba compilation, imports)
+    best = {label: np.inf for _, label, _ in learners}
+    fitted = {}
+    for _ in range(repeats):
+        for _, label, make in learners:
+            est = make()
+            t0 = time.perf_counter()
+            est.partial_fit(Xtr, ytr)
+            best[label] = min(best[label], time.perf_counter() - t0)
+            fitted[label] = est
+    return {
+        label: (loss, best[label], *errors(yte, fitted[label].predict(Xte)))
+        for loss, label, _ in learners
+    }
 
 
 def run_river(make, Xtr, ytr, Xte, yte, n_rows):
@@ -115,7 +114,7 @@ def run_river(make, Xtr, ytr, Xte, yte, n_rows):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="+", default=list(SETS))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--river-rows", type=int, default=5000)
     args = ap.parse_args(argv)
 
@@ -143,10 +142,7 @@ def main(argv=None):
             ("squared", "sklearn SGDRegressor",
              lambda: SGDRegressor(penalty=None, shuffle=False)),
         ]  # fmt: skip
-        res = {}
-        for loss, label, make in learners:
-            sec, (mse, mae) = run_ours_or_sklearn(make, Xtr, ytr, Xte, yte, args.repeats)
-            res[label] = (loss, sec, mse, mae)
+        res = run_interleaved(learners, Xtr, ytr, Xte, yte, args.repeats)
         n_r = min(args.river_rows, n)
         river = [
             ("PA-I", "river PARegressor", lambda: rlm.PARegressor(C=C, mode=1, eps=eps)),
