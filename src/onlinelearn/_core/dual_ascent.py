@@ -399,29 +399,27 @@ def window_pass(
 
 # ====================================================================== tuned kernel
 @njit
-def _fstar(link, V, c, p, logn2):
-    """c f*(V / c) for the whole state (the link's conjugate; module docstring)."""
+def entropy_frame(V, c):
+    """(m, Z): m = max |V| / c and Z = sum over [V, -V] / c of exp(. - m)."""
     R, K = V.shape
-    if link == EUCLID:
-        s = 0.0
-        for j in range(R):
-            for k in range(K):
-                s += V[j, k] * V[j, k]
-        return 0.5 * s / c
-    if link == ENTROPY:
-        m = 0.0
-        for j in range(R):
-            for k in range(K):
-                a = abs(V[j, k]) / c
-                if a > m:
-                    m = a
-        z = 0.0
-        for j in range(R):
-            for k in range(K):
-                v = V[j, k] / c
-                z += math.exp(v - m) + math.exp(-v - m)
-        return c * (math.log(z) + m - logn2)
-    # PNORM
+    m = 0.0
+    for j in range(R):
+        for k in range(K):
+            a = abs(V[j, k]) / c
+            if a > m:
+                m = a
+    z = 0.0
+    for j in range(R):
+        for k in range(K):
+            v = V[j, k] / c
+            z += math.exp(v - m) + math.exp(-v - m)
+    return m, z
+
+
+@njit
+def pnorm_of(V, p):
+    """||V||_p over all entries, scaled by the largest magnitude first."""
+    R, K = V.shape
     sig = 0.0
     for j in range(R):
         for k in range(K):
@@ -434,7 +432,23 @@ def _fstar(link, V, c, p, logn2):
     for j in range(R):
         for k in range(K):
             s += (abs(V[j, k]) / sig) ** p
-    nrm = sig * s ** (1.0 / p)
+    return sig * s ** (1.0 / p)
+
+
+@njit
+def _fstar(link, V, c, p, logn2):
+    """c f*(V / c) for the whole state (the link's conjugate; module docstring)."""
+    R, K = V.shape
+    if link == EUCLID:
+        s = 0.0
+        for j in range(R):
+            for k in range(K):
+                s += V[j, k] * V[j, k]
+        return 0.5 * s / c
+    if link == ENTROPY:
+        m, z = entropy_frame(V, c)
+        return c * (math.log(z) + m - logn2)
+    nrm = pnorm_of(V, p)
     return nrm * nrm / (2.0 * (p - 1.0) * c)
 
 
@@ -578,33 +592,14 @@ def tuned_pass(
         if c > 0.0:
             # scores s_k = <w_k, x>: w = grad f*(V / c) needs the global aggregate
             if link == ENTROPY:
-                m_all = 0.0
-                for j in range(R):
-                    for k2 in range(K):
-                        a = abs(V[j, k2]) / c
-                        if a > m_all:
-                            m_all = a
-                z = 0.0
-                for j in range(R):
-                    for k2 in range(K):
-                        v = V[j, k2] / c
-                        z += math.exp(v - m_all) + math.exp(-v - m_all)
+                m_all, z = entropy_frame(V, c)
                 for e in range(n):
                     for k2 in range(K):
                         v = V[jj[e], k2] / c
                         scores[k2] += uu[e] * (math.exp(v - m_all) - math.exp(-v - m_all)) / z
             elif link == PNORM:
-                sig = 0.0
-                for j in range(R):
-                    for k2 in range(K):
-                        if abs(V[j, k2]) > sig:
-                            sig = abs(V[j, k2])
-                if sig > 0.0:
-                    s = 0.0
-                    for j in range(R):
-                        for k2 in range(K):
-                            s += (abs(V[j, k2]) / sig) ** p
-                    nrm = sig * s ** (1.0 / p)
+                nrm = pnorm_of(V, p)
+                if nrm > 0.0:
                     den = (p - 1.0) * nrm ** (p - 2.0) * c
                     for e in range(n):
                         for k2 in range(K):
@@ -640,17 +635,7 @@ def tuned_pass(
             else:
                 # the aggregate of the coordinates u leaves alone
                 if link == ENTROPY:
-                    m_rest = 0.0
-                    for j in range(R):
-                        for k2 in range(K):
-                            a = abs(V[j, k2]) / c
-                            if a > m_rest:
-                                m_rest = a
-                    z = 0.0
-                    for j in range(R):
-                        for k2 in range(K):
-                            v = V[j, k2] / c
-                            z += math.exp(v - m_rest) + math.exp(-v - m_rest)
+                    m_rest, z = entropy_frame(V, c)
                     for e in range(n):
                         v = V[jj[e], kk[e]] / c
                         z -= math.exp(v - m_rest) + math.exp(-v - m_rest)

@@ -63,6 +63,15 @@ def row_dot(data, indices, indptr, i, w, b, d):
 
 
 @njit
+def all_finite(w):
+    """True when every entry of w is finite."""
+    for j in range(w.shape[0]):
+        if not math.isfinite(w[j]):
+            return False
+    return True
+
+
+@njit
 def regression_step(loss_code, resid, sqnorm, C, eps, weight):
     """Signed step: w_{t+1} = w_t + step * x_t.  ``resid`` = y_t - <w_t, x_t>."""
     if weight <= 0.0 or sqnorm <= 0.0:
@@ -118,10 +127,7 @@ def regression_pass(
             if average:
                 _axpy(data, indices, indptr, i, step * st[T], U, b, d)
             st[N_UPDATES] += 1.0
-    for j in range(R):
-        if not math.isfinite(w[j]):
-            return False
-    return True
+    return all_finite(w)
 
 
 @njit
@@ -158,10 +164,7 @@ def regression_pass_dense(X, y, weight, order, w, U, st, loss_code, C, eps, b, a
                 if b != 0.0:
                     U[d] += a * b
             st[N_UPDATES] += 1.0
-    for j in range(R):
-        if not math.isfinite(w[j]):
-            return False
-    return True
+    return all_finite(w)
 
 
 @njit
@@ -208,10 +211,7 @@ def rls_pass(data, indices, indptr, y, weight, order, w, P, st, b, pred_out, Px)
                 for q in range(R):
                     P[r, q] -= a * Px[q]
         st[N_UPDATES] += 1.0
-    for j in range(R):
-        if not math.isfinite(w[j]):
-            return False
-    return True
+    return all_finite(w)
 
 
 def empty_state(n_rows, average, rls, alpha):
