@@ -103,14 +103,27 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
             else:
                 self.__dict__.pop(a, None)
 
+    def _validate_params_once(self):
+        """Parameter checks, skipped while the parameters are the very objects last checked:
+        a stream of ``partial_fit`` calls pays for them once."""
+        key = tuple(getattr(self, n) for n in self._get_param_names())
+        last = self.__dict__.get("_validated_params")
+        if last is not None and all(a is b for a, b in zip(last, key, strict=True)):
+            return
+        self._validate_params()
+        self._validated_params = key
+
     def _fit_batch(self, X, y, sample_weight, *, fit_mode):
         first = fit_mode or not hasattr(self, "_w")
         snap = self._snapshot()
         try:
-            self._validate_params()
+            self._validate_params_once()
             X = V.check_X(self, X, reset=first)
             y = check_target(y, X.shape[0])
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            if sample_weight is None:
+                sw = np.ones(X.shape[0])
+            else:
+                sw = V.check_sample_weight(sample_weight, X.shape[0])
             batch = V.CSRBatch(X)
             if first:
                 self._init_state(batch.n_cols)
