@@ -52,10 +52,9 @@ def test_k1_is_passive_aggressive(variant, K):
             np.testing.assert_allclose(da2.coef_, pa2.coef_, rtol=1e-12, atol=1e-13)
 
 
-def _window_dual(clf, X, y, us_rival, variant, C, gamma, sw):
+def _window_dual(clf, Xa, y, us_rival, variant, C, gamma, sw):
     """D = gamma sum tau - 1/2 ||sum tau u||^2 - sum tau^2 / (4 C s) from dual_coef_."""
     tau = clf.dual_coef_
-    Xa = np.hstack([X, np.ones((X.shape[0], 1))])
     K = clf._state["theta"].shape[1]
     W = np.zeros((Xa.shape[1], K))
     for i, (r, sgn) in enumerate(us_rival):
@@ -83,21 +82,24 @@ WINDOW_CASES = [
 
 
 @pytest.mark.parametrize("step,k,variant", WINDOW_CASES)
-@pytest.mark.parametrize("K", [2, 3])
-def test_window_dual_never_decreases_and_is_the_dual(step, k, variant, K):
+@pytest.mark.parametrize("K,fit_intercept", [(2, True), (3, True), (3, False)])
+def test_window_dual_never_decreases_and_is_the_dual(step, k, variant, K, fit_intercept):
     X, y = _data(k * 7 + K, n=40, K=K)
-    X[3] = 0.0
+    X[3] = 0.0  # a zero row: without intercept its variable takes its own optimum
     sw = np.ones(X.shape[0])
     C, gamma = 0.4, 1.0
-    clf = DualAscentClassifier(step=step, k=k, variant=variant, C=C, margin=gamma)
-    Xa = np.hstack([X, np.ones((X.shape[0], 1))])
+    clf = DualAscentClassifier(
+        step=step, k=k, variant=variant, C=C, margin=gamma, fit_intercept=fit_intercept
+    )
+    Xa = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
     rivals = []
     dual = [0.0]
     for t in range(X.shape[0]):
         if t == 0:
             scores = np.zeros(1 if K == 2 else K)
         else:
-            scores = Xa[t] @ np.vstack([clf.coef_.T, clf.intercept_])
+            W = np.vstack([clf.coef_.T, clf.intercept_]) if fit_intercept else clf.coef_.T
+            scores = Xa[t] @ W
         if K == 2:
             rivals.append((-1, 1.0 if y[t] == 1 else -1.0))
         else:
@@ -109,9 +111,13 @@ def test_window_dual_never_decreases_and_is_the_dual(step, k, variant, K):
     dual = np.array(dual)
     assert np.all(np.diff(dual) >= -1e-12 * (1.0 + np.abs(dual[1:])))
     assert dual[-1] > 0.0
-    D, W = _window_dual(clf, X, y, rivals, variant, C, gamma, sw)
+    D, W = _window_dual(clf, Xa, y, rivals, variant, C, gamma, sw)
     assert clf.dual_objective_ == pytest.approx(D, rel=1e-9, abs=1e-12)
-    np.testing.assert_allclose(np.vstack([clf.coef_.T, clf.intercept_]), W, atol=1e-10)
+    W_est = np.vstack([clf.coef_.T, clf.intercept_]) if fit_intercept else clf.coef_.T
+    np.testing.assert_allclose(W_est, W, atol=1e-10)
+    if not fit_intercept:
+        tz = {"PA": 0.0, "PA-I": C, "PA-II": 2.0 * C * gamma}[variant]
+        assert clf.dual_coef_[3] == pytest.approx(tz)
 
 
 @pytest.mark.parametrize("link", ["euclidean", "entropy", "pnorm"])

@@ -147,21 +147,23 @@ def _data(seed, n, d, K):
 
 
 @pytest.mark.parametrize(
-    "step,k,variant,K",
+    "step,k,variant,K,C",
     [
-        ("last-k", 1, "PA-I", 1),
-        ("last-k", 2, "PA-I", 1),
-        ("last-k", 2, "PA-II", 3),
-        ("last-k", 2, "PA-I", 3),
-        ("last-k", 4, "PA-I", 1),
-        ("ftrl", 1, "PA-II", 1),
-        ("ftrl", 1, "PA-I", 3),
+        ("last-k", 1, "PA-I", 1, 0.7),
+        ("last-k", 2, "PA-I", 1, 0.7),
+        ("last-k", 2, "PA-I", 1, 1e-6),
+        ("last-k", 2, "PA-I", 3, 1e6),
+        ("last-k", 2, "PA-II", 3, 0.7),
+        ("last-k", 2, "PA-I", 3, 0.7),
+        ("last-k", 4, "PA-I", 1, 0.7),
+        ("ftrl", 1, "PA-II", 1, 0.7),
+        ("ftrl", 1, "PA-I", 3, 0.7),
     ],
 )
-def test_each_round_solves_its_window_problem(step, k, variant, K):
+def test_each_round_solves_its_window_problem(step, k, variant, K, C):
     """The new dual variables of round t maximise D over I_t, the others fixed (SLSQP)."""
     X, y = _data(k + K, 16 if step == "ftrl" else 24, 4, K)
-    C, gamma = 0.7, 1.0
+    gamma = 1.0
     clf = DualAscentClassifier(step=step, k=k, variant=variant, C=C, margin=gamma, tol=1e-11,
                                max_sweeps=5000)  # fmt: skip
     classes = np.arange(max(K, 2))
