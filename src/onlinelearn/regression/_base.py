@@ -29,7 +29,7 @@ def check_target(y, n_rows):
     if arr.ndim != 1:
         raise ValueError(f"y must be 1-D (one target per row); got shape {arr.shape}.")
     try:
-        arr = arr.astype(np.float64)
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("y must be numeric: regression targets are real numbers.") from None
     if not np.isfinite(arr).all():
@@ -41,6 +41,25 @@ def check_target(y, n_rows):
     if arr.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {arr.shape[0]} targets; they must agree.")
     return np.ascontiguousarray(arr)
+
+
+def _check_X(estimator, X, *, reset):
+    """:func:`onlinelearn._validation.check_X`, with a shortcut for the first call on a plain
+    float C-contiguous ndarray (no feature names to record): shape, finiteness, n_features_in_."""
+    if (
+        reset
+        and type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype in (np.float64, np.float32)
+        and X.flags.c_contiguous
+        and X.shape[0] >= 1
+        and X.shape[1] >= 1
+        and np.isfinite(X.sum())  # finite sum: every entry finite (else the full check)
+    ):
+        estimator.n_features_in_ = X.shape[1]
+        estimator.__dict__.pop("feature_names_in_", None)
+        return X
+    return V.check_X(estimator, X, reset=reset)
 
 
 class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
@@ -118,7 +137,7 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
         snap = self._snapshot()
         try:
             self._validate_params_once()
-            X = V.check_X(self, X, reset=first)
+            X = _check_X(self, X, reset=first)
             y = check_target(y, X.shape[0])
             if sample_weight is None:
                 sw = np.ones(X.shape[0])
