@@ -405,7 +405,10 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def coef_(self):
-        """Weights (1, n_features) for two classes, (n_classes, n_features) otherwise."""
+        """Weights (1, n_features) for two classes, (n_classes, n_features) otherwise.
+
+        Growing-c steps: w = grad f*(v / c) with the c of the next round as far as it is known
+        (self-tuned: from the rows and mistakes so far; strongly convex: sigma (t + 1))."""
         W = self._weights_matrix()
         return np.array(W[: self.n_features_in_].T, order="C")
 
