@@ -122,10 +122,10 @@ def test_window_dual_never_decreases_and_is_the_dual(step, k, variant, K, fit_in
 
 @pytest.mark.parametrize("link", ["euclidean", "entropy", "pnorm"])
 @pytest.mark.parametrize("step", ["self-tuned", "strongly-convex"])
-@pytest.mark.parametrize("K", [2, 3])
-def test_growing_c_dual_never_decreases(link, step, K):
+@pytest.mark.parametrize("K,k", [(2, 1), (3, 1), (3, 3)])
+def test_growing_c_dual_never_decreases(link, step, K, k):
     X, y = _data(5 + K, n=50, K=K)
-    clf = DualAscentClassifier(step=step, link=link, U=0.5, sigma=0.2, margin=0.5)
+    clf = DualAscentClassifier(step=step, link=link, k=k, U=0.5, sigma=0.2, margin=0.5)
     dual = []
     for t in range(X.shape[0]):
         clf.partial_fit(X[t : t + 1], y[t : t + 1], classes=np.arange(K))
@@ -172,6 +172,39 @@ def test_row_action_equals_numpy_reference():
             tau[i] = new
     np.testing.assert_allclose(clf.coef_[0], w, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(clf.dual_coef_, tau, rtol=1e-10, atol=1e-12)
+
+
+def test_growing_c_row_action_equals_numpy_reference():
+    """Self-tuned, Euclidean, k = 3: alpha_t by eq. (7.11), then single-variable steps on
+    alpha_{t-1}, alpha_{t-2} in [0, 1] at the same c_t."""
+    X, y = _data(13, n=40)
+    X[7] = 0.0
+    U, gamma, k = 2.0, 1.0, 3
+    clf = DualAscentClassifier(step="self-tuned", k=k, U=U, margin=gamma, fit_intercept=False)
+    online = clf.partial_fit_predict(X, y)
+    u = (2 * y - 1)[:, None] * X
+    v = np.zeros(X.shape[1])
+    alpha = np.zeros(X.shape[0])
+    M = 0
+    for t in range(X.shape[0]):
+        c = np.linalg.norm(X[: t + 1], axis=1).max() * np.sqrt((M + 1) / U)
+        pred = 1 if (v @ X[t]) > 0 else 0
+        M += int(pred != y[t])
+        assert online[t] == pred
+        for i in range(t, max(-1, t - k), -1):
+            q = u[i] @ u[i]
+            if c <= 0.0:
+                new = 1.0
+            elif q == 0.0:
+                new = 1.0
+            else:
+                new = np.clip(alpha[i] + (c * gamma - v @ u[i]) / q, 0.0, 1.0)
+                if i == t and gamma - (v @ u[i]) / c <= 0.0:
+                    new = 0.0
+            v += (new - alpha[i]) * u[i]
+            alpha[i] = new
+    np.testing.assert_allclose(clf.dual_coef_, alpha, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(clf._state["V"][:, 0], v, rtol=1e-10, atol=1e-12)
 
 
 def test_subgradient_rule_is_figure_4_1():
@@ -250,12 +283,12 @@ def test_bad_input_changes_nothing(params, tmp_path):
     [
         DualAscentClassifier(step="last-k", k=2, random_state=0),
         DualAscentClassifier(step="row-action", k=3, variant="PA-II", random_state=0),
-        DualAscentClassifier(step="self-tuned", link="pnorm", random_state=0),
+        DualAscentClassifier(step="self-tuned", link="pnorm", k=2, random_state=0),
     ],
     expected_failed_checks=lambda est: {
         "check_sample_weight_equivalence_on_dense_data": (
-            "sample_weight multiplies C, the price of one round's slack: two rounds on a "
-            "repeated row are not one round at twice the price"
+            "sample_weight multiplies C (the cap of alpha): two rounds on a repeated row are "
+            "not one round at twice the price"
         ),
         "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
     },

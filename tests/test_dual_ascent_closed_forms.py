@@ -112,7 +112,7 @@ def test_entropy_closed_form_7_16():
     for Ap, Am, A0, gamma, c in cases:
         if Ap + Am + A0 == 0.0:
             continue
-        a = DA.entropy_closed_form(Ap, Am, A0, gamma, c, 1.0)
+        a = DA.entropy_closed_form(Ap, Am, A0, gamma, c, 0.0, 1.0)
         assert 0.0 <= a <= 1.0
         res = minimize_scalar(
             lambda x, Ap=Ap, Am=Am, A0=A0, g=gamma, c=c: -_entropy_objective(x, Ap, Am, A0, g, c),

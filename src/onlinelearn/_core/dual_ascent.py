@@ -32,15 +32,19 @@ max-score rival at round i, for K classes).
    ``SELFTUNED``: c_t = X_t sqrt((|M_{t-1}| + 1) / U) (eq. 5.17; X_t the largest dual norm of a
    row so far, M the mistakes); ``STRONGLY``: c_t = sigma t, which is Fig. 4.1 for the
    regularised loss sigma f(w) + g_t(w) (theta_{t+1} = (1 - 1/t) theta_t - eta_t lambda_t with
-   eta_t = 1 / (sigma t) unrolls to v / (sigma t)).  The step on alpha_t is the optimal one
-   (eq. 5.15, ``OPTIMAL``) or Fig. 4.1's subgradient alpha_t = 1[loss > 0] (``SUBGRADIENT``).
+   eta_t = 1 / (sigma t) unrolls to v / (sigma t)).  The step on alpha_t in [0, s_t] (s_t the
+   example's weight, 1 in the thesis) is the optimal one (eq. 5.15, ``OPTIMAL``) or the
+   subgradient alpha_t = s_t 1[loss > 0] (``SUBGRADIENT``: with c_t = sigma t from the first
+   round, Fig. 4.1 with eta_t = 1 / (sigma (t + 1)), its rounds counted from a round 0 at w = 0).
+   With a window k > 1 the previous k - 1 stored examples then get the optimal single-variable
+   step at the same c_t (row action, Sec. 5.2.2), alpha_i kept in [0, s_i].
    Links (:mod:`.links` codes): Euclidean f* = 1/2||.||^2, closed form (7.11); relative entropy
    on the doubled vector [v, -v] of 2N coordinates (balanced, f* = log sum exp - log 2N), closed
    form (7.16) when the row is in {-1, 0, 1}, bisection otherwise; p-norm f* = ||.||_p^2/(2(p-1)),
    bisection.  c_t f*(theta/c_t) does not increase with c_t (f >= 0), so D_t never decreases
    with the optimal step (Lemma 2).
 
-Store of past examples (window kernel): ``Sd``/``Sx`` (values, feature indices) and ``Sp``
+Store of past examples (both kernels): ``Sd``/``Sx`` (values, feature indices) and ``Sp``
 (row pointers) hold the rows; ``Sf[n, (SGN, TAU, Q, CAP, DELTA)]`` and ``Si[n, (Y, R, ID)]`` the
 per-example numbers (R = -1 for one weight vector; ID the round, index into ``tau_all``).
 """
@@ -264,6 +268,46 @@ def coordinate_step(Sd, Sx, Sp, Sf, Si, n, theta, tau_all, st, gamma, b, d):
 
 
 @njit
+def store_push(data, indices, indptr, i, Sd, Sx, Sp, Sf, Si, st, window, sgn, q, cap, dlt, yi,
+               r, tid):  # fmt: skip
+    """Append row i to the store (dropping the oldest example when ``window`` >= 0 are held);
+    returns the number stored."""
+    nst = int(st[N_STORED])
+    if window >= 0 and nst >= window:
+        shift = Sp[1]
+        for p in range(shift, Sp[nst]):
+            Sd[p - shift] = Sd[p]
+            Sx[p - shift] = Sx[p]
+        for m in range(1, nst):
+            Sp[m] = Sp[m + 1] - shift
+            for c in range(N_SF):
+                Sf[m - 1, c] = Sf[m, c]
+            for c in range(N_SI):
+                Si[m - 1, c] = Si[m, c]
+        nst -= 1
+    pos = Sp[nst]
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    for p in range(start, indptr[i + 1]):
+        Sd[pos] = data[p]
+        Sx[pos] = indices[p - off]
+        pos += 1
+    Sp[nst + 1] = pos
+    Sf[nst, SGN] = sgn
+    Sf[nst, TAU] = 0.0
+    Sf[nst, Q] = q
+    Sf[nst, CAP] = cap
+    Sf[nst, DELTA] = dlt
+    Si[nst, YC] = yi
+    Si[nst, RC] = r
+    Si[nst, ID] = tid
+    nst += 1
+    st[N_STORED] = nst
+    st[STORE_NNZ] = pos
+    return nst
+
+
+@njit
 def window_pass(
     data, indices, indptr, y, weight, order, theta, Sd, Sx, Sp, Sf, Si, tau_all, st,
     step, k, variant, C, gamma, b, tol, max_sweeps, pred_out, scores,
@@ -315,36 +359,8 @@ def window_pass(
             st[DUAL] += gamma * tz - 0.5 * dlt * tz * tz
             continue
         # ---- store the example (drop the oldest when the window is full)
-        nst = int(st[N_STORED])
-        if step != FTRL and nst >= k:
-            shift = Sp[1]
-            for p in range(shift, Sp[nst]):
-                Sd[p - shift] = Sd[p]
-                Sx[p - shift] = Sx[p]
-            for m in range(1, nst):
-                Sp[m] = Sp[m + 1] - shift
-                for c in range(N_SF):
-                    Sf[m - 1, c] = Sf[m, c]
-                for c in range(N_SI):
-                    Si[m - 1, c] = Si[m, c]
-            nst -= 1
-        pos = Sp[nst]
-        for p in range(start, indptr[i + 1]):
-            Sd[pos] = data[p]
-            Sx[pos] = indices[p - off]
-            pos += 1
-        Sp[nst + 1] = pos
-        Sf[nst, SGN] = sgn
-        Sf[nst, TAU] = 0.0
-        Sf[nst, Q] = q
-        Sf[nst, CAP] = cap
-        Sf[nst, DELTA] = dlt
-        Si[nst, YC] = yi
-        Si[nst, RC] = r
-        Si[nst, ID] = tid
-        nst += 1
-        st[N_STORED] = nst
-        st[STORE_NNZ] = pos
+        nst = store_push(data, indices, indptr, i, Sd, Sx, Sp, Sf, Si, st,
+                         k if step != FTRL else -1, sgn, q, cap, dlt, yi, r, tid)  # fmt: skip
         dual_before = st[DUAL]
         cur = nst - 1
         # ---- raise the dual over I_t
@@ -524,40 +540,136 @@ def _margin_at(link, V, jj, kk, uu, n, a, c, p, rest, m_rest):
 
 
 @njit
-def entropy_closed_form(Ap, Am, A0, gamma, c, cap):
-    """Eq. (7.16): argmax_{a in [0, cap]} gamma a - c log(Ap e^{a/c} + Am e^{-a/c} + A0).
+def entropy_closed_form(Ap, Am, A0, gamma, c, lo, hi):
+    """Eq. (7.16): argmax_{lo <= a <= hi} gamma a - c log(Ap e^{a/c} + Am e^{-a/c} + A0).
 
     Ap / Am: the exp-weights of the coordinates that u moves up / down by 1, A0 of the rest
-    (cap = 1 in the thesis; the example's weight here)."""
+    (the thesis has [lo, hi] = [0, 1]; here hi is the example's weight, and lo < 0 when an
+    earlier variable is revisited)."""
     if gamma >= 1.0 or Ap <= 0.0:
-        # the margin stays below gamma (or the objective is flat): the cap
-        return cap if (Ap > 0.0 or Am > 0.0 or gamma > 0.0) else 0.0
+        # the margin stays below gamma (or the objective is flat): the upper end
+        return hi if (Ap > 0.0 or Am > 0.0 or gamma > 0.0) else 0.0
     if Am <= 0.0 and A0 <= 0.0:
         # the margin is 1 > gamma whatever a: the objective decreases (gamma - 1 < 0)
-        return 0.0
+        return lo
     disc = gamma * gamma * A0 * A0 + 4.0 * (1.0 - gamma * gamma) * Ap * Am
     beta = (gamma * A0 + math.sqrt(disc)) / (2.0 * (1.0 - gamma) * Ap)
-    if beta <= 1.0:
-        return 0.0
-    return min(cap, c * math.log(beta))
+    return min(max(c * math.log(beta), lo), hi)
+
+
+@njit
+def _gather_stored(Sd, Sx, Sp, Sf, Si, m, b, d, jj, kk, uu):
+    """The entries of u_m of stored example m (as :func:`_gather`)."""
+    n = 0
+    yk = Si[m, YC]
+    rk = Si[m, RC]
+    sgn = Sf[m, SGN]
+    stop = Sp[m + 1]
+    for q in range(Sp[m], stop + (1 if b != 0.0 else 0)):
+        if q < stop:
+            j = Sx[q]
+            x = Sd[q]
+        else:
+            j = d
+            x = b
+        if rk < 0:
+            jj[n] = j
+            kk[n] = 0
+            uu[n] = sgn * x
+            n += 1
+        else:
+            jj[n] = j
+            kk[n] = yk
+            uu[n] = x
+            jj[n + 1] = j
+            kk[n + 1] = rk
+            uu[n + 1] = -x
+            n += 2
+    return n
+
+
+@njit
+def _tuned_apply(V, st, jj, kk, uu, n, delta):
+    """v += delta u, with the running sum of alpha and ||v||^2."""
+    vu = 0.0
+    uu2 = 0.0
+    for e in range(n):
+        vu += V[jj[e], kk[e]] * uu[e]
+        uu2 += uu[e] * uu[e]
+        V[jj[e], kk[e]] += delta * uu[e]
+    st[VSQ] += 2.0 * delta * vu + delta * delta * uu2
+    st[SUM_ALPHA] += delta
+
+
+@njit
+def tuned_step(link, V, jj, kk, uu, n, c, p, gamma, lo, hi):
+    """argmax_{lo <= a <= hi} gamma a - c f*((V + a u) / c), lo <= 0 <= hi: eq. (7.11) for the
+    Euclidean link, (7.16) for the entropy link and u in {-1, 0, 1}, a bisection otherwise."""
+    R, K = V.shape
+    if link == EUCLID:
+        vu = 0.0
+        uu2 = 0.0
+        for e in range(n):
+            vu += V[jj[e], kk[e]] * uu[e]
+            uu2 += uu[e] * uu[e]
+        if uu2 <= 0.0:
+            return hi if gamma > 0.0 else 0.0
+        return min(max((c * gamma - vu) / uu2, lo), hi)
+    # the aggregate of the coordinates u leaves alone
+    m_rest = 0.0
+    if link == ENTROPY:
+        m_rest, z = entropy_frame(V, c)
+        for e in range(n):
+            v = V[jj[e], kk[e]] / c
+            z -= math.exp(v - m_rest) + math.exp(-v - m_rest)
+        rest = max(z, 0.0)
+    else:
+        s = 0.0
+        for j in range(R):
+            for k2 in range(K):
+                s += abs(V[j, k2]) ** p
+        for e in range(n):
+            s -= abs(V[jj[e], kk[e]]) ** p
+        rest = max(s, 0.0)
+    unit = link == ENTROPY
+    for e in range(n):
+        if uu[e] != 0.0 and abs(uu[e]) != 1.0:
+            unit = False
+    if unit:
+        Ap = 0.0
+        Am = 0.0
+        for e in range(n):
+            v = V[jj[e], kk[e]] / c
+            if uu[e] > 0.0:
+                Ap += math.exp(v - m_rest)
+                Am += math.exp(-v - m_rest)
+            elif uu[e] < 0.0:
+                Am += math.exp(v - m_rest)
+                Ap += math.exp(-v - m_rest)
+            else:
+                rest += math.exp(v - m_rest) + math.exp(-v - m_rest)
+        return entropy_closed_form(Ap, Am, rest, gamma, c, lo, hi)
+    return bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, lo, hi)
 
 
 @njit
 def tuned_pass(
-    data, indices, indptr, y, weight, order, V, st, alpha_out, step, rule, link, gamma, U,
-    sigma, p, b, pred_out, scores, jj, kk, uu,
+    data, indices, indptr, y, weight, order, V, st, dual_all, Sd, Sx, Sp, Sf, Si, window, step,
+    rule, link, gamma, U, sigma, p, b, pred_out, scores, jj, kk, uu,
 ):  # fmt: skip
     """One pass of the growing-c dual ascent (module docstring, part 2).
 
-    ``V`` (R, K): v = sum_i alpha_i u_i; ``alpha_out[i]`` receives alpha of row i (0 when the
-    weight is 0).  ``weight`` > 0 rows are learned, others only predicted.  Returns False when
-    a value became non-finite."""
+    ``V`` (R, K): v = sum_i alpha_i u_i; ``dual_all[t]`` receives alpha of round t.  With
+    ``window`` > 1 the last ``window`` examples are stored and, after the step on alpha_t, each
+    earlier one gets the optimal single-variable step at the same c_t (row action).  Returns
+    False when a value became non-finite."""
     R, K = V.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1
     logn2 = math.log(2.0 * R * K)
     for ii in range(order.shape[0]):
         i = order[ii]
+        tid = int(st[T])
         st[T] += 1.0
         # ---- c_t
         start = indptr[i]
@@ -587,8 +699,6 @@ def tuned_pass(
         for kk_ in range(K):
             scores[kk_] = 0.0
         n = _gather(data, indices, indptr, i, 0, -1, 1.0, b, d, jj, kk, uu)  # x itself
-        rest = 0.0
-        m_rest = 0.0
         if c > 0.0:
             # scores s_k = <w_k, x>: w = grad f*(V / c) needs the global aggregate
             if link == ENTROPY:
@@ -627,58 +737,27 @@ def tuned_pass(
                 alpha = cap if loss > 0.0 else 0.0
             elif loss <= 0.0:
                 alpha = 0.0
-            elif link == EUCLID:
-                uu2 = 0.0
-                for e in range(n):
-                    uu2 += uu[e] * uu[e]
-                alpha = min(cap, c * loss / uu2)
             else:
-                # the aggregate of the coordinates u leaves alone
-                if link == ENTROPY:
-                    m_rest, z = entropy_frame(V, c)
-                    for e in range(n):
-                        v = V[jj[e], kk[e]] / c
-                        z -= math.exp(v - m_rest) + math.exp(-v - m_rest)
-                    rest = max(z, 0.0)
-                else:
-                    s = 0.0
-                    for j in range(R):
-                        for k2 in range(K):
-                            s += abs(V[j, k2]) ** p
-                    for e in range(n):
-                        s -= abs(V[jj[e], kk[e]]) ** p
-                    rest = max(s, 0.0)
-                unit = link == ENTROPY
-                for e in range(n):
-                    if uu[e] != 0.0 and abs(uu[e]) != 1.0:
-                        unit = False
-                if unit:
-                    Ap = 0.0
-                    Am = 0.0
-                    for e in range(n):
-                        v = V[jj[e], kk[e]] / c
-                        if uu[e] > 0.0:
-                            Ap += math.exp(v - m_rest)
-                            Am += math.exp(-v - m_rest)
-                        elif uu[e] < 0.0:
-                            Am += math.exp(v - m_rest)
-                            Ap += math.exp(-v - m_rest)
-                        else:
-                            rest += math.exp(v - m_rest) + math.exp(-v - m_rest)
-                    alpha = entropy_closed_form(Ap, Am, rest, gamma, c, cap)
-                else:
-                    alpha = bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, cap)
+                alpha = tuned_step(link, V, jj, kk, uu, n, c, p, gamma, 0.0, cap)
             if alpha != 0.0:
-                vu = 0.0
-                uu2 = 0.0
-                for e in range(n):
-                    vu += V[jj[e], kk[e]] * uu[e]
-                    uu2 += uu[e] * uu[e]
-                    V[jj[e], kk[e]] += alpha * uu[e]
-                st[VSQ] += 2.0 * alpha * vu + alpha * alpha * uu2
+                _tuned_apply(V, st, jj, kk, uu, n, alpha)
                 st[N_UPDATES] += 1.0
-                st[SUM_ALPHA] += alpha
-        alpha_out[i] = alpha
+            if window > 1:
+                # row-action (Sec. 5.2.2): single-variable steps on the previous examples
+                nst = store_push(data, indices, indptr, i, Sd, Sx, Sp, Sf, Si, st, window, sgn,
+                                 0.0, cap, 0.0, yi, r, tid)  # fmt: skip
+                Sf[nst - 1, TAU] = alpha
+                if c > 0.0:
+                    for m in range(nst - 2, -1, -1):
+                        n = _gather_stored(Sd, Sx, Sp, Sf, Si, m, b, d, jj, kk, uu)
+                        a_m = Sf[m, TAU]
+                        delta = tuned_step(link, V, jj, kk, uu, n, c, p, gamma, -a_m,
+                                           Sf[m, CAP] - a_m)  # fmt: skip
+                        if delta != 0.0:
+                            _tuned_apply(V, st, jj, kk, uu, n, delta)
+                            Sf[m, TAU] = a_m + delta
+                            dual_all[Si[m, ID]] = a_m + delta
+        dual_all[tid] = alpha
         if mistake:
             st[N_MISTAKES] += 1.0
         st[C_T] = c
@@ -697,15 +776,13 @@ def tuned_pass(
 
 
 @njit
-def bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, cap):
-    """argmax_{a in [0,cap]} gamma a - c f*((V + a u)/c): the root of gamma - margin(a) (margin
-    nondecreasing in a), clipped to [0, cap], by bisection to machine precision."""
-    if gamma - _margin_at(link, V, jj, kk, uu, n, 0.0, c, p, rest, m_rest) <= 0.0:
-        return 0.0
-    if gamma - _margin_at(link, V, jj, kk, uu, n, cap, c, p, rest, m_rest) >= 0.0:
-        return cap
-    lo = 0.0
-    hi = cap
+def bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, lo, hi):
+    """argmax_{lo <= a <= hi} gamma a - c f*((V + a u)/c): the root of gamma - margin(a)
+    (margin nondecreasing in a), clipped to [lo, hi], by bisection to machine precision."""
+    if gamma - _margin_at(link, V, jj, kk, uu, n, lo, c, p, rest, m_rest) <= 0.0:
+        return lo
+    if gamma - _margin_at(link, V, jj, kk, uu, n, hi, c, p, rest, m_rest) >= 0.0:
+        return hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:

@@ -77,7 +77,9 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
     ----------
     step : {'last-k', 'row-action', 'ftrl', 'self-tuned', 'strongly-convex'}, default='last-k'
     k : int, default=1
-        Dual variables per round of 'last-k' and 'row-action'.
+        Dual variables per round of 'last-k' and 'row-action'; for the growing-c steps, k > 1
+        adds a row-action sweep: after alpha_t, the optimal single-variable step on each of
+        the k - 1 previous examples at the same c_t (Sec. 5.2.2, any link).
     variant : {'PA', 'PA-I', 'PA-II'}, default='PA-I'
         Window steps: the box (PA-I), the squared slack (PA-II), or no slack (PA, k = 1 only:
         the hard-margin window problem can be unbounded).
@@ -191,11 +193,19 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
                 f"step={self.step!r} is implemented for link='euclidean' only; use "
                 "step='self-tuned' or 'strongly-convex' with the entropy or p-norm link."
             )
+        self._check_growing_c()
         if window and self.variant == "PA" and not (self.step != "ftrl" and self.k == 1):
             raise ValueError(
                 "variant='PA' (no slack) needs a single dual variable per round (k=1): with "
                 "several, the hard-margin problem is unbounded as soon as two of them conflict. "
                 "Use variant='PA-I' or 'PA-II'."
+            )
+
+    def _check_growing_c(self):
+        if not self._window() and self.update == "subgradient" and self.k > 1:
+            raise ValueError(
+                "update='subgradient' takes one fixed step per round (Fig. 4.1); the row-action "
+                "window (k > 1) of the growing-c steps needs update='optimal'."
             )
 
     def _window(self):
@@ -214,20 +224,16 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         R = n_features + (1 if self.fit_intercept else 0)
         K = 1 if len(classes) <= 2 else len(classes)
-        st = np.zeros(DA.N_ST)
-        if self._window():
-            self._state = {
-                "theta": np.zeros((R, K)),
-                "Sd": np.zeros(0),
-                "Sx": np.zeros(0, dtype=np.int64),
-                "Sp": np.zeros(1, dtype=np.int64),
-                "Sf": np.zeros((0, DA.N_SF)),
-                "Si": np.zeros((0, DA.N_SI), dtype=np.int64),
-                "dual": np.zeros(0),
-                "st": st,
-            }
-        else:
-            self._state = {"V": np.zeros((R, K)), "dual": np.zeros(0), "st": st}
+        self._state = {
+            "theta" if self._window() else "V": np.zeros((R, K)),
+            "Sd": np.zeros(0),
+            "Sx": np.zeros(0, dtype=np.int64),
+            "Sp": np.zeros(1, dtype=np.int64),
+            "Sf": np.zeros((0, DA.N_SF)),
+            "Si": np.zeros((0, DA.N_SI), dtype=np.int64),
+            "dual": np.zeros(0),
+            "st": np.zeros(DA.N_ST),
+        }
 
     def _reserve(self, batch, n_rounds):
         """Grow the store and the dual history so that ``n_rounds`` rows of ``batch`` fit."""
@@ -238,7 +244,7 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
             new = np.zeros(max(2 * S["dual"].shape[0], T_ + n_rounds))
             new[:T_] = S["dual"][:T_]
             S["dual"] = new
-        if not self._window():
+        if not self._window() and self.k == 1:
             return
         row_nnz = np.diff(batch.indptr)
         max_row = int(row_nnz.max()) if row_nnz.size else 0
@@ -298,19 +304,18 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
                 float(self.margin), self._b(), float(self.tol), int(self.max_sweeps), pred,
                 scores,
             )  # fmt: skip
+        nst = int(S["st"][DA.N_STORED])
         nn = int(np.diff(batch.indptr).max()) if batch.n_rows else 0
+        if nst:
+            nn = max(nn, int(np.diff(S["Sp"][: nst + 1]).max()))
         n_buf = 2 * (nn + 1)
-        alpha = np.zeros(batch.n_rows)
-        ok = DA.tuned_pass(
+        return DA.tuned_pass(
             batch.data, batch.indices, batch.indptr, y_codes, sw, order, S["V"], S["st"],
-            alpha, _STEPS[self.step], _RULES[self.update], _LINKS[self.link],
-            float(self.margin), float(self.U), float(self.sigma), self._p_value(), self._b(),
-            pred, scores, np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64),
-            np.zeros(n_buf),
+            S["dual"], S["Sd"], S["Sx"], S["Sp"], S["Sf"], S["Si"], int(self.k),
+            _STEPS[self.step], _RULES[self.update], _LINKS[self.link], float(self.margin),
+            float(self.U), float(self.sigma), self._p_value(), self._b(), pred, scores,
+            np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf),
         )  # fmt: skip
-        T1 = int(S["st"][DA.T])
-        S["dual"][T1 - len(order) : T1] = alpha[order]
-        return ok
 
     def _fit_batch(self, X, y, classes, sample_weight, *, fit_mode):
         first = fit_mode or not hasattr(self, "_state")
