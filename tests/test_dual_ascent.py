@@ -120,8 +120,14 @@ def test_window_dual_never_decreases_and_is_the_dual(step, k, variant, K, fit_in
         assert clf.dual_coef_[3] == pytest.approx(tz)
 
 
-@pytest.mark.parametrize("link", ["euclidean", "entropy", "pnorm"])
-@pytest.mark.parametrize("step", ["self-tuned", "strongly-convex"])
+GROWING_C = [
+    (step, link)
+    for step in ("self-tuned", "strongly-convex")
+    for link in ("euclidean", "entropy", "pnorm")
+] + [("row-action", "entropy"), ("row-action", "pnorm")]  # fixed c = 1/C on those links
+
+
+@pytest.mark.parametrize("step,link", GROWING_C)
 @pytest.mark.parametrize("K,k", [(2, 1), (3, 1), (3, 3)])
 def test_growing_c_dual_never_decreases(link, step, K, k):
     X, y = _data(5 + K, n=50, K=K)

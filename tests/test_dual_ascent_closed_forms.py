@@ -200,18 +200,21 @@ def test_each_round_solves_its_window_problem(step, k, variant, K, C):
         np.testing.assert_allclose(W_now, sum(tau[i] * us[i] for i in range(t + 1)), atol=1e-10)
 
 
-@pytest.mark.parametrize("link", ["euclidean", "entropy", "pnorm"])
-@pytest.mark.parametrize("step", ["self-tuned", "strongly-convex"])
+@pytest.mark.parametrize(
+    "step,link",
+    [(s, lk) for s in ("self-tuned", "strongly-convex") for lk in ("euclidean", "entropy", "pnorm")]
+    + [("row-action", "entropy"), ("row-action", "pnorm")],
+)
 def test_growing_c_step_solves_its_one_variable_problem(link, step):
     """alpha_t = argmax_{[0,1]} gamma a - c_t f*((v + a u)/c_t), from the state before."""
     rng = np.random.default_rng(2)
     n, d = 30, 5
-    if link == "entropy" and step == "self-tuned":
+    if link == "entropy" and step != "strongly-convex":
         X = rng.integers(-1, 2, size=(n, d)).astype(float)  # {-1,0,1}: the closed form 7.16
     else:
         X = rng.normal(size=(n, d))
     y = (X @ rng.normal(size=d) > 0).astype(int)
-    clf = DualAscentClassifier(step=step, link=link, p=3.0, U=2.0, sigma=0.5, margin=0.5)
+    clf = DualAscentClassifier(step=step, link=link, p=3.0, U=2.0, sigma=0.5, margin=0.5, C=0.3)
     p = 3.0
     Xa = np.hstack([X, np.ones((n, 1))])
 

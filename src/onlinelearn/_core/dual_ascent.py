@@ -29,6 +29,8 @@ max-score rival at round i, for K classes).
        D_t(alpha) = gamma sum_i alpha_i - c_t f*(v / c_t),   v = sum_i alpha_i u_i,
        w_t = grad f*(v / c_t)
 
+   ``FIXEDC``: c = 1/C for every round (the row-action step of the window family on the
+   entropy and p-norm links; alpha in [0, s] is tau = alpha / c in [0, C s] of PA-I).
    ``SELFTUNED``: c_t = X_t sqrt((|M_{t-1}| + 1) / U) (eq. 5.17; X_t the largest dual norm of a
    row so far, M the mistakes); ``STRONGLY``: c_t = sigma t, which is Fig. 4.1 for the
    regularised loss sigma f(w) + g_t(w) (theta_{t+1} = (1 - 1/t) theta_t - eta_t lambda_t with
@@ -65,6 +67,7 @@ ROWACTION = 1
 FTRL = 2
 SELFTUNED = 3
 STRONGLY = 4
+FIXEDC = 5  # tuned kernel at a fixed c = 1/C: row action on the entropy and p-norm links
 
 # ---- variants (window kernel)
 PA = 0
@@ -690,6 +693,8 @@ def tuned_pass(
             st[X_T] = xn
         if step == STRONGLY:
             c = sigma * st[T]
+        elif step == FIXEDC:
+            c = U  # the caller passes c = 1/C here
         else:
             c = st[X_T] * math.sqrt((st[N_MISTAKES] + 1.0) / U)
         if c <= 0.0:

@@ -46,7 +46,9 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
     'last-k': I_t = the last k rounds, solved exactly (k = 1: eq. 7.11, identical to
     :class:`onlinelearn.PassiveAggressiveClassifier`; k = 2: the closed form of the 2-variable
     box QP; k > 2: coordinate ascent to the tolerance ``tol`` on the projected gradient).
-    'row-action': k single-variable steps, on t first, then t-1, ..., t-k+1 (Sec. 5.2.2).
+    'row-action': k single-variable steps, on t first, then t-1, ..., t-k+1 (Sec. 5.2.2);
+    also on the entropy and p-norm links (PA-I box, alpha = tau c in [0, s_i], the dual
+    D = gamma sum alpha - c f*(v / c) at the fixed c = 1/C, each step the 1-D optimum).
     'ftrl': I_t = [t], regularised follow-the-leader, by coordinate ascent warm-started from the
     previous round; it stores every example and costs O(t nnz) per sweep, O(T^2 nnz) in all.
 
@@ -189,10 +191,15 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         window = self.step in _WINDOW
         if window and self.link != "euclidean":
-            raise ValueError(
-                f"step={self.step!r} is implemented for link='euclidean' only; use "
-                "step='self-tuned' or 'strongly-convex' with the entropy or p-norm link."
-            )
+            if self.step == "ftrl" or (self.step == "last-k" and self.k > 1):
+                raise ValueError(
+                    f"step={self.step!r} with k > 1 is implemented for link='euclidean' only; "
+                    "use step='row-action' (any k) with the entropy or p-norm link."
+                )
+            if self.variant != "PA-I":
+                raise ValueError(
+                    f"link={self.link!r} takes the box constraint of variant='PA-I' only."
+                )
         self._check_growing_c()
         if window and self.variant == "PA" and not (self.step != "ftrl" and self.k == 1):
             raise ValueError(
@@ -202,14 +209,18 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
             )
 
     def _check_growing_c(self):
-        if not self._window() and self.update == "subgradient" and self.k > 1:
+        if self.step not in _WINDOW and self.update == "subgradient" and self.k > 1:
             raise ValueError(
                 "update='subgradient' takes one fixed step per round (Fig. 4.1); the row-action "
                 "window (k > 1) of the growing-c steps needs update='optimal'."
             )
 
     def _window(self):
-        return self.step in _WINDOW
+        """True for the SVM-form window kernel (Euclidean steps at a fixed c)."""
+        return self.step in _WINDOW and self.link == "euclidean"
+
+    def _tuned_step_code(self):
+        return DA.FIXEDC if self.step in _WINDOW else _STEPS[self.step]
 
     def _b(self):
         return float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -312,8 +323,11 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
         return DA.tuned_pass(
             batch.data, batch.indices, batch.indptr, y_codes, sw, order, S["V"], S["st"],
             S["dual"], S["Sd"], S["Sx"], S["Sp"], S["Sf"], S["Si"], int(self.k),
-            _STEPS[self.step], _RULES[self.update], _LINKS[self.link], float(self.margin),
-            float(self.U), float(self.sigma), self._p_value(), self._b(), pred, scores,
+            self._tuned_step_code(),
+            DA.OPTIMAL if self.step in _WINDOW else _RULES[self.update],
+            _LINKS[self.link], float(self.margin),
+            1.0 / float(self.C) if self.step in _WINDOW else float(self.U), float(self.sigma),
+            self._p_value(), self._b(), pred, scores,
             np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf),
         )  # fmt: skip
 
@@ -382,6 +396,8 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ read-out
     def _c_next(self):
         st = self._state["st"]
+        if self.step in _WINDOW:
+            return 1.0 / float(self.C)
         if self.step == "strongly-convex":
             return float(self.sigma) * (st[DA.T] + 1.0)
         return float(st[DA.X_T] * np.sqrt((st[DA.N_MISTAKES] + 1.0) / self.U))
