@@ -188,7 +188,17 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
+        """Declarative constraints and the rules spanning two parameters; skipped while the
+        parameters are the very objects last checked (a stream of small batches pays once)."""
+        key = tuple(getattr(self, n) for n in self._get_param_names())
+        last = self.__dict__.get("_validated_params")
+        if last is not None and all(a is b for a, b in zip(last, key, strict=True)):
+            return
         self._validate_params()
+        self._check_param_rules()
+        self._validated_params = key
+
+    def _check_param_rules(self):
         window = self.step in _WINDOW
         if window and self.link != "euclidean":
             if self.step == "ftrl" or (self.step == "last-k" and self.k > 1):
