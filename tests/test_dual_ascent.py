@@ -239,13 +239,22 @@ def test_windows_are_ordered_by_dual_increase():
     assert D["k1"] <= D["k4"] + 1e-12 <= D["ftrl"] + 2e-12
 
 
-def test_layouts_and_dtypes_agree():
+@pytest.mark.parametrize(
+    "params",
+    [dict(step="last-k", k=2, C=0.3), dict(step="self-tuned", link="entropy", k=2, margin=0.5)],
+)
+def test_layouts_and_dtypes_agree(params):
     X, y = _data(10, n=50, K=3)
-    ref = DualAscentClassifier(step="last-k", k=2, C=0.3).partial_fit(X, y)
-    for Xin in (sp.csr_matrix(X), X.astype(np.float32), sp.csr_matrix(X.astype(np.float32))):
-        clf = DualAscentClassifier(step="last-k", k=2, C=0.3).partial_fit(Xin, y)
-        tol = 1e-4 if Xin.dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=tol, atol=tol)
+    X32 = X.astype(np.float32)
+    ref = DualAscentClassifier(**params).partial_fit(X, y)
+    ref32 = DualAscentClassifier(**params).partial_fit(X32.astype(np.float64), y)
+    for Xin in (sp.csr_matrix(X), X32, sp.csr_matrix(X32)):
+        clf = DualAscentClassifier(**params).partial_fit(Xin, y)
+        # float32 input is read as float32 values, computed in float64: the same as float64
+        # input holding those values
+        expect = ref32 if Xin.dtype == np.float32 else ref
+        np.testing.assert_allclose(clf.coef_, expect.coef_, rtol=1e-9, atol=1e-12)
+        assert clf.dual_objective_ == pytest.approx(expect.dual_objective_, rel=1e-9)
 
 
 @pytest.mark.parametrize(
