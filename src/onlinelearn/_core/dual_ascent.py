@@ -472,6 +472,24 @@ def _fstar(link, V, c, p, logn2):
 
 
 @njit
+def _emit(jj, kk, uu, n, j, x, yk, rk, sgn):
+    """List feature j (value x) of u: sgn x in column 0 (one weight vector), or x in column yk
+    and -x in column rk; returns the new count."""
+    if rk < 0:
+        jj[n] = j
+        kk[n] = 0
+        uu[n] = sgn * x
+        return n + 1
+    jj[n] = j
+    kk[n] = yk
+    uu[n] = x
+    jj[n + 1] = j
+    kk[n + 1] = rk
+    uu[n + 1] = -x
+    return n + 2
+
+
+@njit
 def _gather(data, indices, indptr, i, yk, rk, sgn, b, d, jj, kk, uu):
     """The entries of u (row jj, column kk, value uu); returns their number."""
     n = 0
@@ -485,19 +503,7 @@ def _gather(data, indices, indptr, i, yk, rk, sgn, b, d, jj, kk, uu):
         else:
             j = d
             x = b
-        if rk < 0:
-            jj[n] = j
-            kk[n] = 0
-            uu[n] = sgn * x
-            n += 1
-        else:
-            jj[n] = j
-            kk[n] = yk
-            uu[n] = x
-            jj[n + 1] = j
-            kk[n + 1] = rk
-            uu[n + 1] = -x
-            n += 2
+        n = _emit(jj, kk, uu, n, j, x, yk, rk, sgn)
     return n
 
 
@@ -575,19 +581,7 @@ def _gather_stored(Sd, Sx, Sp, Sf, Si, m, b, d, jj, kk, uu):
         else:
             j = d
             x = b
-        if rk < 0:
-            jj[n] = j
-            kk[n] = 0
-            uu[n] = sgn * x
-            n += 1
-        else:
-            jj[n] = j
-            kk[n] = yk
-            uu[n] = x
-            jj[n + 1] = j
-            kk[n + 1] = rk
-            uu[n + 1] = -x
-            n += 2
+        n = _emit(jj, kk, uu, n, j, x, yk, rk, sgn)
     return n
 
 
