@@ -6,6 +6,7 @@ Public re-exports only; see the modules for the mathematics.
 from . import projections
 from .base import merge_models
 from .boosting import PrimalDualBoost
+from .dual_ascent import DualAscentClassifier
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
@@ -15,6 +16,7 @@ from .evaluation import (
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
 from .ranking import ClassDependentPA, LabelRanker
+from .regression import OnlineLeastSquares, PassiveAggressiveRegressor
 from .second_order import AROW, SCW, WeightedMinMax
 from .structured import SequenceTagger
 
@@ -34,6 +36,9 @@ __all__ = [
     "WeightedMinMax",
     "AROW",
     "SCW",
+    "PassiveAggressiveRegressor",
+    "OnlineLeastSquares",
+    "DualAscentClassifier",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",

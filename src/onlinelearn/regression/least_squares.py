@@ -1,0 +1,109 @@
+"""Online least squares: the squared-loss proximal (PA / normalised LMS) step, and RLS."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import regression as CR
+from ._base import OnlineLinearRegressor
+
+
+class OnlineLeastSquares(OnlineLinearRegressor):
+    """Online least squares with the squared loss 1/2 (<w, x> - y)^2 (thesis Sec. 5.3.1).
+
+    ``solver='proximal'`` -- the aggressive dual step for the squared loss (thesis Sec. 5.2,
+    eq. 3.12 with g_t(w) = 1/2 (<w, x_t> - y_t)^2 and c = 1/C), i.e. the problem::
+
+        w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C/2 (<w, x_t> - y_t)^2
+
+    solved by w_{t+1} = w_t + tau (y_t - <w_t, x_t>) x_t, tau = C / (1 + C ||x_t||^2): the
+    normalised LMS (Widrow-Hoff) step, O(nnz) per row.  C = inf interpolates the example.
+
+    ``solver='rls'`` -- recursive least squares: after every round the exact ridge solution::
+
+        w_{t+1} = argmin_w alpha/2 ||w||^2 + 1/2 sum_{i<=t} s_i (<w, x_i> - y_i)^2
+
+    kept by Sherman-Morrison updates of P = (alpha I + sum_i s_i x_i x_i^T)^{-1}: O(R^2) time and
+    memory per row (R = n_features + 1 with the intercept), for small and medium d only.
+
+    Where
+        s_i = ``sample_weight`` (multiplies C for the proximal step); ||x||^2 and x include the
+        intercept feature (value ``intercept_scaling``), which RLS regularises like the others.
+
+    Parameters
+    ----------
+    solver : {'proximal', 'rls'}, default='rls'
+    C : float, default=1.0
+        Step parameter of the proximal solver.
+    alpha : float, default=1.0
+        Ridge strength of RLS (scikit-learn's ``Ridge(alpha)``).
+    average : bool, default=False
+        Proximal solver: predict with the mean of the iterates.
+    n_epochs : int, default=1
+        Passes of ``fit``; RLS after one pass is the ridge solution, more passes count rows again.
+    shuffle, random_state, fit_intercept, intercept_scaling
+        As in :class:`onlinelearn.PassiveAggressiveRegressor`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.metrics import r2_score
+    >>> from onlinelearn import OnlineLeastSquares
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> rls = OnlineLeastSquares(solver="rls", alpha=0.01)
+    >>> online = rls.partial_fit_predict(X, y)
+    >>> print(f"online R^2 {r2_score(y, online):.2f}, final R^2 {rls.score(X, y):.2f}")
+    online R^2 0.45, final R^2 0.52
+    """
+
+    _parameter_constraints = {
+        **OnlineLinearRegressor._parameter_constraints,
+        "solver": [StrOptions({"proximal", "rls"})],
+        "C": [Interval(numbers.Real, 0, None, closed="right")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "average": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        solver="rls",
+        C=1.0,
+        alpha=1.0,
+        average=False,
+        n_epochs=1,
+        shuffle=True,
+        random_state=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+    ):
+        self.solver = solver
+        self.C = C
+        self.alpha = alpha
+        self.average = average
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+
+    @property
+    def _uses_P(self):
+        return self.solver == "rls"
+
+    def _average(self):
+        return bool(self.average) and self.solver == "proximal"
+
+    def _alpha(self):
+        return float(self.alpha)
+
+    def _run_pass(self, batch, y, sw, order, pred):
+        if self.solver == "rls":
+            return CR.rls_pass(
+                batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._P,
+                self._st, self._b(), pred, np.empty(self._w.shape[0]),
+            )  # fmt: skip
+        return self._sgd_pass(batch, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)

@@ -1,0 +1,110 @@
+"""Passive-Aggressive regression with the eps-insensitive loss (PA, PA-I, PA-II)."""
+
+from __future__ import annotations
+
+import numbers
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import regression as CR
+from ._base import OnlineLinearRegressor
+
+_LOSSES = {"epsilon_insensitive": CR.EPS_PA1, "squared_epsilon_insensitive": CR.EPS_PA2}
+
+
+class PassiveAggressiveRegressor(OnlineLinearRegressor):
+    """Passive-Aggressive regression, PA / PA-I / PA-II (Crammer et al. 2006, Sec. 5).
+
+    Problem solved by a round (thesis Sec. 5.3.1, the aggressive step of Sec. 5.2 for the
+    eps-insensitive loss)::
+
+        PA-I  (loss='epsilon_insensitive'):
+            w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C xi     s.t. |<w, x_t> - y_t| <= eps + xi,
+                                                                 xi >= 0
+        PA-II (loss='squared_epsilon_insensitive'):
+            w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C xi^2   s.t. |<w, x_t> - y_t| <= eps + xi
+        PA:   PA-I with C = inf (the constraint holds exactly after the step)
+
+    Solution: w_{t+1} = w_t + sign(y_t - <w_t, x_t>) tau_t x_t with::
+
+        ell = [|<w_t, x_t> - y_t| - eps]_+
+        PA-I: tau = min(C, ell / ||x_t||^2)      PA-II: tau = ell / (||x_t||^2 + 1/(2C))
+
+    Where
+        eps = ``epsilon``, the width of the insensitive tube; C the aggressiveness (cap on tau,
+        or the price of the squared slack); ||x||^2 includes the intercept feature (value
+        ``intercept_scaling``) when ``fit_intercept`` (scikit-learn leaves it out); a row with
+        ||x|| = 0 changes nothing; ``sample_weight`` multiplies C.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Aggressiveness; ``C=float('inf')`` with ``loss='epsilon_insensitive'`` is PA.
+    epsilon : float, default=0.1
+        No loss while the prediction is within epsilon of the target.
+    loss : {'epsilon_insensitive', 'squared_epsilon_insensitive'}, default='epsilon_insensitive'
+        PA-I or PA-II (scikit-learn's names).
+    average : bool, default=False
+        Predict with the mean of the iterates w_2 .. w_{T+1} (kept at O(nnz) per update).
+    n_epochs : int, default=5
+        Passes of ``fit`` (scikit-learn's ``max_iter``, without a stopping tolerance).
+    shuffle, random_state
+        Shuffle the rows before each pass of ``fit`` (same seed, same weights).
+    fit_intercept, intercept_scaling
+        Learn a bias as the weight of a constant feature of value ``intercept_scaling``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    n_features_in_, t_ (rows seen), n_updates_ (rows that changed the weights)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.metrics import mean_absolute_error
+    >>> from onlinelearn import PassiveAggressiveRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = PassiveAggressiveRegressor(C=100.0, epsilon=1.0, average=True)
+    >>> online = reg.partial_fit_predict(X, y)        # predictions made before each update
+    >>> print(f"online MAE {mean_absolute_error(y, online):.1f}")
+    online MAE 65.3
+    >>> print(f"R^2 after one pass {reg.score(X, y):.2f}")
+    R^2 after one pass 0.35
+    """
+
+    _parameter_constraints = {
+        **OnlineLinearRegressor._parameter_constraints,
+        "C": [Interval(numbers.Real, 0, None, closed="right")],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
+        "loss": [StrOptions(set(_LOSSES))],
+        "average": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        epsilon=0.1,
+        loss="epsilon_insensitive",
+        average=False,
+        n_epochs=5,
+        shuffle=True,
+        random_state=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+    ):
+        self.C = C
+        self.epsilon = epsilon
+        self.loss = loss
+        self.average = average
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+
+    def _run_pass(self, batch, y, sw, order, pred):
+        return self._sgd_pass(
+            batch, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
+        )
