@@ -13,6 +13,8 @@ from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from ._checks import check_sparse_structure
+
 
 class CSRBatch:
     """A batch in the form the core reads: ``data`` (float32/64), ``indices`` (int32),
@@ -63,16 +65,14 @@ def _ready(estimator, X):
     else:
         return False
     return (
-        X.ndim == 2
-        and X.shape[0] >= 1
-        and X.shape[1] == n_feat
-        and bool(np.isfinite(values).all())
+        X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat and bool(np.isfinite(values).all())
     )
 
 
 def check_X(estimator, X, *, reset):
     """Validate X (2-D, finite, float32/64, dense or CSR); checks the feature count when
     ``reset`` is False.  Raises ValueError with the reason."""
+    check_sparse_structure(X)  # before anything (scipy included) trusts the indices
     if not reset and _ready(estimator, X):
         return X
     return validate_data(

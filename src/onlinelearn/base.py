@@ -49,6 +49,7 @@ __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
 def _param_names(cls):
     return tuple(cls._get_param_names())
 
+
 _N_ST = 9
 _STATE_ATTRS = (
     "classes_",
@@ -339,8 +340,12 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
         )
         last = self.__dict__.get("_validated_params")
-        if last is not None and len(last) == len(key) and all(
-            a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+        if (
+            last is not None
+            and len(last) == len(key)
+            and all(
+                a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+            )
         ):
             return
         self._validate_params()

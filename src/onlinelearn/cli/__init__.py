@@ -8,14 +8,19 @@ one line to stderr and exit with status 2; set ``ONLINELEARN_DEBUG=1`` to see th
 from __future__ import annotations
 
 import argparse
+import lzma
 import os
 import sys
 import time
 import warnings
+import zlib
 
 import numpy as np
 
 __all__ = ["main"]
+
+#: what a damaged compressed file raises while it is read (gzip and bz2 raise OSError)
+_DECOMPRESSION_ERRORS = (lzma.LZMAError, zlib.error, OSError)
 
 #: learner name on the command line -> (class name in ``onlinelearn``, fixed parameters, takes C)
 LEARNERS: dict[str, tuple[str, dict, bool]] = {
@@ -117,9 +122,91 @@ class _ProgressTable:
             self._line(*self._last)
 
 
+def _chunks(reader, path):
+    """Iterate ``reader``, turning a failure of the file itself (truncated or corrupted
+    compressed data, an index beyond what the parser reads) into a one-line error that names
+    the file and the last line read."""
+    while True:
+        try:
+            chunk = next(reader)
+        except StopIteration:
+            return
+        except (EOFError, OverflowError, *_DECOMPRESSION_ERRORS) as exc:
+            what = _error_message(exc)
+            if isinstance(exc, EOFError):
+                what = f"the compressed file ends early (truncated?): {what}"
+            elif isinstance(exc, OverflowError):
+                what = f"a feature index or label is too large for this reader: {what}"
+            elif not isinstance(exc, OSError):
+                what = f"the compressed data is corrupted: {what}"
+            raise CLIError(f"{path}: after line {reader.lines_read}: {what}") from None
+        yield chunk
+
+
+def _learn_chunk(est, X, y, path, first_line, last_line):
+    """``partial_fit_predict`` on one chunk; a rejected chunk names the file and its lines."""
+    try:
+        return np.asarray(est.partial_fit_predict(X, y))
+    except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
+        raise CLIError(f"{path}: lines {first_line}-{last_line}: {_error_message(exc)}") from None
+
+
+def _resumed_learner(args):
+    """The model of ``--resume``, after checking that no option contradicts it."""
+    from onlinelearn.model_io import load_model
+
+    for flag, value in (
+        ("--learner", args.learner),
+        ("-C", args.C),
+        ("--seed", args.seed),
+    ):
+        if value is not None:
+            raise CLIError(f"{flag} cannot be combined with --resume: the model file fixes it")
+    if args.average:
+        raise CLIError("--average cannot be combined with --resume: the model file fixes it")
+    est = load_model(args.resume)
+    if args.n_features is not None and args.n_features != est.n_features_in_:
+        raise CLIError(
+            f"--n-features {args.n_features} differs from the {est.n_features_in_} features of "
+            f"the model {args.resume}"
+        )
+    return est
+
+
+def _check_model_size(n_features: int, average: bool, say_warning) -> None:
+    """Refuse a number of features whose weights alone cannot fit in memory, warn above 1 GiB
+    (one weight column; every class adds as much)."""
+    from onlinelearn._checks import MAX_N_FEATURES
+
+    if n_features > MAX_N_FEATURES:
+        raise CLIError(
+            f"--n-features {n_features} is larger than {MAX_N_FEATURES} (2**31 - 2), the most "
+            "features onlinelearn supports"
+        )
+    per_column = (n_features + 1) * 8 * (3 if average else 1)
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        memory = None
+    gib = per_column / 2**30
+    if memory is not None and per_column > memory:
+        raise CLIError(
+            f"--n-features {n_features} needs {gib:.1f} GiB of weights per class, more than "
+            f"this machine's {memory / 2**30:.1f} GiB of memory; leave --n-features out to use "
+            "the highest index of the file"
+        )
+    if per_column > 2**30:
+        say_warning(
+            f"warning: --n-features {n_features} needs {gib:.1f} GiB of weights per class "
+            "(times the number of classes); leave --n-features out to use the highest index "
+            "of the file"
+        )
+
+
 def _cmd_train(args) -> int:
     from tqdm import tqdm
 
+    from onlinelearn._atomic import check_writable
     from onlinelearn.io import iter_svmlight_chunks, svmlight_n_features
     from onlinelearn.model_io import save_model
 
@@ -129,15 +216,25 @@ def _cmd_train(args) -> int:
         raise CLIError("--chunk-size must be at least 1")
     if not 0 < args.delta <= 1:
         raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
-    est = _make_learner(args.learner, args.C, args.average, args.seed)
+    model_path = args.model if args.model is not None else args.resume
+    if not os.path.exists(args.data):
+        raise FileNotFoundError(2, "No such file or directory", args.data)
+    check_writable(model_path)  # learn it now, not after the whole pass
+    if args.resume is not None:
+        est = _resumed_learner(args)
+    else:
+        est = _make_learner(args.learner or "perceptron", args.C, args.average, args.seed)
     say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
     n_features = args.n_features
-    if n_features is None:
+    if args.resume is not None:
+        n_features = int(est.n_features_in_)
+    elif n_features is None:
         say(f"scanning {args.data} for the number of features (pass --n-features to skip this)")
         n_features = svmlight_n_features(args.data)
+    _check_model_size(n_features, bool(est.average), lambda s: print(s, file=sys.stderr))
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
-    pair_counts = {} if args.learner == "copa" else None  # (label, prediction) -> count, pass 1
+    pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
     total_rows = total_mistakes = 0
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
@@ -155,8 +252,10 @@ def _cmd_train(args) -> int:
                 leave=False,
             ) as bar,
         ):
-            for X, y in reader:
-                pred = np.asarray(est.partial_fit_predict(X, y))
+            first_line = 1
+            for X, y in _chunks(reader, args.data):
+                pred = _learn_chunk(est, X, y, args.data, first_line, reader.lines_read)
+                first_line = reader.lines_read + 1
                 total_rows += len(y)
                 total_mistakes += int(np.count_nonzero(pred != y))
                 if table is not None:
@@ -171,11 +270,11 @@ def _cmd_train(args) -> int:
         raise CLIError(f"{args.data}: no examples found")
     if table is not None:
         table.finish()
-    save_model(est, args.model)
+    save_model(est, model_path)
     say(
         f"\nfinished: {total_rows} examples ({args.epochs} pass(es)), {total_mistakes} "
         f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
-        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {args.model}"
+        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {model_path}"
     )
     if pair_counts:
         say(_online_bound_text(pair_counts, est.classes_, args.delta))
@@ -219,23 +318,48 @@ def _predict_file(est, path, chunk_size, label_dtype):
     with iter_svmlight_chunks(
         path, chunk_size=chunk_size, n_features=n_features, label_dtype=label_dtype
     ) as reader:
-        for X, y in reader:
-            yield y, np.asarray(est.predict(X))
+        first_line = 1
+        for X, y in _chunks(reader, path):
+            try:
+                pred = np.asarray(est.predict(X))
+            except (ValueError, FloatingPointError, OverflowError) as exc:
+                raise CLIError(
+                    f"{path}: lines {first_line}-{reader.lines_read}: {_error_message(exc)}"
+                ) from None
+            first_line = reader.lines_read + 1
+            yield y, pred
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _cmd_predict(args) -> int:
+    from onlinelearn._atomic import atomic_write
     from onlinelearn.model_io import load_model
 
+    if args.output is not None:
+        for what, other in (("the input file", args.data), ("the model file", args.model)):
+            if _same_file(args.output, other):
+                raise CLIError(f"-o {args.output} is {what}; write the predictions elsewhere")
     est = load_model(args.model)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    try:
+
+    def write_all(out):
         for _, pred in _predict_file(est, args.data, args.chunk_size, None):
             out.write("".join(_format_label(p) + "\n" for p in pred.tolist()))
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        else:
-            out.flush()
+
+    if args.output is None:
+        try:
+            write_all(sys.stdout)
+        finally:
+            sys.stdout.flush()
+        return 0
+    # the output appears complete or not at all; an existing file stays until the last line
+    with atomic_write(args.output, "w", encoding="utf-8") as out:
+        write_all(out)
     return 0
 
 
@@ -497,9 +621,23 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("data", metavar="DATA", help="training data, svmlight format")
-    p.add_argument("-m", "--model", required=True, help="where to save the model (.npz)")
     p.add_argument(
-        "--learner", choices=sorted(LEARNERS), default="perceptron", help="(default: perceptron)"
+        "-m",
+        "--model",
+        default=None,
+        help="where to save the model (.npz); replaced atomically (default with --resume: the "
+        "resumed file)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="MODEL",
+        default=None,
+        help="continue training this saved model on DATA (same result as one uninterrupted "
+        "run over the same rows in the same order); learner, -C, --average and the number of "
+        "features come from the model",
+    )
+    p.add_argument(
+        "--learner", choices=sorted(LEARNERS), default=None, help="(default: perceptron)"
     )
     p.add_argument(
         "-C",
@@ -583,6 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _error_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
+    if isinstance(exc, MemoryError):
+        return f"out of memory ({exc})" if str(exc) else "out of memory"
     return str(exc) or type(exc).__name__
 
 
@@ -590,6 +730,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line interface; returns the exit status (0 ok, 2 error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "train" and args.model is None and args.resume is None:
+        parser.error("train: the option -m/--model is required (or --resume MODEL)")
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `onlinelearn predict ... | head`
@@ -601,11 +743,29 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("onlinelearn: interrupted", file=sys.stderr)
         return 130
-    except (CLIError, ValueError, OSError) as exc:
+    except (
+        CLIError,
+        ValueError,
+        OSError,
+        EOFError,
+        OverflowError,
+        FloatingPointError,
+        MemoryError,
+        *_DECOMPRESSION_ERRORS,
+    ) as exc:
         if os.environ.get("ONLINELEARN_DEBUG"):
             raise
         print(f"onlinelearn {args.command}: error: {_error_message(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug: still one line, with the way to see more
+        if os.environ.get("ONLINELEARN_DEBUG"):
+            raise
+        print(
+            f"onlinelearn {args.command}: internal error: {type(exc).__name__}: {exc} "
+            "(ONLINELEARN_DEBUG=1 shows the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,103 @@
+"""Reliability checks that every estimator runs before it trusts its input or its output.
+
+* :func:`check_sparse_structure`: the structure of a scipy sparse matrix (``indptr`` monotone,
+  ``indices`` inside ``[0, n_columns)``), one compiled sweep per batch
+  (:mod:`onlinelearn._core.checks`); scipy does not re-check arrays edited after construction,
+  and an index out of range would make the compiled pass read or write out of bounds.
+* :func:`check_n_features`: a clear refusal of more than ``2**31 - 2`` columns (the compiled
+  passes index weights with int32; a wider matrix would have its indices cut).
+
+See ``docs/reliability.md`` for the promises these checks serve and how each is tested.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["MAX_N_FEATURES", "check_n_features", "check_sparse_structure"]
+
+#: Most columns an estimator accepts: int32 feature indices, plus one row for the intercept.
+MAX_N_FEATURES = 2**31 - 2
+
+
+def check_n_features(n_features: int, what: str = "X") -> None:
+    """Refuse more than :data:`MAX_N_FEATURES` columns with a clear error."""
+    if n_features > MAX_N_FEATURES:
+        raise ValueError(
+            f"{what} has {n_features} columns; onlinelearn supports at most {MAX_N_FEATURES} "
+            "features (2**31 - 2: weights are indexed with 32-bit integers). Hash or renumber "
+            "the features into a smaller range."
+        )
+
+
+def check_sparse_structure(X) -> None:
+    """Raise ValueError if a scipy sparse matrix has a broken structure; no-op for dense input.
+
+    Checks CSR, CSC and BSR with the compiled sweep and COO with two vectorised range tests;
+    the other formats (LIL, DOK, DIA) keep their indices in Python structures that scipy checks
+    on conversion."""
+    if not sp.issparse(X):
+        return
+    fmt = X.format
+    n_rows, n_cols = X.shape
+    check_n_features(n_cols)
+    if fmt == "coo":
+        for name, idx, bound in (("row", X.row, n_rows), ("column", X.col, n_cols)):
+            if idx.size and (idx.min() < 0 or idx.max() >= bound):
+                bad = int(np.flatnonzero((idx < 0) | (idx >= bound))[0])
+                raise ValueError(
+                    f"X is a broken COO matrix: entry {bad} has {name} index {int(idx[bad])}, "
+                    f"outside [0, {bound})."
+                )
+        return
+    if fmt not in ("csr", "csc", "bsr"):
+        return
+    if fmt == "bsr":
+        br, bc = X.blocksize
+        n_major, n_minor, unit = n_rows // br, n_cols // bc, "block row"
+        n_values = X.data.shape[0]
+    elif fmt == "csr":
+        n_major, n_minor, unit = n_rows, n_cols, "row"
+        n_values = X.data.shape[0]
+    else:
+        n_major, n_minor, unit = n_cols, n_rows, "column"
+        n_values = X.data.shape[0]
+    indptr, indices = X.indptr, X.indices
+    for name, arr in (("indptr", indptr), ("indices", indices)):
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ValueError(
+                f"X is a broken {fmt.upper()} matrix: {name} must be a 1-D integer array, got "
+                f"dtype {arr.dtype} and shape {arr.shape}."
+            )
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(
+            f"X is a broken {fmt.upper()} matrix: indptr has {indptr.shape[0]} entries for "
+            f"{n_major} {unit}s (expected {n_major + 1})."
+        )
+    from ._core import checks as K
+
+    code, pos = K.sparse_structure_error(
+        np.ascontiguousarray(indptr), np.ascontiguousarray(indices), n_values, n_minor
+    )
+    if code == K.OK:
+        return
+    prefix = f"X is a broken {fmt.upper()} matrix"
+    if code == K.BAD_START:
+        raise ValueError(f"{prefix}: indptr[0] is {int(indptr[0])}, not 0.")
+    if code == K.DECREASING:
+        raise ValueError(
+            f"{prefix}: indptr decreases at {unit} {pos} ({int(indptr[pos])} then "
+            f"{int(indptr[pos + 1])})."
+        )
+    if code == K.BAD_END:
+        raise ValueError(
+            f"{prefix}: indptr[-1] = {int(indptr[-1])} but there are only {indices.shape[0]} "
+            f"indices and {n_values} values."
+        )
+    major = int(np.searchsorted(indptr, pos, side="right") - 1)
+    other = "column" if unit == "row" else ("row" if unit == "column" else "block column")
+    raise ValueError(
+        f"{prefix}: {unit} {major} has {other} index {int(indices[pos])}, outside "
+        f"[0, {n_minor}). Was X.indices edited after the matrix was built?"
+    )
