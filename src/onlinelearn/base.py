@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _checks
 from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
@@ -284,6 +285,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             if self.average:
                 self._st[1] += len(order) * L.scale(int(ip[0]), self._st[5], float(fp[3]))
             return
+        updates_before = self._st[2]
         scratch = empty_scratch(self._theta.shape[1])
         kernel = euclid_pass if ip[0] == L.EUCLID else online_pass
         status = kernel(
@@ -301,6 +303,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 "The model was left as it was before this call. Scale the features (e.g. "
                 "to unit norm), lower C or eta, or use the Euclidean learners."
             )
+        _checks.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
             mx = float(np.abs(self._theta).max()) if self._theta.size else 0.0
@@ -320,6 +323,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
         elif self._link == L.PNORM:
             recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        _checks.check_readout(self)  # the weights that predict, not only the state
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation
@@ -328,8 +332,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         X, y = V.check_X_y(self, X, y, reset=reset)
         sw = V.check_sample_weight(sample_weight, X.shape[0])
         known = None if reset else self.classes_
-        labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+        if classes is not None:
+            classes = V.check_classes(classes, y)
+        labels = y if classes is None else np.concatenate([classes, y])
         new_classes = V.merge_labels(known, labels)
+        V.check_class_weight_keys(self.class_weight, new_classes)
         return V.CSRBatch(X), y, sw, new_classes
 
     def _validate_params_once(self):
@@ -480,6 +487,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         scores = np.asarray(scores)
         if self.fit_intercept:
             scores = scores + self.intercept_scaling * W[d]
+        _checks.check_scores(scores)
         if len(self.classes_) == 1:
             return np.zeros(X.shape[0])
         if self._binary_mode():

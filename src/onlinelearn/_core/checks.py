@@ -9,6 +9,10 @@ allocation), so the Python layer can refuse the batch before anything reads it.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .._config import njit
 
 OK = 0
@@ -44,3 +48,18 @@ def sparse_structure_error(indptr, indices, n_values, n_minor):
         if j < 0 or j >= n_minor:
             return OUT_OF_RANGE, q
     return OK, -1
+
+
+@njit
+def first_overflowing_row(data, indptr, rows, b2):
+    """First row among ``rows`` whose squared norm ``sum_q data[q]^2 + b2`` is not finite
+    (float64 accumulation, float32 input included), or -1."""
+    for ii in range(rows.shape[0]):
+        i = rows[ii]
+        sq = b2
+        for q in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[q])
+            sq += v * v
+        if not math.isfinite(sq):
+            return i
+    return -1

@@ -8,6 +8,7 @@ one line to stderr and exit with status 2; set ``ONLINELEARN_DEBUG=1`` to see th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import lzma
 import os
 import sys
@@ -122,24 +123,38 @@ class _ProgressTable:
             self._line(*self._last)
 
 
+def _read_error(exc: BaseException) -> str:
+    what = _error_message(exc)
+    if isinstance(exc, EOFError):
+        return f"the compressed file ends early (truncated?): {what}"
+    if isinstance(exc, OverflowError):
+        return f"a feature index or label is too large (at most 2**31 - 2 features): {what}"
+    if not isinstance(exc, OSError):
+        return f"the compressed data is corrupted: {what}"
+    return what
+
+
+@contextlib.contextmanager
+def _reading(path, where):
+    """Turn a failure of the file itself (truncated or corrupted compressed data, an index
+    beyond what the parser reads) into a one-line error naming the file and ``where()``."""
+    try:
+        yield
+    except (EOFError, OverflowError, *_DECOMPRESSION_ERRORS) as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise
+        raise CLIError(f"{path}: {where()}: {_read_error(exc)}") from None
+
+
 def _chunks(reader, path):
-    """Iterate ``reader``, turning a failure of the file itself (truncated or corrupted
-    compressed data, an index beyond what the parser reads) into a one-line error that names
-    the file and the last line read."""
+    """Iterate ``reader``; a failure names the file and the lines of the chunk being read."""
     while True:
-        try:
-            chunk = next(reader)
-        except StopIteration:
-            return
-        except (EOFError, OverflowError, *_DECOMPRESSION_ERRORS) as exc:
-            what = _error_message(exc)
-            if isinstance(exc, EOFError):
-                what = f"the compressed file ends early (truncated?): {what}"
-            elif isinstance(exc, OverflowError):
-                what = f"a feature index or label is too large for this reader: {what}"
-            elif not isinstance(exc, OSError):
-                what = f"the compressed data is corrupted: {what}"
-            raise CLIError(f"{path}: after line {reader.lines_read}: {what}") from None
+        before = reader.lines_read
+        with _reading(path, lambda b=before: f"in the lines from line {b + 1} on"):
+            try:
+                chunk = next(reader)
+            except StopIteration:
+                return
         yield chunk
 
 
@@ -230,7 +245,8 @@ def _cmd_train(args) -> int:
         n_features = int(est.n_features_in_)
     elif n_features is None:
         say(f"scanning {args.data} for the number of features (pass --n-features to skip this)")
-        n_features = svmlight_n_features(args.data)
+        with _reading(args.data, lambda: "while scanning for the number of features"):
+            n_features = svmlight_n_features(args.data)
     _check_model_size(n_features, bool(est.average), lambda s: print(s, file=sys.stderr))
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
