@@ -145,6 +145,11 @@ def save_model(estimator, path) -> None:
         :mod:`onlinelearn._atomic`): readers and concurrent writers see the old model or a new
         one, never a mix; a symbolic link and the permission bits of an existing file are kept.
     """
+    if not isinstance(path, str | bytes | os.PathLike):
+        raise TypeError(
+            f"path must be a file name (str or os.PathLike), not {type(path).__name__}: the model "
+            "is written to a temporary file beside it and renamed, which a file object cannot do"
+        )
     if not hasattr(estimator, "_get_state"):
         raise TypeError(
             f"{type(estimator).__name__} cannot be saved: it has no _get_state() method"

@@ -188,6 +188,10 @@ def _resumed_learner(args):
     return est
 
 
+#: warn when one weight column of the model (all classes add as much) takes more bytes than this
+_WARN_MODEL_BYTES = 2**30
+
+
 def _check_model_size(n_features: int, average: bool, say_warning) -> None:
     """Refuse a number of features whose weights alone cannot fit in memory, warn above 1 GiB
     (one weight column; every class adds as much)."""
@@ -210,7 +214,7 @@ def _check_model_size(n_features: int, average: bool, say_warning) -> None:
             f"this machine's {memory / 2**30:.1f} GiB of memory; leave --n-features out to use "
             "the highest index of the file"
         )
-    if per_column > 2**30:
+    if per_column > _WARN_MODEL_BYTES:
         say_warning(
             f"warning: --n-features {n_features} needs {gib:.1f} GiB of weights per class "
             "(times the number of classes); leave --n-features out to use the highest index "
