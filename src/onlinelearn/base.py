@@ -37,9 +37,33 @@ from ._core.online_loop import (
     averaged_weights,
     current_weights,
     empty_scratch,
+    flush_all,
     online_pass,
     recompute_aggregate,
     reframe,
+)
+from ._core.state import (
+    AGGREGATE,
+    EXP_SHIFT,
+    FP_B,
+    FP_C,
+    FP_ETA,
+    FP_GAMMA,
+    FP_LOG_N,
+    FP_P,
+    IP_AVERAGE,
+    IP_BALANCED,
+    IP_LINK,
+    IP_STEP,
+    M_COUNT,
+    N_FP,
+    N_IP,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_ST,
+    N_UPDATES,
+    S_SUM,
+    X_MAX,
 )
 
 __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
@@ -49,7 +73,7 @@ __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
 def _param_names(cls):
     return tuple(cls._get_param_names())
 
-_N_ST = 9
+
 _STATE_ATTRS = (
     "classes_",
     "n_features_in_",
@@ -102,11 +126,18 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
         fp.update(self._float_params(n_weights))
         b = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        ip = np.array(
-            [self._link, self._step_code(), int(bool(self.average)), self._balanced_flag()],
-            dtype=np.int64,
-        )
-        fpa = np.array([fp["C"], fp["gamma"], fp["eta"], fp["p"], b, fp["log_n"]], dtype=np.float64)
+        ip = np.zeros(N_IP, dtype=np.int64)
+        ip[IP_LINK] = self._link
+        ip[IP_STEP] = self._step_code()
+        ip[IP_AVERAGE] = int(bool(self.average))
+        ip[IP_BALANCED] = self._balanced_flag()
+        fpa = np.zeros(N_FP, dtype=np.float64)
+        fpa[FP_C] = fp["C"]
+        fpa[FP_GAMMA] = fp["gamma"]
+        fpa[FP_ETA] = fp["eta"]
+        fpa[FP_P] = fp["p"]
+        fpa[FP_B] = b
+        fpa[FP_LOG_N] = fp["log_n"]
         return ip, fpa
 
     # ------------------------------------------------------------------ state
@@ -125,10 +156,18 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self._theta = np.zeros((n_rows, n_cols))
         self._A = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
         self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
-        self._st = np.zeros(_N_ST)
+        self._st = np.zeros(N_ST)
         self.class_counts_ = np.zeros(K, dtype=np.int64)
+        self._recompute_aggregate()
+
+    def _link_args(self):
+        """(link, p, balanced): the arguments of the link's compiled helpers."""
         ip, fp = self._codes(self._n_weights())
-        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        return int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+
+    def _recompute_aggregate(self):
+        """The link's aggregate (Z or sum |theta|^p) recomputed exactly from theta."""
+        recompute_aggregate(self._theta, self._st, *self._link_args())
 
     def _n_weights(self):
         n = self._theta.size
@@ -180,13 +219,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
-        ip, fp = self._codes(self._n_weights())
         if self.average:
-            from ._core.online_loop import flush_all
-
-            flush_all(
-                self._theta, self._A, self._lastS, self._st, int(ip[0]), float(fp[3]), bool(ip[3])
-            )
+            flush_all(self._theta, self._A, self._lastS, self._st, *self._link_args())
 
     def _grow(self, new_classes):
         """Insert columns for labels never seen before (classes_ stays sorted)."""
@@ -197,7 +231,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         K_new = len(new_classes)
         pos = np.searchsorted(new_classes, old)
         R = self._theta.shape[0]
-        S_now = self._st[1]
+        S_now = self._st[S_SUM]
         if self._always_multiclass or K_new > 2:
             th = np.zeros((R, K_new))
             A = np.zeros((R, K_new)) if self.average else self._A
@@ -227,8 +261,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         counts[pos] = self.class_counts_
         self.class_counts_ = counts
         self.classes_ = new_classes
-        ip, fp = self._codes(self._n_weights())
-        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        self._recompute_aggregate()
 
     # ------------------------------------------------------------------ weights of examples
     def _class_weight_mode(self):
@@ -279,12 +312,14 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             # one class: nothing to learn; every prediction is that class
             pred_out[order] = 0
             loss_out[order] = 0.0
-            self._st[0] += len(order)
+            self._st[N_ROUNDS] += len(order)
             if self.average:
-                self._st[1] += len(order) * L.scale(int(ip[0]), self._st[5], float(fp[3]))
+                self._st[S_SUM] += len(order) * L.scale(
+                    int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
+                )
             return
         scratch = empty_scratch(self._theta.shape[1])
-        kernel = euclid_pass if ip[0] == L.EUCLID else online_pass
+        kernel = euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
         status = kernel(
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
@@ -303,22 +338,26 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
             mx = float(np.abs(self._theta).max()) if self._theta.size else 0.0
-            if abs(mx - self._st[4]) > 30.0:
+            if abs(mx - self._st[EXP_SHIFT]) > 30.0:
                 reframe(
                     self._theta,
                     self._A,
                     self._lastS,
                     self._st,
-                    int(ip[0]),
-                    float(fp[3]),
-                    bool(ip[3]),
-                    bool(ip[2]),
+                    int(ip[IP_LINK]),
+                    float(fp[FP_P]),
+                    bool(ip[IP_BALANCED]),
+                    bool(ip[IP_AVERAGE]),
                     mx,
                 )
             else:
-                recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+                recompute_aggregate(
+                    self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+                )
         elif self._link == L.PNORM:
-            recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+            recompute_aggregate(
+                self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+            )
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation
@@ -339,8 +378,12 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
         )
         last = self.__dict__.get("_validated_params")
-        if last is not None and len(last) == len(key) and all(
-            a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+        if (
+            last is not None
+            and len(last) == len(key)
+            and all(
+                a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+            )
         ):
             return
         self._validate_params()
@@ -450,19 +493,19 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def n_updates_(self):
         """Rounds on which the weights changed (all epochs and calls)."""
         check_is_fitted(self, "classes_")
-        return int(self._st[2])
+        return int(self._st[N_UPDATES])
 
     @property
     def n_mistakes_(self):
         """Online mistakes: rounds whose prediction, made before the update, was wrong."""
         check_is_fitted(self, "classes_")
-        return int(self._st[3])
+        return int(self._st[N_MISTAKES])
 
     @property
     def t_(self):
         """Examples processed (all epochs and calls)."""
         check_is_fitted(self, "classes_")
-        return int(self._st[0])
+        return int(self._st[N_ROUNDS])
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k: shape (n,) for a binary learner (positive means
@@ -565,7 +608,7 @@ def estimator_from_state(meta, arrays):
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
-    if est._theta.shape != (R, n_cols) or est._st.shape != (_N_ST,):
+    if est._theta.shape != (R, n_cols) or est._st.shape != (N_ST,):
         raise ValueError(
             f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
             f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
@@ -617,21 +660,24 @@ def merge_models(models):
     omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))
     out = copy.deepcopy(shards[0])
     out._theta = sum(o * s._theta for o, s in zip(omega, shards, strict=True))
-    st = np.zeros(_N_ST)
+    st = np.zeros(N_ST)
     for s in shards:
-        st[[0, 2, 3]] += s._st[[0, 2, 3]]
-        st[6] = max(st[6], s._st[6])
-        st[7] += s._st[7]
+        counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]
+        st[counters] += s._st[counters]
+        st[X_MAX] = max(st[X_MAX], s._st[X_MAX])
+        st[M_COUNT] += s._st[M_COUNT]
     out.class_counts_ = sum(s.class_counts_ for s in shards)
     if out.average:
         avgs = [s._weights_matrix() for s in shards]
-        T = st[0]
+        T = st[N_ROUNDS]
         out._A = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
-        st[1] = 0.0
+        st[S_SUM] = 0.0
         out._lastS = np.zeros_like(out._theta)
     out._st = st
     ip, fp = out._codes(out._n_weights())
-    out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
-    recompute_aggregate(out._theta, out._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+    out._st[EXP_SHIFT] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
+    recompute_aggregate(
+        out._theta, out._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+    )
     out._weights_matrix()
     return out
