@@ -63,10 +63,7 @@ def _ready(estimator, X):
     else:
         return False
     return (
-        X.ndim == 2
-        and X.shape[0] >= 1
-        and X.shape[1] == n_feat
-        and bool(np.isfinite(values).all())
+        X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat and bool(np.isfinite(values).all())
     )
 
 

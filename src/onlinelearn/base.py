@@ -82,6 +82,8 @@ _STATE_ATTRS = (
     "_st",
     "_validated_params",
 )
+#: dtypes the weights theta may have
+_WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: (R, K) arrays of the state: a snapshot holds copies of them, or of the rows a batch can touch
 _ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
@@ -105,6 +107,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
     }
 
     # ------------------------------------------------------------------ hooks
@@ -120,6 +123,21 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_params(self):
         """Rules spanning two parameters (after the declarative constraints)."""
+
+    def _weights_dtype(self, x_dtype):
+        """dtype of the weights theta: ``dtype`` if given, else that of the input (float32 X,
+        float32 weights: half the memory traffic of a pass, which is bound by it).  The
+        averaging sums, scores, norms and counters stay float64 either way."""
+        want = getattr(self, "dtype", None)
+        if want is None:
+            return np.dtype(x_dtype)
+        try:
+            dt = np.dtype(want)
+        except TypeError:
+            dt = None
+        if dt not in _WEIGHT_DTYPES:
+            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {want!r}")
+        return dt
 
     # ------------------------------------------------------------------ parameters to core
     def _codes(self, n_weights):
@@ -148,12 +166,12 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _binary_mode(self):
         return self._theta.shape[1] == 1 and not self._always_multiclass
 
-    def _init_state(self, classes, n_features):
+    def _init_state(self, classes, n_features, dtype=np.float64):
         n_rows = n_features + (1 if self.fit_intercept else 0)
         K = len(classes)
         n_cols = 1 if (K <= 2 and not self._always_multiclass) else K
         self.classes_ = classes
-        self._theta = np.zeros((n_rows, n_cols))
+        self._theta = np.zeros((n_rows, n_cols), dtype=self._weights_dtype(dtype))
         self._A = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
         self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
         self._st = np.zeros(N_ST)
@@ -233,7 +251,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         R = self._theta.shape[0]
         S_now = self._st[S_SUM]
         if self._always_multiclass or K_new > 2:
-            th = np.zeros((R, K_new))
+            th = np.zeros((R, K_new), dtype=self._theta.dtype)
             A = np.zeros((R, K_new)) if self.average else self._A
             lS = np.full((R, K_new), S_now) if self.average else self._lastS
             if self._binary_mode() and len(old) == 2:
@@ -407,7 +425,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         try:
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             if first:
-                self._init_state(new_classes, batch.n_cols)
+                self._init_state(new_classes, batch.n_cols, batch.data.dtype)
             else:
                 if len(new_classes) == len(self.classes_):
                     rows = self._touched_rows(batch)
@@ -549,6 +567,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             params["class_weight"] = {
                 "__pairs__": [[_json_label(k), float(v)] for k, v in cw.items()]
             }
+        if params.get("dtype") is not None:
+            params["dtype"] = np.dtype(params["dtype"]).name
         rs = params.get("random_state")
         if rs is not None and not isinstance(rs, numbers.Integral):
             params["random_state"] = None
@@ -600,7 +620,11 @@ def estimator_from_state(meta, arrays):
     est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
     est.classes_ = np.asarray(arrays["classes_"])
-    est._theta = np.ascontiguousarray(arrays["theta"], dtype=np.float64)
+    theta = np.asarray(arrays["theta"])
+    # the weights keep the dtype they were saved in (files written before float32 weights hold
+    # float64); averaging sums and scalars are float64
+    wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
+    est._theta = np.ascontiguousarray(theta, dtype=wdt)
     est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
     est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
@@ -659,7 +683,8 @@ def merge_models(models):
     u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
     omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))
     out = copy.deepcopy(shards[0])
-    out._theta = sum(o * s._theta for o, s in zip(omega, shards, strict=True))
+    mixed = sum(o * s._theta.astype(np.float64) for o, s in zip(omega, shards, strict=True))
+    out._theta = mixed.astype(first._theta.dtype)
     st = np.zeros(N_ST)
     for s in shards:
         counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]

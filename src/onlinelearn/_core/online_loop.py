@@ -137,6 +137,7 @@ def _touch(theta, A, lastS, st, j, k, dv, link, p, balanced, average):
     if not math.isfinite(new):
         return False
     theta[j, k] = new
+    new = theta[j, k]  # float32 weights: the value stored, not the double it was rounded from
     if link == ENTROPY or link == PNORM:
         st[AGGREGATE] += agg_term(link, new, m, p, balanced) - agg_term(link, old, m, p, balanced)
     if link != EUCLID:
