@@ -27,6 +27,7 @@ from scipy.special import logsumexp
 
 from onlinelearn import PassiveAggressiveClassifier, PNormPerceptron, Winnow
 from onlinelearn._core import links as L
+from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
 from onlinelearn._core.online_loop import recompute_aggregate
 
@@ -101,9 +102,9 @@ def _direction(inst):
 def compiled_step(inst, gamma, margin0, r, ysign):
     theta = inst["theta"].copy()
     link = LINK_CODE[inst["link"]]
-    st = np.zeros(9)
+    st = np.zeros(ST.N_ST)
     if link == L.ENTROPY:
-        st[4] = np.abs(theta).max() + inst.get("shift", 0.0)
+        st[ST.EXP_SHIFT] = np.abs(theta).max() + inst.get("shift", 0.0)
     recompute_aggregate(theta, st, link, inst["p"], inst["balanced"])
     x = inst["x"].astype(np.float32 if inst["f32"] else np.float64)
     if inst["dense"]:

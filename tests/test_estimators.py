@@ -69,9 +69,12 @@ def test_dense_and_csr_give_the_same_weights(make):
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_float32_input(make):
+    """float32 X with float64 weights (``dtype``) learns exactly what the same values as
+    float64 X do: the input's precision never leaks into the sums."""
     X, y = _blobs()
-    a = make().set_params(random_state=0).fit(X.astype(np.float32), y)
+    a = make().set_params(random_state=0, dtype="float64").fit(X.astype(np.float32), y)
     b = make().set_params(random_state=0).fit(X.astype(np.float32).astype(np.float64), y)
+    assert a.coef_.dtype == np.float64
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
     assert a.score(X, y) > 0.8
 

@@ -12,10 +12,17 @@ See ``docs/reliability.md`` for the promises these checks serve and how each is 
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MAX_N_FEATURES", "check_n_features", "check_sparse_structure"]
+__all__ = [
+    "MAX_N_FEATURES",
+    "check_binary_stream",
+    "check_n_features",
+    "check_sparse_structure",
+]
 
 #: Most columns an estimator accepts: int32 feature indices, plus one row for the intercept.
 MAX_N_FEATURES = 2**31 - 2
@@ -28,6 +35,17 @@ def check_n_features(n_features: int, what: str = "X") -> None:
             f"{what} has {n_features} columns; onlinelearn supports at most {MAX_N_FEATURES} "
             "features (2**31 - 2: weights are indexed with 32-bit integers). Hash or renumber "
             "the features into a smaller range."
+        )
+
+
+def check_binary_stream(source) -> None:
+    """Refuse a file object opened in text mode where bytes are read (svmlight files)."""
+    if isinstance(source, str | bytes) or hasattr(source, "__fspath__"):
+        return
+    if isinstance(source, io.TextIOBase) or "b" not in getattr(source, "mode", "b"):
+        raise TypeError(
+            f"{getattr(source, 'name', 'the file object')!r} is open in text mode; open it in "
+            "binary mode (open(path, 'rb')) or pass the path itself."
         )
 
 
@@ -117,6 +135,7 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
     from ._core import links as L
     from ._core import steps as S
     from ._core.checks import first_overflowing_row
+    from ._core.state import N_UPDATES
 
     step = est._step_code()
     if est._link != L.EUCLID or step == S.CONSERVATIVE:
@@ -126,7 +145,7 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
         rows = order[weights[order] > 0.0]
     else:
         rows = order[(loss[order] > 0.0) & (weights[order] > 0.0)]
-        if est._st[2] - updates_before >= rows.shape[0]:
+        if est._st[N_UPDATES] - updates_before >= rows.shape[0]:
             return
     b = float(est.intercept_scaling) if est.fit_intercept else 0.0
     bad = first_overflowing_row(batch.data, batch.indptr, rows.astype(np.int64), b * b)

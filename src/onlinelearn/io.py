@@ -28,6 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
+from ._checks import check_binary_stream
+
 __all__ = [
     "SvmlightChunkReader",
     "dump_svmlight",
@@ -169,6 +171,7 @@ class SvmlightChunkReader(Iterator):
                 "zero_based must be True or False (guessing per chunk could differ between "
                 f"chunks), got {zero_based!r}"
             )
+        check_binary_stream(source)  # a text-mode file object: a clear TypeError
         self.name = _source_name(source)
         self.chunk_size = int(chunk_size)
         self.dtype = dtype

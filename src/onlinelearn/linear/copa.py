@@ -90,6 +90,8 @@ class COPA(OnlineLinearClassifier):
         ``intercept_scaling``.
     intercept_scaling : float > 0, default=1.0
         As in :class:`onlinelearn.Perceptron`.
+    dtype : None, 'float32' or 'float64', default=None
+        dtype of the weights, as in :class:`onlinelearn.Perceptron`.
 
     Attributes
     ----------
@@ -143,6 +145,7 @@ class COPA(OnlineLinearClassifier):
         random_state=None,
         fit_intercept=True,
         intercept_scaling=1.0,
+        dtype=None,
     ):
         self.C = C
         self.class_weight = class_weight
@@ -152,6 +155,7 @@ class COPA(OnlineLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.dtype = dtype
 
     def _step_code(self):
         return S.COPA
