@@ -398,6 +398,19 @@ def test_huge_integer_labels_stay_exact(blobs):
     np.testing.assert_array_equal(est.classes_, [-(2**63), 2**63 - 1])
 
 
+def test_label_beyond_2_53_in_a_file_is_refused(tmp_path, capsys):
+    from onlinelearn.io import load_svmlight
+
+    data = tmp_path / "labels.svm"
+    data.write_text("1 1:1\n9223372036854775807 2:1\n")
+    with pytest.raises(ValueError, match="line 2: label .* beyond 2\\*\\*53"):
+        load_svmlight(data, n_features=2)
+    X, y = load_svmlight(data, n_features=2, label_dtype=None)
+    assert y[1] == 2.0**63
+    code, out, err = _cli(["train", data, "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 2 and "line 2" in err and not (tmp_path / "m.npz").exists()
+
+
 def test_predict_on_overflowing_rows_is_refused(blobs):
     X, y = blobs
     est = Perceptron().fit(X, y)

@@ -38,6 +38,17 @@ def check_n_features(n_features: int, what: str = "X") -> None:
         )
 
 
+#: Largest integer label read exactly through float64 (the svmlight parsers read labels so).
+MAX_EXACT_LABEL = 2**53
+
+
+def first_inexact_label(y) -> int:
+    """Position of the first float label beyond +-2**53 (where float64 no longer holds every
+    integer, and int64 conversion may wrap: 2**63 - 1 reads as 2**63 -> -2**63), or -1."""
+    big = np.abs(y) > MAX_EXACT_LABEL
+    return int(np.flatnonzero(big)[0]) if big.any() else -1
+
+
 def check_binary_stream(source) -> None:
     """Refuse a file object opened in text mode where bytes are read (svmlight files)."""
     if isinstance(source, str | bytes) or hasattr(source, "__fspath__"):

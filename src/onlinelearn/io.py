@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
-from ._checks import check_binary_stream
+from ._checks import check_binary_stream, first_inexact_label
 
 __all__ = [
     "SvmlightChunkReader",
@@ -314,6 +314,14 @@ def _parse_chunk(
                 f"{name}: line {data_lines[row]}: label {float(y[row])!r} is not an integer "
                 "(class labels must be integers; pass label_dtype=None to keep float labels) "
                 f"(line: {_snippet(line)!r})"
+            )
+        row = first_inexact_label(y)
+        if row >= 0:
+            line = lines[data_lines[row] - first_line]
+            raise ValueError(
+                f"{name}: line {data_lines[row]}: label {float(y[row])!r} is beyond 2**53: read "
+                "as float64 it is no longer an exact integer (pass label_dtype=None to keep "
+                f"float labels) (line: {_snippet(line)!r})"
             )
         y = y.astype(label_dtype)
     elif label_dtype is not None:
