@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import time
 
 import numpy as np
@@ -82,7 +83,7 @@ def main():
         loss, w, order = np.ones(n), np.ones(n), np.arange(n, dtype=np.int64)
         est._st[base.N_UPDATES] = n  # every row with a loss updated: the usual case
         t_steps = min(
-            _timed(lambda: _checks.check_aggressive_steps(est, batch, loss, w, order, 0.0))
+            _timed(functools.partial(_checks.check_aggressive_steps, est, batch, loss, w, order, 0))
             for _ in range(args.repeat)
         )
         b_on, b_off = min(on), min(off)
