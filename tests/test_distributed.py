@@ -200,3 +200,33 @@ def test_clear_error_without_dask(monkeypatch):
         require_dask()
     with pytest.raises(ImportError, match="onlinelearn"):
         ParameterMixing(Perceptron()).fit([])
+
+
+class _DiesOnce(Perceptron):
+    """A Perceptron whose first pass kills its worker process (as a crash or an OOM kill
+    would); later passes, on the restarted or the other worker, run normally."""
+
+    def __init__(self, marker="", **params):
+        super().__init__(**params)
+        self.marker = marker
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        if self.marker and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            os._exit(1)
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+
+def test_worker_lost_during_an_epoch_is_retried_with_the_same_result(client, dna, tmp_path):
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    X, y = dna
+    marker = tmp_path / "died"
+    pm = ParameterMixing(_DiesOnce(marker=str(marker)), n_epochs=2, client=client)
+    pm.fit(da.from_array(X, chunks=(300, 60)), da.from_array(y, chunks=300))
+    assert marker.exists()  # a worker did die
+    ref = mix_in_process(Perceptron(), _shards(X, y, 300), n_epochs=2)
+    np.testing.assert_array_equal(pm.coef_, ref.coef_)
+    assert pm.estimator_.t_ == ref.t_ and pm.estimator_.n_updates_ == ref.n_updates_
+    client.wait_for_workers(2, timeout=60)
