@@ -2,8 +2,8 @@
 issue 10, item 5.
 
 1. Test accuracy against mixing epochs for 1, 2, 4, 8 shards (contiguous blocks of the training
-   set after one random permutation of its rows, seed 0), computed with ``mix_in_process``, which the cluster run equals bit for
-   bit (tests/test_distributed.py).
+   set after one random permutation of its rows, seed 0), computed with ``mix_in_process``,
+   which the cluster run equals bit for bit (tests/test_distributed.py).
 2. Wall time of ``ParameterMixing.fit`` on a LocalCluster of 1 and of 2 worker processes
    (one thread each), shards given as svmlight files read by the workers.
 3. Bytes per epoch: every epoch sends the mixed model to each shard and brings one model back
