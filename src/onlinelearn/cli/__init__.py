@@ -192,15 +192,16 @@ def _resumed_learner(args):
 _WARN_MODEL_BYTES = 2**30
 
 
-def _check_model_size(n_features: int, average: bool, say_warning) -> None:
+def _check_model_size(n_features: int, average: bool, say_warning, what=None) -> None:
     """Refuse a number of features whose weights alone cannot fit in memory, warn above 1 GiB
     (one weight column; every class adds as much)."""
     from onlinelearn._checks import MAX_N_FEATURES
 
+    what = what or f"--n-features {n_features}"
     if n_features > MAX_N_FEATURES:
         raise CLIError(
-            f"--n-features {n_features} is larger than {MAX_N_FEATURES} (2**31 - 2), the most "
-            "features onlinelearn supports"
+            f"{what} is larger than {MAX_N_FEATURES} (2**31 - 2), the most features onlinelearn "
+            "supports"
         )
     per_column = (n_features + 1) * 8 * (3 if average else 1)
     try:
@@ -210,13 +211,13 @@ def _check_model_size(n_features: int, average: bool, say_warning) -> None:
     gib = per_column / 2**30
     if memory is not None and per_column > memory:
         raise CLIError(
-            f"--n-features {n_features} needs {gib:.1f} GiB of weights per class, more than "
+            f"{what} needs {gib:.1f} GiB of weights per class, more than "
             f"this machine's {memory / 2**30:.1f} GiB of memory; leave --n-features out to use "
             "the highest index of the file"
         )
     if per_column > _WARN_MODEL_BYTES:
         say_warning(
-            f"warning: --n-features {n_features} needs {gib:.1f} GiB of weights per class "
+            f"warning: {what} needs {gib:.1f} GiB of weights per class "
             "(times the number of classes); leave --n-features out to use the highest index "
             "of the file"
         )
@@ -253,11 +254,19 @@ def _cmd_train(args) -> int:
     elif n_features is None:
         shown = args.data[0] if len(args.data) == 1 else f"{len(args.data)} files"
         say(f"scanning {shown} for the number of features (pass --n-features to skip this)")
-        n_features = 1
+        n_features, widest = 1, args.data[0]
         for path in args.data:
             with _reading(path, lambda: "while scanning for the number of features"):
-                n_features = max(n_features, svmlight_n_features(path))
-    _check_model_size(n_features, bool(est.average), lambda s: print(s, file=sys.stderr))
+                width = svmlight_n_features(path)
+            if width > n_features:
+                n_features, widest = width, path
+        scanned = f"{widest}: the highest feature index, {n_features},"
+    _check_model_size(
+        n_features,
+        bool(est.average),
+        lambda s: print(s, file=sys.stderr),
+        None if args.n_features is not None or args.resume is not None else scanned,
+    )
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
     pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
