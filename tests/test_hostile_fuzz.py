@@ -194,3 +194,9 @@ def test_random_csr_is_refused_or_learned_exactly(fitted, X, labels):
             with pytest.raises(ValueError, match="broken CSR matrix"):
                 est.predict(X)
             assert _state(est) == before
+
+
+@pytest.mark.parametrize("content", [b"0 1: ::", b"1 2:0x1p3 3:\n", b"0 1:1e999999 ::"])
+def test_svmlight_reader_examples_found_by_the_fuzzer(content):
+    with pytest.raises(ValueError, match="line 1"):
+        list(iter_svmlight_chunks(io.BytesIO(content), n_features=3))

@@ -178,10 +178,12 @@ def check_readout(est) -> None:
     The compiled pass checks theta; the weights that predict are ``grad f*(theta)`` (and their
     average), which can overflow or underflow for the multiplicative and p-norm links even when
     theta is finite (e.g. unbalanced Winnow with a large eta, or p = 500).  For the Euclidean
-    link without averaging the read-out is theta itself, already checked."""
+    link the read-out is linear in theta and A, already checked by the pass."""
     from ._core import links as L
 
-    if est._link == L.EUCLID and not est.average:
+    if est._link == L.EUCLID:
+        # the read-out is theta, or (A + theta (S - lastS)) / T: finite when theta and A are,
+        # which the pass's own check covers on the rows it touched (O(batch), not O(model))
         return
     with np.errstate(all="ignore"):
         W = est._weights_matrix()

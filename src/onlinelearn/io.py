@@ -242,6 +242,11 @@ def _parse_part(part: bytes, lines_before: int, opt: _Options) -> tuple[_Block, 
      has_qid) = K.parse_block(buf, opt.zero_based, opt.multilabel, opt.query_id)  # fmt: skip
 
     def fail(row, reason=None):
+        if row >= len(row_line) and status != K.OK:
+            # the row the kernel stopped in (found by the hostile fuzzer: b"0 1: ::"): it has
+            # no line entry yet; report the kernel's own error, at its byte offset
+            line_no = lines_before + part.count(b"\n", 0, err) + 1
+            return _line_error(opt, part, err, line_no, reason or _STATUS_REASON[status])
         rel = int(row_line[row])
         return _line_error(opt, part, _line_offset(part, rel), lines_before + rel + 1, reason)
 
