@@ -93,7 +93,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         margin=1.0,
         n_epochs=5,
         shuffle=True,
-        average=False,
+        average=True,
         random_state=None,
         fit_intercept=True,
         intercept_scaling=1.0,
