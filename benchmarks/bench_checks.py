@@ -49,7 +49,7 @@ def checks_disabled():
 
 def epoch(X, y):
     est = ol.PassiveAggressiveClassifier(
-        variant="PA-I", C=1.0, n_epochs=1, shuffle=False, intercept_scaling=0.1
+        variant="PA-I", C=1.0, n_epochs=1, shuffle=False, intercept_scaling=0.1, average=False
     )
     t0 = time.perf_counter()
     est.fit(X, y)

@@ -33,7 +33,7 @@ SETS = {"news20": 56438, "mnist": 784}
 def learners():
     return {
         "PA-I (b=0.1)": lambda: ol.PassiveAggressiveClassifier(
-            variant="PA-I", C=1.0, intercept_scaling=0.1
+            variant="PA-I", C=1.0, intercept_scaling=0.1, average=False
         ),
         "Perceptron averaged": lambda: ol.Perceptron(average=True),
     }
