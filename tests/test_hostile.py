@@ -8,6 +8,7 @@ the svmlight reader and of CSR structures are in ``tests/test_hostile_fuzz.py``.
 from __future__ import annotations
 
 import bz2
+import copy
 import gzip
 import lzma
 import os
@@ -255,6 +256,18 @@ def test_broken_csc_and_coo_are_refused():
     Xo.col[1] = 5
     with pytest.raises(ValueError, match="broken COO matrix"):
         Perceptron().fit(Xo, [0, 1, 1])
+
+
+def test_unused_storage_past_indptr_end_is_ignored():
+    """scipy allows indices/data longer than indptr[-1]; those entries are never read (found
+    by the CSR fuzzer: an out-of-range index there broke the roll-back of partial_fit)."""
+    est = PassiveAggressiveClassifier(average=True).fit(np.eye(8), np.arange(8) % 3)
+    X = sp.csr_matrix((1, 8))
+    X.indices = np.array([9], dtype=np.int32)
+    X.data = np.array([1.0])
+    ref = copy.deepcopy(est).partial_fit(sp.csr_matrix((1, 8)), [0])
+    est.partial_fit(X, [0])
+    assert state_of(est) == state_of(ref)
 
 
 def test_wider_than_int32_is_refused_not_cut():

@@ -28,8 +28,10 @@ class CSRBatch:
             if not X.has_canonical_format:
                 X = X.copy()
                 X.sum_duplicates()
-            self.data = np.ascontiguousarray(X.data)
-            idx = X.indices
+            # entries past indptr[-1] are unused storage (scipy allows them): never read them
+            nnz = int(X.indptr[-1])
+            self.data = np.ascontiguousarray(X.data[:nnz])
+            idx = X.indices[:nnz]
             self.indices = np.ascontiguousarray(idx, dtype=np.int32)
             self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
         else:
