@@ -3,7 +3,9 @@
 Public re-exports only; see the modules for the mathematics.
 """
 
+from . import projections
 from .base import merge_models
+from .boosting import PrimalDualBoost
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
@@ -12,6 +14,8 @@ from .evaluation import (
 )
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
+from .ranking import ClassDependentPA, LabelRanker
+from .structured import SequenceTagger
 
 __version__ = "0.1.0"
 
@@ -21,6 +25,11 @@ __all__ = [
     "Winnow",
     "PNormPerceptron",
     "COPA",
+    "SequenceTagger",
+    "PrimalDualBoost",
+    "LabelRanker",
+    "ClassDependentPA",
+    "projections",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",

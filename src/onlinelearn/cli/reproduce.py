@@ -11,7 +11,11 @@ from __future__ import annotations
 import importlib
 
 #: modules whose ``register(rsub, fmt)`` adds experiments, in the order of ``--help``
-EXPERIMENT_MODULES = ("reproduce_copa",)
+EXPERIMENT_MODULES = (
+    "reproduce_copa",
+    "reproduce_structured",
+    "reproduce_ranking",
+)
 
 
 def need_matplotlib():

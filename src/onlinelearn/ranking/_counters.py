@@ -1,0 +1,30 @@
+"""The round counters both ranking estimators keep in their statistics vector ``_st``."""
+
+from __future__ import annotations
+
+from sklearn.utils.validation import check_is_fitted
+
+from .._core import ranking as RK
+
+
+class RoundCounters:
+    """``n_updates_``, ``n_mistakes_``, ``t_``, read from ``self._st`` (see ``_core.ranking``)."""
+
+    def _count(self, slot):
+        check_is_fitted(self, "classes_")
+        return int(self._st[slot])
+
+    @property
+    def n_updates_(self):
+        """Rounds on which the weights changed (all epochs and calls)."""
+        return self._count(RK.N_UPDATES)
+
+    @property
+    def n_mistakes_(self):
+        """Online mistakes, counted before each update (all epochs and calls)."""
+        return self._count(RK.N_MISTAKES)
+
+    @property
+    def t_(self):
+        """Rows processed (all epochs and calls)."""
+        return self._count(RK.T_SEEN)

@@ -1,0 +1,232 @@
+"""ClassDependentPA: multiclass with class-dependent features phi(x, r), max-of-hinge step."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _validation as V
+from .._core import ranking as RK
+from ._counters import RoundCounters
+
+__all__ = ["ClassDependentPA", "one_vs_rest_features"]
+
+
+def one_vs_rest_features(X, r, n_classes):
+    """The default joint feature map phi(x, r) = e_r (x) x: x in the r-th block of K blocks.
+
+    With it, <w, phi(x, r)> = <w_r, x> and the learner is a multiclass passive-aggressive
+    learner whose step uses every rival at once (not only the highest-scoring one)."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    n, d = X.shape
+    out = np.zeros((n, n_classes * d))
+    out[:, r * d : (r + 1) * d] = X
+    return out
+
+
+class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
+    """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
+
+    Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
+
+        w_{t+1} = argmin_w  1/2 ||w - w_t||^2 + C max_{r != y_t} [gamma - <w, a_r>]_+
+        a_r = phi(x_t, y_t) - phi(x_t, r)
+
+    solved through its dual (7.34): max_alpha sum_r alpha_r (gamma - <w_t, a_r>)
+    - 1/2 ||sum_r alpha_r a_r||^2 over {alpha >= 0, sum alpha <= C}, then
+    w_{t+1} = w_t + sum_r alpha_r a_r.  The dual is solved by accelerated projected gradient with
+    the projection of Sec. 7.1, to a duality gap <= ``step_tol`` (1 + |D|) (the thesis's alternative
+    to its Fig. 7.5 iteration); for K - 1 = 1 rival it is PA-I.
+
+    Where
+        phi(x, r)    the joint feature vector of instance x and class r (``feature_map``)
+        w            the single weight vector over joint features; prediction argmax_r
+                     <w, phi(x, r)> (first maximum)
+        gamma        the margin (``margin``); C the cap of the dual step (``C`` x sample weight)
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+    margin : float > 0, default=1.0
+    feature_map : callable or None, default=None
+        ``feature_map(X, r, n_classes) -> array (n, D)``: phi(x, r) for every row of X and the
+        class with index r (position in ``classes_``).  None: :func:`one_vs_rest_features`
+        (D = K d, dense: meant for small problems and as the check of the construction).
+    n_epochs : int >= 1, default=5
+    shuffle : bool, default=True
+    random_state : int, RandomState or None, default=None
+    step_tol : float > 0, default=1e-10
+        Relative duality gap at which the step's solver stops.
+    step_max_iter : int >= 1, default=10000
+        Iteration cap of the step's solver (``solver_iterations_max_`` reports the most used).
+
+    Attributes
+    ----------
+    classes_, coef_ (D,) the weight vector over joint features, n_features_in_,
+    n_updates_, n_mistakes_, t_, solver_iterations_max_
+
+    Examples
+    --------
+    >>> from onlinelearn import ClassDependentPA
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = ClassDependentPA(C=0.1, n_epochs=1, random_state=0).fit(X[:1000], y[:1000])
+    >>> X_test, y_test = load_dna("test")
+    >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
+    test accuracy 0.911
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "margin": [Interval(numbers.Real, 0, None, closed="neither")],
+        "feature_map": [callable, None],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "step_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "step_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, C=1.0, margin=1.0, feature_map=None, n_epochs=5, shuffle=True,
+                 random_state=None, step_tol=1e-10, step_max_iter=10000):  # fmt: skip
+        self.C = C
+        self.margin = margin
+        self.feature_map = feature_map
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.step_tol = step_tol
+        self.step_max_iter = step_max_iter
+
+    def _phi(self, X):
+        """(n, K, D) joint features of the validated X."""
+        fmap = self.feature_map or one_vs_rest_features
+        K = len(self.classes_)
+        blocks = [np.asarray(fmap(X, r, K), dtype=np.float64) for r in range(K)]
+        shapes = {b.shape for b in blocks}
+        if len(shapes) != 1 or blocks[0].ndim != 2 or blocks[0].shape[0] != X.shape[0]:
+            raise ValueError(
+                f"feature_map must return arrays of one shape (n_samples, D) for every class; "
+                f"got {sorted(shapes)}."
+            )
+        Phi = np.ascontiguousarray(np.stack(blocks, axis=1))
+        if not np.isfinite(Phi).all():
+            raise ValueError("feature_map returned NaN or infinity.")
+        if hasattr(self, "coef_") and Phi.shape[2] != self.coef_.shape[0]:
+            raise ValueError(
+                f"feature_map gives D = {Phi.shape[2]} joint features; the model has "
+                f"{self.coef_.shape[0]}."
+            )
+        return Phi
+
+    def _partial_fit(self, X, y, classes, sample_weight, fit_mode):
+        self._validate_params()
+        first = fit_mode or not hasattr(self, "classes_")
+        keys = ("classes_", "coef_", "_st", "n_features_in_")
+        snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                for k, v in self.__dict__.items() if k in keys}  # fmt: skip
+        try:
+            X, y = V.check_X_y(self, X, y, reset=first)
+            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            if first:
+                for k in ("classes_", "coef_", "_st"):
+                    self.__dict__.pop(k, None)
+                labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+                self.classes_ = V.merge_labels(None, labels)
+            codes = np.searchsorted(self.classes_, y)
+            if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
+                bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]
+                raise ValueError(
+                    f"labels {bad} are not among the model's labels "
+                    f"{self.classes_[:10].tolist()}; declare every label with classes= on the "
+                    "first call."
+                )
+            Phi = self._phi(X)
+            n, K, D = Phi.shape
+            if first:
+                self.coef_ = np.zeros(D)
+                self._st = np.zeros(RK.N_ST)
+            k = max(K - 1, 1)
+            rng = check_random_state(self.random_state)
+            for _ in range(self.n_epochs if fit_mode else 1):
+                order = rng.permutation(n) if (fit_mode and self.shuffle) else np.arange(n)
+                RK.max_hinge_pass(
+                    Phi, codes.astype(np.int64), sw, order.astype(np.int64), self.coef_,
+                    self._st, float(self.C), float(self.margin), float(self.step_tol),
+                    int(self.step_max_iter), np.zeros(n, dtype=np.int64), np.zeros((k, k)),
+                    np.zeros(max(K, 1)), np.zeros(k), np.zeros((4, k)), np.zeros((k, D)),
+                )  # fmt: skip
+            if not np.isfinite(self.coef_).all():
+                raise FloatingPointError(
+                    "ClassDependentPA: a weight became infinite or NaN; the model was left as "
+                    "it was. Scale the joint features or lower C."
+                )
+        except BaseException:
+            for k in keys:
+                self.__dict__.pop(k, None)
+            self.__dict__.update(snap)
+            raise
+        return self
+
+    def fit(self, X, y, sample_weight=None, classes=None):
+        """``n_epochs`` online passes from scratch (shuffled under ``random_state``)."""
+        return self._partial_fit(X, y, classes, sample_weight, True)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass in the given order; the label set is fixed by the first call."""
+        return self._partial_fit(X, y, classes, sample_weight, False)
+
+    def decision_function(self, X):
+        """Scores <w, phi(x, r)>, shape (n, K); (n,) = s_1 - s_0 for two classes."""
+        check_is_fitted(self, "classes_")
+        X = V.check_X(self, X, reset=False)
+        S = np.einsum("nkd,d->nk", self._phi(X), self.coef_)
+        return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
+
+    def predict(self, X):
+        """argmax_r <w, phi(x, r)> (first maximum)."""
+        S = self.decision_function(X)
+        if S.ndim == 1:
+            return self.classes_[(S > 0).astype(np.int64)]
+        return self.classes_[np.argmax(S, axis=1)]
+
+    @property
+    def solver_iterations_max_(self):
+        return self._count(RK.IP_ITER_MAX)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        tags.input_tags.sparse = True
+        return tags
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        check_is_fitted(self, "classes_")
+        if self.feature_map is not None:
+            raise ValueError(
+                "a ClassDependentPA with a custom feature_map cannot be saved (a callable is not "
+                "data); save coef_ and classes_ yourself and rebuild with the same map."
+            )
+        params = self.get_params()
+        rs = params.get("random_state")
+        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
+        meta = {"class": type(self).__name__, "params": params,
+                "n_features_in_": int(self.n_features_in_)}  # fmt: skip
+        return meta, {"classes_": np.asarray(self.classes_), "coef": self.coef_, "st": self._st}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        est = cls(**meta["params"])
+        est.n_features_in_ = int(meta["n_features_in_"])
+        est.classes_ = np.asarray(arrays["classes_"])
+        est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
+        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        if est.coef_.shape != (len(est.classes_) * est.n_features_in_,):
+            raise ValueError("model state is inconsistent: coef_ has the wrong shape")
+        return est
