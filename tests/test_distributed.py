@@ -235,3 +235,22 @@ def test_worker_lost_during_an_epoch_is_retried_with_the_same_result(client, dna
     np.testing.assert_array_equal(pm.coef_, ref.coef_)
     assert pm.estimator_.t_ == ref.t_ and pm.estimator_.n_updates_ == ref.n_updates_
     client.wait_for_workers(2, timeout=60)
+
+
+def test_package_imports_without_dask():
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "sys.modules['dask'] = sys.modules['distributed'] = None  # as if not installed\n"
+        "import onlinelearn, onlinelearn.distributed, onlinelearn.cli\n"
+        "from onlinelearn.distributed import ParameterMixing\n"
+        "try:\n"
+        "    ParameterMixing(onlinelearn.Perceptron()).fit(['x.svm'])\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'onlinelearn[dist]'" in out.stdout
