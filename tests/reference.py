@@ -82,11 +82,13 @@ def reference_link_step(theta, U, gamma, step, C, weight, link, p=2.0, balanced=
 
 def reference_pass(
     X, y, *, K, link="euclid", step="perceptron", C=1.0, gamma=0.0, eta=1.0, p=2.0,
-    balanced=True, intercept=True, weights=None, theta=None, order=None,
+    balanced=True, intercept=True, weights=None, theta=None, order=None, wdtype=np.float64,
 ):  # fmt: skip
     """One online pass; returns (theta, average of w after each round, preds, n_updates).
 
     K = 1: binary with y in {0, 1} (0 means -1); K >= 2: multiclass, y in 0..K-1.
+    ``wdtype``: the dtype theta is stored in; with float32 every updated entry is rounded to
+    float32 after the update (computed in float64), everything else stays float64.
     """
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     n, d = X.shape
@@ -150,6 +152,7 @@ def reference_pass(
             else:
                 theta[:, yi] += tau * x
                 theta[:, r] -= tau * x
+            theta = theta.astype(wdtype).astype(np.float64)
         if link == "selftuned":
             total += 0.0
         else:

@@ -27,6 +27,7 @@ from scipy.special import logsumexp
 
 from onlinelearn import PassiveAggressiveClassifier, PNormPerceptron, Winnow
 from onlinelearn._core import links as L
+from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
 from onlinelearn._core.online_loop import recompute_aggregate
 
@@ -101,9 +102,9 @@ def _direction(inst):
 def compiled_step(inst, gamma, margin0, r, ysign):
     theta = inst["theta"].copy()
     link = LINK_CODE[inst["link"]]
-    st = np.zeros(9)
+    st = np.zeros(ST.N_ST)
     if link == L.ENTROPY:
-        st[4] = np.abs(theta).max() + inst.get("shift", 0.0)
+        st[ST.EXP_SHIFT] = np.abs(theta).max() + inst.get("shift", 0.0)
     recompute_aggregate(theta, st, link, inst["p"], inst["balanced"])
     x = inst["x"].astype(np.float32 if inst["f32"] else np.float64)
     if inst["dense"]:
@@ -265,7 +266,8 @@ def test_pnorm_p2_is_passive_aggressive():
         y = rng.integers(0, K, 120)
         for variant, C in (("PA", 1.0), ("PA-I", 0.05), ("PA-II", 0.3)):
             a = PNormPerceptron(p=2.0, step=variant, C=C, margin=0.8, shuffle=False).fit(X, y)
-            b = PassiveAggressiveClassifier(variant=variant, C=C, margin=0.8, shuffle=False)
+            b = PassiveAggressiveClassifier(variant=variant, C=C, margin=0.8, shuffle=False,
+                                            average=False)  # fmt: skip
             b.fit(X, y)
             np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-9, atol=1e-12)

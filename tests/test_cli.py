@@ -61,7 +61,7 @@ def test_train_prints_progressive_table_and_saves_model(data_files, capsys, tmp_
     assert counts == [1, 2, 4, 8, 16, 32, 64, 128, 256, 400]
     # the same learner run directly with the same chunks gives the same progressive mistakes
     X, y = data_files["X"], data_files["y"]
-    est = onlinelearn.Perceptron()
+    est = onlinelearn.Perceptron(average=False)  # the command's default (no --average)
     pred = np.concatenate(
         [est.partial_fit_predict(X[i : i + 37], y[i : i + 37]) for i in range(0, len(y), 37)]
     )
@@ -412,3 +412,53 @@ def test_train_copa_prints_confusion_risk_bound(data_files, capsys, tmp_path):
     argv = ["train", data_files["train"], "-m", tmp_path / "p.npz", "--n-features", "180"]
     code, out, _ = _run(argv, capsys)
     assert code == 0 and "confusion risk bound" not in out
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--learner", "pa1", "--average"],
+        ["--learner", "winnow", "--average"],
+        ["--learner", "copa"],
+    ],
+    ids=["pa1-average", "winnow-average", "copa"],
+)
+def test_resume_equals_an_uninterrupted_run(data_files, capsys, tmp_path, options):
+    """train on A, then --resume on B == train on A followed by B: the same state, bit for bit
+    (weights, averaging sums and timestamps, counters, class counts)."""
+    from onlinelearn.model_io import read_model_file
+
+    X, y = data_files["X"], data_files["y"]
+    a, b, both = tmp_path / "a.svm", tmp_path / "b.svm", tmp_path / "ab.svm"
+    dump_svmlight(X[:120], y[:120], a)
+    dump_svmlight(X[120:200], y[120:200], b)
+    dump_svmlight(X[:200], y[:200], both)
+    common = ["--chunk-size", 40, "-q", "--n-features", 180]
+    assert _run(["train", a, "-m", tmp_path / "part.npz", *options, *common], capsys)[0] == 0
+    # the same chunk boundaries: Winnow and p-norm recompute their normaliser exactly at the
+    # end of every chunk, so their state depends on where chunks end, resumed or not
+    resume = ["train", b, "--resume", tmp_path / "part.npz", "--chunk-size", 40, "-q"]
+    code, out, err = _run([*resume, "-m", tmp_path / "resumed.npz"], capsys)
+    assert code == 0, err
+    assert _run(["train", both, "-m", tmp_path / "full.npz", *options, *common], capsys)[0] == 0
+    meta_r, arrays_r, _ = read_model_file(tmp_path / "resumed.npz")
+    meta_f, arrays_f, _ = read_model_file(tmp_path / "full.npz")
+    assert meta_r == meta_f
+    assert sorted(arrays_r) == sorted(arrays_f)
+    for name in arrays_f:
+        assert arrays_r[name].dtype == arrays_f[name].dtype
+        assert arrays_r[name].tobytes() == arrays_f[name].tobytes(), name
+    # without -m the resumed file itself is continued and replaced
+    code, out, err = _run(["train", b, "--resume", tmp_path / "part.npz", "-q"], capsys)
+    assert code == 0, err
+    assert load_model(tmp_path / "part.npz").t_ == 200
+
+
+def test_resume_refuses_contradicting_options(data_files, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data_files["train"]), "-m", str(model), "-q"]) == 0
+    before = model.read_bytes()
+    for extra in (["--learner", "pa1"], ["-C", "0.5"], ["--average"], ["--n-features", 7]):
+        code, out, err = _run(["train", data_files["train"], "--resume", model, *extra], capsys)
+        assert code == 2 and ("--resume" in err or "differs" in err), err
+    assert model.read_bytes() == before

@@ -68,7 +68,7 @@ def test_columns_sum_to_zero_over_long_stream(sparse, average):
 
 def test_two_classes_keep_two_columns():
     X, y = stream(200, 4, 2, seed=2)
-    clf = COPA(n_epochs=2, random_state=0).fit(X, y)
+    clf = COPA(n_epochs=2, random_state=0, average=False).fit(X, y)
     assert clf.coef_.shape == (2, 4)
     assert np.abs(clf.coef_.sum(axis=0)).max() < 1e-12
     s = X @ clf.coef_.T + clf.intercept_
@@ -84,7 +84,7 @@ def test_each_round_is_the_closed_form_step(fit_intercept, sparse):
     Xd = X.toarray() if sparse else X
     sw = np.random.default_rng(0).uniform(0.2, 3.0, size=300)
     C = 0.7
-    clf = COPA(C=C, fit_intercept=fit_intercept)
+    clf = COPA(C=C, fit_intercept=fit_intercept, average=False)
     clf.partial_fit(X[:20], y[:20], classes=np.arange(4))
     W = weights(clf)
     for i in range(20, 300):
@@ -98,7 +98,7 @@ def test_each_round_is_the_closed_form_step(fit_intercept, sparse):
 def test_fit_is_algorithm_1():
     X, y = stream(150, 5, 3, seed=4)
     C = 2.0
-    clf = COPA(C=C, n_epochs=3, shuffle=False).fit(X, y)
+    clf = COPA(C=C, n_epochs=3, shuffle=False, average=False).fit(X, y)
     W = np.zeros((6, 3))
     for _ in range(3):
         for i in range(150):
@@ -119,7 +119,9 @@ def test_average_is_mean_of_iterates(sparse):
         iterates.append(weights(twin))
     avg.partial_fit(X, y, classes=np.arange(4))
     np.testing.assert_allclose(weights(avg), np.mean(iterates, axis=0), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(weights(twin), weights(COPA(C=0.5).partial_fit(X, y)), atol=1e-12)
+    np.testing.assert_allclose(
+        weights(twin), weights(COPA(C=0.5, average=False).partial_fit(X, y)), atol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- class_weight='confusion'
@@ -127,7 +129,7 @@ def test_confusion_weight_running_counts_in_partial_fit():
     X, y = stream(300, 4, 3, seed=6)
     y = np.where(np.random.default_rng(1).random(300) < 0.7, 0, y)  # unbalanced
     C = 50.0
-    clf = COPA(C=C, class_weight="confusion")
+    clf = COPA(C=C, class_weight="confusion", average=False)
     clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
     clf.partial_fit(X[100:], y[100:])
     W = np.zeros((5, 3))
@@ -144,7 +146,7 @@ def test_confusion_weight_exact_counts_in_fit():
     y = np.where(np.random.default_rng(2).random(200) < 0.6, 1, y)
     C = 30.0
     sw = np.random.default_rng(3).uniform(0.5, 2.0, size=200)
-    clf = COPA(C=C, class_weight="confusion", n_epochs=2, shuffle=False)
+    clf = COPA(C=C, class_weight="confusion", n_epochs=2, shuffle=False, average=False)
     clf.fit(X, y, sample_weight=sw)
     T = np.bincount(y, minlength=3).astype(float)
     W = np.zeros((5, 3))
@@ -156,7 +158,7 @@ def test_confusion_weight_exact_counts_in_fit():
 
 def test_confusion_weight_with_announced_unseen_class():
     X, y = stream(100, 3, 2, seed=8)
-    clf = COPA(class_weight="confusion").partial_fit(X, y, classes=[0, 1, 5])
+    clf = COPA(class_weight="confusion", average=False).partial_fit(X, y, classes=[0, 1, 5])
     assert list(clf.classes_) == [0, 1, 5]
     assert np.all(np.isfinite(clf.coef_))
     assert np.abs(clf.coef_.sum(axis=0)).max() < 1e-12
@@ -167,11 +169,11 @@ def test_confusion_mode_is_copa_only():
     with pytest.raises(ValueError):
         PassiveAggressiveClassifier(class_weight="confusion").fit(X, y)
     with pytest.raises(ValueError):
-        COPA(class_weight="nonsense").fit(X, y)
+        COPA(class_weight="nonsense", average=False).fit(X, y)
     with pytest.raises(ValueError):
-        COPA(C=0.0).fit(X, y)
-    COPA(class_weight="balanced").fit(X, y)
-    COPA(class_weight={0: 2.0}).fit(X, y)
+        COPA(C=0.0, average=False).fit(X, y)
+    COPA(class_weight="balanced", average=False).fit(X, y)
+    COPA(class_weight={0: 2.0}, average=False).fit(X, y)
 
 
 # ---------------------------------------------------------------- growing label sets
@@ -181,7 +183,7 @@ def test_new_label_adds_a_zero_column_then_learns_with_Q_plus_one():
     X1, y1 = X[first], y[first]
     X2, y2 = X[~first], y[~first]
     C = 1.0
-    clf = COPA(C=C).partial_fit(X1, y1)
+    clf = COPA(C=C, average=False).partial_fit(X1, y1)
     assert clf.coef_.shape == (2, 4)
     W = np.hstack([weights(clf), np.zeros((5, 1))])
     clf.partial_fit(X2[:1], y2[:1])
@@ -197,7 +199,7 @@ def test_new_label_adds_a_zero_column_then_learns_with_Q_plus_one():
 def test_string_labels_inserted_in_sorted_position():
     X, y = stream(60, 3, 3, seed=11)
     names = np.array(["b", "d", "c"])[y]
-    clf = COPA().partial_fit(X[names != "c"], names[names != "c"])
+    clf = COPA(average=False).partial_fit(X[names != "c"], names[names != "c"])
     before = weights(clf)
     grown = np.zeros((4, 4))
     grown[:, [1, 3]] = before
@@ -254,7 +256,7 @@ BASE_LEVEL_FAILURES = {
 def test_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
-    results = check_estimator(COPA(n_epochs=2), on_fail=None)
+    results = check_estimator(COPA(n_epochs=2, average=False), on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed <= BASE_LEVEL_FAILURES, failed - BASE_LEVEL_FAILURES
 
@@ -270,7 +272,7 @@ def test_partial_fit_confusion_losses_and_weights(sparse):
     b = COPA(C=0.5, average=True, class_weight="confusion")
     a.partial_fit(X[:50], y[:50])
     b.partial_fit(X[:50], y[:50])
-    twin = COPA(C=0.5, class_weight="confusion").partial_fit(X[:50], y[:50])
+    twin = COPA(C=0.5, class_weight="confusion", average=False).partial_fit(X[:50], y[:50])
     losses = a.partial_fit_confusion(X[50:], y[50:])
     b.partial_fit(X[50:], y[50:])
     np.testing.assert_array_equal(weights(a), weights(b))
@@ -288,7 +290,7 @@ def test_partial_fit_confusion_losses_and_weights(sparse):
 
 def test_partial_fit_confusion_from_scratch_and_bad_input():
     X, y = stream(40, 3, 3, seed=14)
-    clf = COPA()
+    clf = COPA(average=False)
     losses = clf.partial_fit_confusion(X, y)
     assert losses.shape == (40, 3)
     np.testing.assert_allclose(losses[0][np.arange(3) != y[0]], 0.5)

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from onlinelearn._core import links as L
+from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
 from onlinelearn._core.euclid_pass import euclid_pass
 from onlinelearn._core.online_loop import empty_scratch, online_pass
@@ -26,9 +27,9 @@ def _state(R, K, rng, warm):
         theta -= theta.mean(axis=1, keepdims=True)  # COPA keeps columns summing to zero
     A = rng.normal(size=(R, K)) if warm else np.zeros((R, K))
     lastS = np.floor(rng.random((R, K)) * 5) if warm else np.zeros((R, K))
-    st = np.zeros(9)
+    st = np.zeros(ST.N_ST)
     if warm:
-        st[:4] = [5.0, 5.0, 3.0, 2.0]
+        st[[ST.N_ROUNDS, ST.S_SUM, ST.N_UPDATES, ST.N_MISTAKES]] = [5.0, 5.0, 3.0, 2.0]
     return theta, A, lastS, st
 
 
@@ -73,4 +74,5 @@ def test_fast_pass_equals_generic_pass(step, K, layout, dtype, average, b, warm)
     assert fast[0] == ref[0] == 0
     for got, want in zip(fast[1:], ref[1:], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    assert fast[4][2] > state[3][2]  # something was updated: the comparison is not vacuous
+    # something was updated: the comparison is not vacuous
+    assert fast[4][ST.N_UPDATES] > state[3][ST.N_UPDATES]

@@ -19,9 +19,14 @@ from onlinelearn.evaluation import (
 )
 
 ESTIMATORS = {
-    "perceptron": lambda **kw: Perceptron(**kw),
-    "pa-i": lambda **kw: PassiveAggressiveClassifier(variant="PA-I", C=0.5, **kw),
-    "pa-ii": lambda **kw: PassiveAggressiveClassifier(variant="PA-II", C=0.1, **kw),
+    # the last iterate predicts (average=False): per-row predict equals the progressive one
+    "perceptron": lambda **kw: Perceptron(**{"average": False, **kw}),
+    "pa-i": lambda **kw: PassiveAggressiveClassifier(
+        variant="PA-I", C=0.5, **{"average": False, **kw}
+    ),
+    "pa-ii": lambda **kw: PassiveAggressiveClassifier(
+        variant="PA-II", C=0.1, **{"average": False, **kw}
+    ),
 }
 
 
@@ -133,10 +138,10 @@ def test_sample_weight_forwarded_per_chunk(data):
 
 def test_warm_started_estimator_continues(data):
     X, y = data
-    est = Perceptron()
+    est = Perceptron(average=False)
     est.partial_fit(X[:60], y[:60], classes=np.unique(y))
     res = progressive_validation(est, X[60:], y[60:])
-    ref_est = Perceptron()
+    ref_est = Perceptron(average=False)
     ref_est.partial_fit(X[:60], y[:60], classes=np.unique(y))
     ref = manual_progressive(ref_est, X[60:], y[60:], None)
     np.testing.assert_array_equal(res.predictions, ref)

@@ -13,6 +13,8 @@ from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from ._checks import check_sparse_structure
+
 
 class CSRBatch:
     """A batch in the form the core reads: ``data`` (float32/64), ``indices`` (int32),
@@ -26,8 +28,10 @@ class CSRBatch:
             if not X.has_canonical_format:
                 X = X.copy()
                 X.sum_duplicates()
-            self.data = np.ascontiguousarray(X.data)
-            idx = X.indices
+            # entries past indptr[-1] are unused storage (scipy allows them): never read them
+            nnz = int(X.indptr[-1])
+            self.data = np.ascontiguousarray(X.data[:nnz])
+            idx = X.indices[:nnz]
             self.indices = np.ascontiguousarray(idx, dtype=np.int32)
             self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
         else:
@@ -70,6 +74,7 @@ def _ready(estimator, X):
 def check_X(estimator, X, *, reset):
     """Validate X (2-D, finite, float32/64, dense or CSR); checks the feature count when
     ``reset`` is False.  Raises ValueError with the reason."""
+    check_sparse_structure(X)  # before anything (scipy included) trusts the indices
     if not reset and _ready(estimator, X):
         return X
     return validate_data(
@@ -105,6 +110,7 @@ def check_y(y):
             return y
         if y.dtype.kind == "f" and np.isfinite(y).all() and np.array_equal(y, np.floor(y)):
             return y
+    check_label_list(y)
     if y is None:
         raise ValueError(
             "This estimator requires y to be passed, but the target y is None: "
@@ -159,3 +165,80 @@ def merge_labels(known, new):
             f"{known.dtype} (classes so far: {known[:10].tolist()})."
         ) from None
     return merged
+
+
+def _label_kind(kind: str) -> str:
+    """'number' or 'string' for a numpy dtype kind of labels ('other' for objects)."""
+    if kind in "biuf":
+        return "number"
+    if kind in "US":
+        return "string"
+    return "other"
+
+
+def check_classes(classes, y):
+    """Validate the ``classes`` argument of ``partial_fit``: a 1-D array of distinct-typed class
+    labels, without NaN, of the same kind (numbers or strings) as ``y``.  Without this check
+    ``classes=['a']`` would silently turn integer labels into strings."""
+    if isinstance(classes, str | bytes):
+        raise ValueError(f"classes must be a list or array of labels, got the string {classes!r}")
+    arr = np.asarray(classes)
+    if arr.ndim != 1:
+        raise ValueError(f"classes must be 1-D (a list of labels), got shape {arr.shape}")
+    if arr.dtype.kind == "O":
+        kinds = {_label_kind(np.asarray([v]).dtype.kind) for v in arr}
+        if len(kinds) > 1 or kinds == {"other"}:
+            raise ValueError(
+                f"classes mixes label types or holds non-labels: {arr[:10].tolist()}; give "
+                "numbers or strings, one kind only."
+            )
+        arr = np.asarray(arr.tolist())
+    elif arr.size and isinstance(classes, list | tuple) and arr.dtype.kind == "U":
+        if not all(isinstance(v, str | np.str_) for v in classes):
+            raise ValueError(
+                f"classes mixes numbers and strings: {list(classes)[:10]}; use one type."
+            )
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError("classes contains NaN or infinity; class labels must be finite.")
+    if _label_kind(arr.dtype.kind) == "other":
+        raise ValueError(f"classes of dtype {arr.dtype} are not class labels.")
+    y_kind = _label_kind(np.asarray(y).dtype.kind)
+    if arr.size and y_kind != _label_kind(arr.dtype.kind):
+        raise ValueError(
+            f"classes are {_label_kind(arr.dtype.kind)}s ({arr[:10].tolist()}) but the labels "
+            f"y are {y_kind}s; give classes of the same kind as y."
+        )
+    return arr
+
+
+def check_class_weight_keys(class_weight, classes) -> None:
+    """Refuse ``class_weight`` dict keys that can never match a label of this model: None,
+    non-labels, or keys of the other kind (strings for numeric classes and vice versa), which
+    would otherwise be ignored without a word.  Keys of the right kind not seen yet are fine."""
+    if not isinstance(class_weight, dict):
+        return
+    kind = _label_kind(np.asarray(classes).dtype.kind)
+    for key in class_weight:
+        if isinstance(key, bool | np.bool_) or not isinstance(
+            key, str | np.str_ | int | float | np.integer | np.floating
+        ):
+            raise ValueError(
+                f"class_weight key {key!r} is not a class label (labels are numbers or "
+                "strings); write class_weight={label: weight, ...}."
+            )
+        key_kind = "string" if isinstance(key, str | np.str_) else "number"
+        if kind in ("number", "string") and key_kind != kind:
+            raise ValueError(
+                f"class_weight key {key!r} is a {key_kind} but the class labels are {kind}s "
+                f"({np.asarray(classes)[:10].tolist()}); it would never apply."
+            )
+
+
+def check_label_list(y) -> None:
+    """Refuse a Python list of labels that mixes numbers and strings (numpy would turn every
+    label into a string without a word, e.g. ``[1, 'a']`` -> ``['1', 'a']``)."""
+    if isinstance(y, list | tuple) and y:
+        has_str = any(isinstance(v, str | np.str_) for v in y)
+        if has_str and not all(isinstance(v, str | np.str_) for v in y):
+            mixed = sorted({type(v).__name__ for v in y})
+            raise ValueError(f"y mixes label types {mixed}; use one type.")

@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _checks
 from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
@@ -37,9 +38,33 @@ from ._core.online_loop import (
     averaged_weights,
     current_weights,
     empty_scratch,
+    flush_all,
     online_pass,
     recompute_aggregate,
     reframe,
+)
+from ._core.state import (
+    AGGREGATE,
+    EXP_SHIFT,
+    FP_B,
+    FP_C,
+    FP_ETA,
+    FP_GAMMA,
+    FP_LOG_N,
+    FP_P,
+    IP_AVERAGE,
+    IP_BALANCED,
+    IP_LINK,
+    IP_STEP,
+    M_COUNT,
+    N_FP,
+    N_IP,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_ST,
+    N_UPDATES,
+    S_SUM,
+    X_MAX,
 )
 
 __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
@@ -50,7 +75,6 @@ def _param_names(cls):
     return tuple(cls._get_param_names())
 
 
-_N_ST = 9
 _STATE_ATTRS = (
     "classes_",
     "n_features_in_",
@@ -59,6 +83,8 @@ _STATE_ATTRS = (
     "_st",
     "_validated_params",
 )
+#: dtypes the weights theta may have
+_WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: (R, K) arrays of the state: a snapshot holds copies of them, or of the rows a batch can touch
 _ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
@@ -82,6 +108,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
     }
 
     # ------------------------------------------------------------------ hooks
@@ -98,16 +125,38 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self):
         """Rules spanning two parameters (after the declarative constraints)."""
 
+    def _weights_dtype(self, x_dtype):
+        """dtype of the weights theta: ``dtype`` if given, else that of the input (float32 X,
+        float32 weights: half the memory traffic of a pass, which is bound by it).  The
+        averaging sums, scores, norms and counters stay float64 either way."""
+        want = getattr(self, "dtype", None)
+        if want is None:
+            return np.dtype(x_dtype)
+        try:
+            dt = np.dtype(want)
+        except TypeError:
+            dt = None
+        if dt not in _WEIGHT_DTYPES:
+            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {want!r}")
+        return dt
+
     # ------------------------------------------------------------------ parameters to core
     def _codes(self, n_weights):
         fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
         fp.update(self._float_params(n_weights))
         b = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        ip = np.array(
-            [self._link, self._step_code(), int(bool(self.average)), self._balanced_flag()],
-            dtype=np.int64,
-        )
-        fpa = np.array([fp["C"], fp["gamma"], fp["eta"], fp["p"], b, fp["log_n"]], dtype=np.float64)
+        ip = np.zeros(N_IP, dtype=np.int64)
+        ip[IP_LINK] = self._link
+        ip[IP_STEP] = self._step_code()
+        ip[IP_AVERAGE] = int(bool(self.average))
+        ip[IP_BALANCED] = self._balanced_flag()
+        fpa = np.zeros(N_FP, dtype=np.float64)
+        fpa[FP_C] = fp["C"]
+        fpa[FP_GAMMA] = fp["gamma"]
+        fpa[FP_ETA] = fp["eta"]
+        fpa[FP_P] = fp["p"]
+        fpa[FP_B] = b
+        fpa[FP_LOG_N] = fp["log_n"]
         return ip, fpa
 
     # ------------------------------------------------------------------ state
@@ -118,18 +167,26 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _binary_mode(self):
         return self._theta.shape[1] == 1 and not self._always_multiclass
 
-    def _init_state(self, classes, n_features):
+    def _init_state(self, classes, n_features, dtype=np.float64):
         n_rows = n_features + (1 if self.fit_intercept else 0)
         K = len(classes)
         n_cols = 1 if (K <= 2 and not self._always_multiclass) else K
         self.classes_ = classes
-        self._theta = np.zeros((n_rows, n_cols))
+        self._theta = np.zeros((n_rows, n_cols), dtype=self._weights_dtype(dtype))
         self._A = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
         self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
-        self._st = np.zeros(_N_ST)
+        self._st = np.zeros(N_ST)
         self.class_counts_ = np.zeros(K, dtype=np.int64)
+        self._recompute_aggregate()
+
+    def _link_args(self):
+        """(link, p, balanced): the arguments of the link's compiled helpers."""
         ip, fp = self._codes(self._n_weights())
-        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        return int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+
+    def _recompute_aggregate(self):
+        """The link's aggregate (Z or sum |theta|^p) recomputed exactly from theta."""
+        recompute_aggregate(self._theta, self._st, *self._link_args())
 
     def _n_weights(self):
         n = self._theta.size
@@ -181,13 +238,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
-        ip, fp = self._codes(self._n_weights())
         if self.average:
-            from ._core.online_loop import flush_all
-
-            flush_all(
-                self._theta, self._A, self._lastS, self._st, int(ip[0]), float(fp[3]), bool(ip[3])
-            )
+            flush_all(self._theta, self._A, self._lastS, self._st, *self._link_args())
 
     def _grow(self, new_classes):
         """Insert columns for labels never seen before (classes_ stays sorted)."""
@@ -198,9 +250,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         K_new = len(new_classes)
         pos = np.searchsorted(new_classes, old)
         R = self._theta.shape[0]
-        S_now = self._st[1]
+        S_now = self._st[S_SUM]
         if self._always_multiclass or K_new > 2:
-            th = np.zeros((R, K_new))
+            th = np.zeros((R, K_new), dtype=self._theta.dtype)
             A = np.zeros((R, K_new)) if self.average else self._A
             lS = np.full((R, K_new), S_now) if self.average else self._lastS
             if self._binary_mode() and len(old) == 2:
@@ -228,8 +280,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         counts[pos] = self.class_counts_
         self.class_counts_ = counts
         self.classes_ = new_classes
-        ip, fp = self._codes(self._n_weights())
-        recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+        self._recompute_aggregate()
 
     # ------------------------------------------------------------------ weights of examples
     def _class_weight_mode(self):
@@ -280,12 +331,15 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             # one class: nothing to learn; every prediction is that class
             pred_out[order] = 0
             loss_out[order] = 0.0
-            self._st[0] += len(order)
+            self._st[N_ROUNDS] += len(order)
             if self.average:
-                self._st[1] += len(order) * L.scale(int(ip[0]), self._st[5], float(fp[3]))
+                self._st[S_SUM] += len(order) * L.scale(
+                    int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
+                )
             return
+        updates_before = self._st[N_UPDATES]
         scratch = empty_scratch(self._theta.shape[1])
-        kernel = euclid_pass if ip[0] == L.EUCLID else online_pass
+        kernel = euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
         status = kernel(
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
@@ -301,25 +355,31 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 "The model was left as it was before this call. Scale the features (e.g. "
                 "to unit norm), lower C or eta, or use the Euclidean learners."
             )
+        _checks.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
             mx = float(np.abs(self._theta).max()) if self._theta.size else 0.0
-            if abs(mx - self._st[4]) > 30.0:
+            if abs(mx - self._st[EXP_SHIFT]) > 30.0:
                 reframe(
                     self._theta,
                     self._A,
                     self._lastS,
                     self._st,
-                    int(ip[0]),
-                    float(fp[3]),
-                    bool(ip[3]),
-                    bool(ip[2]),
+                    int(ip[IP_LINK]),
+                    float(fp[FP_P]),
+                    bool(ip[IP_BALANCED]),
+                    bool(ip[IP_AVERAGE]),
                     mx,
                 )
             else:
-                recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+                recompute_aggregate(
+                    self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+                )
         elif self._link == L.PNORM:
-            recompute_aggregate(self._theta, self._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+            recompute_aggregate(
+                self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+            )
+        _checks.check_readout(self)  # the weights that predict, not only the state
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation
@@ -328,8 +388,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         X, y = V.check_X_y(self, X, y, reset=reset)
         sw = V.check_sample_weight(sample_weight, X.shape[0])
         known = None if reset else self.classes_
-        labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+        if classes is not None:
+            classes = V.check_classes(classes, y)
+        labels = y if classes is None else np.concatenate([classes, y])
         new_classes = V.merge_labels(known, labels)
+        V.check_class_weight_keys(self.class_weight, new_classes)
         return V.CSRBatch(X), y, sw, new_classes
 
     def _validate_params_once(self):
@@ -369,7 +432,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         try:
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             if first:
-                self._init_state(new_classes, batch.n_cols)
+                self._init_state(new_classes, batch.n_cols, batch.data.dtype)
             else:
                 if len(new_classes) == len(self.classes_):
                     rows = self._touched_rows(batch)
@@ -455,19 +518,19 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def n_updates_(self):
         """Rounds on which the weights changed (all epochs and calls)."""
         check_is_fitted(self, "classes_")
-        return int(self._st[2])
+        return int(self._st[N_UPDATES])
 
     @property
     def n_mistakes_(self):
         """Online mistakes: rounds whose prediction, made before the update, was wrong."""
         check_is_fitted(self, "classes_")
-        return int(self._st[3])
+        return int(self._st[N_MISTAKES])
 
     @property
     def t_(self):
         """Examples processed (all epochs and calls)."""
         check_is_fitted(self, "classes_")
-        return int(self._st[0])
+        return int(self._st[N_ROUNDS])
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k: shape (n,) for a binary learner (positive means
@@ -480,6 +543,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         scores = np.asarray(scores)
         if self.fit_intercept:
             scores = scores + self.intercept_scaling * W[d]
+        _checks.check_scores(scores)
         if len(self.classes_) == 1:
             return np.zeros(X.shape[0])
         if self._binary_mode():
@@ -511,6 +575,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             params["class_weight"] = {
                 "__pairs__": [[_json_label(k), float(v)] for k, v in cw.items()]
             }
+        if params.get("dtype") is not None:
+            params["dtype"] = np.dtype(params["dtype"]).name
         rs = params.get("random_state")
         if rs is not None and not isinstance(rs, numbers.Integral):
             params["random_state"] = None
@@ -562,7 +628,11 @@ def estimator_from_state(meta, arrays):
     est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
     est.classes_ = np.asarray(arrays["classes_"])
-    est._theta = np.ascontiguousarray(arrays["theta"], dtype=np.float64)
+    theta = np.asarray(arrays["theta"])
+    # the weights keep the dtype they were saved in (files written before float32 weights hold
+    # float64); averaging sums and scalars are float64
+    wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
+    est._theta = np.ascontiguousarray(theta, dtype=wdt)
     est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
     est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
@@ -570,7 +640,7 @@ def estimator_from_state(meta, arrays):
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
-    if est._theta.shape != (R, n_cols) or est._st.shape != (_N_ST,):
+    if est._theta.shape != (R, n_cols) or est._st.shape != (N_ST,):
         raise ValueError(
             f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
             f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
@@ -621,22 +691,26 @@ def merge_models(models):
     u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
     omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))
     out = copy.deepcopy(shards[0])
-    out._theta = sum(o * s._theta for o, s in zip(omega, shards, strict=True))
-    st = np.zeros(_N_ST)
+    mixed = sum(o * s._theta.astype(np.float64) for o, s in zip(omega, shards, strict=True))
+    out._theta = mixed.astype(first._theta.dtype)
+    st = np.zeros(N_ST)
     for s in shards:
-        st[[0, 2, 3]] += s._st[[0, 2, 3]]
-        st[6] = max(st[6], s._st[6])
-        st[7] += s._st[7]
+        counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]
+        st[counters] += s._st[counters]
+        st[X_MAX] = max(st[X_MAX], s._st[X_MAX])
+        st[M_COUNT] += s._st[M_COUNT]
     out.class_counts_ = sum(s.class_counts_ for s in shards)
     if out.average:
         avgs = [s._weights_matrix() for s in shards]
-        T = st[0]
+        T = st[N_ROUNDS]
         out._A = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
-        st[1] = 0.0
+        st[S_SUM] = 0.0
         out._lastS = np.zeros_like(out._theta)
     out._st = st
     ip, fp = out._codes(out._n_weights())
-    out._st[4] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
-    recompute_aggregate(out._theta, out._st, int(ip[0]), float(fp[3]), bool(ip[3]))
+    out._st[EXP_SHIFT] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
+    recompute_aggregate(
+        out._theta, out._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+    )
     out._weights_matrix()
     return out

@@ -29,6 +29,8 @@ import zlib
 
 import numpy as np
 
+from ._atomic import atomic_write
+
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "read_model_file", "save_model"]
 
 #: Version of the file layout written by :func:`save_model`.
@@ -139,8 +141,15 @@ def save_model(estimator, path) -> None:
         Anything with ``_get_state() -> (meta, arrays)``.
     path : str or path-like
         Destination.  numpy appends ``.npz`` to a name without that suffix; this function writes
-        exactly to ``path`` instead.
+        exactly to ``path`` instead.  The file is replaced atomically (see
+        :mod:`onlinelearn._atomic`): readers and concurrent writers see the old model or a new
+        one, never a mix; a symbolic link and the permission bits of an existing file are kept.
     """
+    if not isinstance(path, str | bytes | os.PathLike):
+        raise TypeError(
+            f"path must be a file name (str or os.PathLike), not {type(path).__name__}: the model "
+            "is written to a temporary file beside it and renamed, which a file object cannot do"
+        )
     if not hasattr(estimator, "_get_state"):
         raise TypeError(
             f"{type(estimator).__name__} cannot be saved: it has no _get_state() method"
@@ -171,15 +180,10 @@ def save_model(estimator, path) -> None:
     entries = dict(clean)
     entries[_HEADER] = np.frombuffer(header_bytes, dtype=np.uint8)
     entries[_DIGEST] = np.frombuffer(digest, dtype=np.uint8)
-    tmp = os.fspath(path) + ".tmp"  # written in full first: a crash never leaves half a model
-    try:
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, **entries)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    # a unique temporary file beside the destination, fsync, then one atomic rename: a crash or
+    # a concurrent writer never leaves half a model or a mix of two (onlinelearn._atomic)
+    with atomic_write(path, "wb") as f:
+        np.savez_compressed(f, **entries)
 
 
 def read_model_file(path) -> tuple[dict, dict[str, np.ndarray], dict]:

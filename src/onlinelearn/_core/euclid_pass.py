@@ -21,6 +21,18 @@ from .._config import njit
 from .copa import copa_step
 from .margins import predict_margin_loss
 from .sparse import row_offset
+from .state import (
+    FP_B,
+    FP_C,
+    FP_ETA,
+    FP_GAMMA,
+    IP_AVERAGE,
+    IP_STEP,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_UPDATES,
+    S_SUM,
+)
 from .steps import CONSERVATIVE, COPA, hinge_step
 
 OK = 0
@@ -48,12 +60,12 @@ def euclid_pass(
     work_val,
 ):
     """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring)."""
-    step = ip[1]
-    average = ip[2] != 0
-    C = fp[0]
-    gamma = fp[1]
-    eta = fp[2]
-    b = fp[4]
+    step = ip[IP_STEP]
+    average = ip[IP_AVERAGE] != 0
+    C = fp[FP_C]
+    gamma = fp[FP_GAMMA]
+    eta = fp[FP_ETA]
+    b = fp[FP_B]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and step != COPA
@@ -85,17 +97,17 @@ def euclid_pass(
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
         pred_out[i] = pred
         if pred != yi:
-            st[3] += 1.0
+            st[N_MISTAKES] += 1.0
         loss_out[i] = loss
 
         # ---- dual step
-        S = st[1]
+        S = st[S_SUM]
         n_act = 0
         tau = 0.0
         if step == COPA:
             n_active = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val)
             if n_active > 0:
-                st[2] += 1.0
+                st[N_UPDATES] += 1.0
                 n_act = K
         else:
             ksq = 0.0 if step == CONSERVATIVE else kappa * sq
@@ -140,8 +152,8 @@ def euclid_pass(
                         A[j, rival] += theta[j, rival] * (S - lastS[j, rival])
                         lastS[j, rival] = S
                     theta[j, rival] -= v
-            st[2] += 1.0
-        st[0] += 1.0
+            st[N_UPDATES] += 1.0
+        st[N_ROUNDS] += 1.0
         if average:
-            st[1] = S + 1.0
+            st[S_SUM] = S + 1.0
     return OK

@@ -14,13 +14,14 @@ The learner state is a handful of arrays owned by the Python estimator:
     ``A_jk`` and ``lastS_jk = S``.  That costs O(1) per touched entry instead of O(R K) per
     round (the timestamp form of the usual ``W - U/t`` trick; it also covers the normalised links,
     whose scale s changes every update).
-``st`` float64[9]
-    scalars: 0 T (rounds seen), 1 S, 2 n_updates, 3 n_mistakes, 4 m (exp shift), 5 aggregate
-    (Z or sum |theta|^p), 6 X_t, 7 M_t (self-tuned Winnow), 8 max |theta_jk| seen.
+``st`` float64[N_ST]
+    scalars, slots named in :mod:`.state`: N_ROUNDS (T), S_SUM (S), N_UPDATES, N_MISTAKES,
+    EXP_SHIFT (m), AGGREGATE (Z or sum |theta|^p), X_MAX (X_t) and M_COUNT (M_t) of self-tuned
+    Winnow, THETA_MAX (max |theta_jk| seen).
 
-Integer parameters ``ip``: 0 link, 1 step, 2 average, 3 balanced.  Float parameters ``fp``:
-0 C, 1 gamma (margin), 2 eta (= 1/c, conservative steps), 3 p, 4 b (intercept value, 0 = none),
-5 log n (self-tuned Winnow).
+Integer parameters ``ip`` (IP_LINK, IP_STEP, IP_AVERAGE, IP_BALANCED) and float parameters
+``fp`` (FP_C, FP_GAMMA, FP_ETA, FP_P, FP_B intercept value (0 = none), FP_LOG_N): see
+:mod:`.state`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,27 @@ from .copa import copa_step
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
 from .margins import predict_margin_loss
 from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
+from .state import (
+    AGGREGATE,
+    EXP_SHIFT,
+    FP_B,
+    FP_C,
+    FP_ETA,
+    FP_GAMMA,
+    FP_LOG_N,
+    FP_P,
+    IP_AVERAGE,
+    IP_BALANCED,
+    IP_LINK,
+    IP_STEP,
+    M_COUNT,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_UPDATES,
+    S_SUM,
+    THETA_MAX,
+    X_MAX,
+)
 from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step
 
 OK = 0
@@ -53,9 +75,9 @@ _REBASE = 1e4
 def recompute_aggregate(theta, st, link, p, balanced):
     """Exact aggregate (Z or sum |theta|^p) from scratch; removes drift of the running sum."""
     if link != ENTROPY and link != PNORM:
-        st[5] = 0.0
+        st[AGGREGATE] = 0.0
         return
-    m = st[4]
+    m = st[EXP_SHIFT]
     acc = 0.0
     mx = 0.0
     R, K = theta.shape
@@ -65,15 +87,15 @@ def recompute_aggregate(theta, st, link, p, balanced):
             acc += agg_term(link, v, m, p, balanced)
             if abs(v) > mx:
                 mx = abs(v)
-    st[5] = acc
-    st[8] = mx
+    st[AGGREGATE] = acc
+    st[THETA_MAX] = mx
 
 
 @njit
 def flush_all(theta, A, lastS, st, link, p, balanced):
     """Fold every entry's pending contribution into A (before the frame of phi changes)."""
-    S = st[1]
-    m = st[4]
+    S = st[S_SUM]
+    m = st[EXP_SHIFT]
     R, K = theta.shape
     for j in range(R):
         for k in range(K):
@@ -87,7 +109,7 @@ def flush_all(theta, A, lastS, st, link, p, balanced):
 def rebase(theta, A, lastS, st, link, p, balanced):
     """Fold all pending contributions into A and restart S (and every lastS) at 0."""
     flush_all(theta, A, lastS, st, link, p, balanced)
-    st[1] = 0.0
+    st[S_SUM] = 0.0
     R, K = theta.shape
     for j in range(R):
         for k in range(K):
@@ -99,7 +121,7 @@ def reframe(theta, A, lastS, st, link, p, balanced, average, new_m):
     """Change the exp shift m (entropy link); the product s * phi is unchanged by it."""
     if average:
         rebase(theta, A, lastS, st, link, p, balanced)
-    st[4] = new_m
+    st[EXP_SHIFT] = new_m
     recompute_aggregate(theta, st, link, p, balanced)
 
 
@@ -107,20 +129,21 @@ def reframe(theta, A, lastS, st, link, p, balanced, average, new_m):
 def _touch(theta, A, lastS, st, j, k, dv, link, p, balanced, average):
     """theta[j, k] += dv with averaging and aggregate bookkeeping; False if non-finite."""
     old = theta[j, k]
-    m = st[4]
+    m = st[EXP_SHIFT]
     if average:
-        A[j, k] += phi(link, old, m, p, balanced) * (st[1] - lastS[j, k])
-        lastS[j, k] = st[1]
+        A[j, k] += phi(link, old, m, p, balanced) * (st[S_SUM] - lastS[j, k])
+        lastS[j, k] = st[S_SUM]
     new = old + dv
     if not math.isfinite(new):
         return False
     theta[j, k] = new
+    new = theta[j, k]  # float32 weights: the value stored, not the double it was rounded from
     if link == ENTROPY or link == PNORM:
-        st[5] += agg_term(link, new, m, p, balanced) - agg_term(link, old, m, p, balanced)
+        st[AGGREGATE] += agg_term(link, new, m, p, balanced) - agg_term(link, old, m, p, balanced)
     if link != EUCLID:
         a = abs(new)
-        if a > st[8]:
-            st[8] = a
+        if a > st[THETA_MAX]:
+            st[THETA_MAX] = a
     return True
 
 
@@ -169,16 +192,16 @@ def online_pass(
     ``pred_out[i]`` receives the prediction made *before* the update (progressive validation) and
     ``loss_out[i]`` the loss suffered.
     """
-    link = ip[0]
-    step = ip[1]
-    average = ip[2] != 0
-    balanced = ip[3] != 0
-    C = fp[0]
-    gamma = fp[1]
-    eta = fp[2]
-    p = fp[3]
-    b = fp[4]
-    log_n = fp[5]
+    link = ip[IP_LINK]
+    step = ip[IP_STEP]
+    average = ip[IP_AVERAGE] != 0
+    balanced = ip[IP_BALANCED] != 0
+    C = fp[FP_C]
+    gamma = fp[FP_GAMMA]
+    eta = fp[FP_ETA]
+    p = fp[FP_P]
+    b = fp[FP_B]
+    log_n = fp[FP_LOG_N]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and step != COPA
@@ -208,15 +231,15 @@ def online_pass(
             s_cur = 1.0
         else:
             c_t = 1.0
-            m = st[4]
+            m = st[EXP_SHIFT]
             if link == SELFTUNED:
                 xm = row_absmax(data, indptr, i, b)
-                if xm > st[6]:
-                    st[6] = xm
-                c_t = st[6] * math.sqrt((st[7] + 1.0) / log_n)
+                if xm > st[X_MAX]:
+                    st[X_MAX] = xm
+                c_t = st[X_MAX] * math.sqrt((st[M_COUNT] + 1.0) / log_n)
                 if c_t <= 0.0:
                     c_t = 1.0
-                m = st[8] / c_t
+                m = st[THETA_MAX] / c_t
             for k in range(K):
                 scores[k] = 0.0
             start = indptr[i]
@@ -229,7 +252,7 @@ def online_pass(
             if b != 0.0:
                 for k in range(K):
                     scores[k] += b * phi(link, theta[d, k] / c_t, m, p, balanced)
-            s_cur = scale(link, st[5], p)
+            s_cur = scale(link, st[AGGREGATE], p)
             for k in range(K):
                 scores[k] *= s_cur
 
@@ -237,11 +260,11 @@ def online_pass(
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
         pred_out[i] = pred
         if pred != yi:
-            st[3] += 1.0
+            st[N_MISTAKES] += 1.0
         loss_out[i] = loss
 
         # ---- dual step and update
-        agg_before = st[5]
+        agg_before = st[AGGREGATE]
         # alpha[k]: the coefficient of x in column k's update (COPA's closed form, or +-tau)
         if step == COPA:
             sq = row_sqnorm(data, indptr, i, b)
@@ -278,46 +301,50 @@ def online_pass(
                     if not _update_column(data, indices, indptr, i, theta, A, lastS, st, k,
                                           alpha[k], b, d, link, p, balanced, average):  # fmt: skip
                         return NONFINITE
-            st[2] += 1.0
-            if (link == ENTROPY or link == PNORM) and st[5] < _CANCEL * agg_before:
+            st[N_UPDATES] += 1.0
+            if (link == ENTROPY or link == PNORM) and st[AGGREGATE] < _CANCEL * agg_before:
                 # the running sum lost most of its mass in one round: it may carry the
                 # rounding error of the large terms it subtracted; recompute it exactly
                 recompute_aggregate(theta, st, link, p, balanced)
             if link == SELFTUNED:
-                st[7] += 1.0
+                st[M_COUNT] += 1.0
             elif link == ENTROPY:
-                if st[8] > st[4] + _REFRAME_GAP or st[5] < _Z_FLOOR or not math.isfinite(st[5]):
+                if (
+                    st[THETA_MAX] > st[EXP_SHIFT] + _REFRAME_GAP
+                    or st[AGGREGATE] < _Z_FLOOR
+                    or not math.isfinite(st[AGGREGATE])
+                ):
                     # a weight grew past the shift m (exp would overflow), or every weight fell
                     # far below it (Z >= exp(max|theta| - m) underflows): re-centre m on the
                     # true maximum |theta|
                     recompute_aggregate(theta, st, link, p, balanced)
-                    reframe(theta, A, lastS, st, link, p, balanced, average, st[8])
-        st[0] += 1.0
+                    reframe(theta, A, lastS, st, link, p, balanced, average, st[THETA_MAX])
+        st[N_ROUNDS] += 1.0
         if average:
-            s_now = scale(link, st[5], p)
-            if link != EUCLID and st[1] > _REBASE * s_now:
+            s_now = scale(link, st[AGGREGATE], p)
+            if link != EUCLID and st[S_SUM] > _REBASE * s_now:
                 # S dwarfs this increment: S + s and later differences S - lastS would lose
                 # its digits; fold what is pending into A and restart S at 0 first
                 rebase(theta, A, lastS, st, link, p, balanced)
-            st[1] += s_now
+            st[S_SUM] += s_now
     return OK
 
 
 @njit
 def current_weights(theta, st, ip, fp, out):
     """out = w = grad f*(theta) (the hypothesis now)."""
-    link = ip[0]
-    balanced = ip[3] != 0
-    p = fp[3]
+    link = ip[IP_LINK]
+    balanced = ip[IP_BALANCED] != 0
+    p = fp[FP_P]
     R, K = theta.shape
     c_t = 1.0
-    m = st[4]
+    m = st[EXP_SHIFT]
     if link == SELFTUNED:
-        c_t = st[6] * math.sqrt((st[7] + 1.0) / fp[5])
+        c_t = st[X_MAX] * math.sqrt((st[M_COUNT] + 1.0) / fp[FP_LOG_N])
         if c_t <= 0.0:
             c_t = 1.0
-        m = st[8] / c_t
-    s = scale(link, st[5], p)
+        m = st[THETA_MAX] / c_t
+    s = scale(link, st[AGGREGATE], p)
     for j in range(R):
         for k in range(K):
             out[j, k] = s * phi(link, theta[j, k] / c_t, m, p, balanced)
@@ -326,12 +353,12 @@ def current_weights(theta, st, ip, fp, out):
 @njit
 def averaged_weights(theta, A, lastS, st, ip, fp, out):
     """out = (1/T) sum_{t=1..T} w_{t+1}: the average of the hypotheses after each round."""
-    link = ip[0]
-    balanced = ip[3] != 0
-    p = fp[3]
-    T = st[0]
-    S = st[1]
-    m = st[4]
+    link = ip[IP_LINK]
+    balanced = ip[IP_BALANCED] != 0
+    p = fp[FP_P]
+    T = st[N_ROUNDS]
+    S = st[S_SUM]
+    m = st[EXP_SHIFT]
     R, K = theta.shape
     if T <= 0.0:
         for j in range(R):

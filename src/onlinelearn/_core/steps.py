@@ -49,6 +49,10 @@ import numpy as np
 from .._config import njit
 from .links import ENTROPY, agg_term, phi
 from .sparse import row_offset
+from .state import (
+    AGGREGATE,
+    EXP_SHIFT,
+)
 
 CONSERVATIVE = 0
 PA = 1
@@ -124,9 +128,9 @@ def _list_entry(jj, kk, uu, tt, n, j, k, u, theta):
 
 @njit
 def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, p, bal):
-    """Aggregate (Z in the frame of st[4], or sum |theta|^p) over the weights row i leaves
+    """Aggregate (Z in the frame of st[EXP_SHIFT], or sum |theta|^p) over the weights row i leaves
     alone, summed afresh: one sweep over theta, the row's sorted indices merged in."""
-    m = st[4]
+    m = st[EXP_SHIFT]
     R, K = theta.shape
     start = indptr[i]
     end = indptr[i + 1]
@@ -331,9 +335,9 @@ def aggressive_link_step(
 ):  # fmt: skip
     """tau of PA / PA-I / PA-II for row i on the entropy or p-norm link (theta unchanged).
 
-    ``kp``, ``kn``, ``ysign``: as in :func:`gather_touched`; ``st`` the pass scalars (st[4] the
-    exp shift, st[5] the aggregate); ``jj``, ``kk``, ``uu``, ``tt`` scratch of length at least
-    2 (nnz(x_i) + 1)."""
+    ``kp``, ``kn``, ``ysign``: as in :func:`gather_touched`; ``st`` the pass scalars
+    (st[EXP_SHIFT] the exp shift, st[AGGREGATE] the aggregate); ``jj``, ``kk``, ``uu``, ``tt``
+    scratch of length at least 2 (nnz(x_i) + 1)."""
     if weight <= 0.0 or loss <= 0.0:
         return 0.0
     n = gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt)
@@ -343,8 +347,8 @@ def aggressive_link_step(
     # aggregate of the untouched weights: the running total minus the touched terms.  Its
     # rounding error is ~ eps * total, harmless unless the aggregate along the step is much
     # smaller than the total; then it is summed afresh (O(R K)) and the step solved again.
-    m = st[4]
-    total = st[5]
+    m = st[EXP_SHIFT]
+    total = st[AGGREGATE]
     s = 0.0
     for e in range(n):
         s += agg_term(link, tt[e], m, p, balanced)

@@ -8,14 +8,20 @@ one line to stderr and exit with status 2; set ``ONLINELEARN_DEBUG=1`` to see th
 from __future__ import annotations
 
 import argparse
+import contextlib
+import lzma
 import os
 import sys
 import time
 import warnings
+import zlib
 
 import numpy as np
 
 __all__ = ["main"]
+
+#: what a damaged compressed file raises while it is read (gzip and bz2 raise OSError)
+_DECOMPRESSION_ERRORS = (lzma.LZMAError, zlib.error, OSError)
 
 #: learner name on the command line -> (class name in ``onlinelearn``, fixed parameters, takes C)
 LEARNERS: dict[str, tuple[str, dict, bool]] = {
@@ -117,9 +123,110 @@ class _ProgressTable:
             self._line(*self._last)
 
 
+def _read_error(exc: BaseException) -> str:
+    what = _error_message(exc)
+    if isinstance(exc, EOFError):
+        return f"the compressed file ends early (truncated?): {what}"
+    if isinstance(exc, OverflowError):
+        return f"a feature index or label is too large (at most 2**31 - 2 features): {what}"
+    if not isinstance(exc, OSError):
+        return f"the compressed data is corrupted: {what}"
+    return what
+
+
+@contextlib.contextmanager
+def _reading(path, where):
+    """Turn a failure of the file itself (truncated or corrupted compressed data, an index
+    beyond what the parser reads) into a one-line error naming the file and ``where()``."""
+    try:
+        yield
+    except (EOFError, OverflowError, *_DECOMPRESSION_ERRORS) as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise
+        raise CLIError(f"{path}: {where()}: {_read_error(exc)}") from None
+
+
+def _chunks(reader, path):
+    """Iterate ``reader``; a failure names the file and the lines of the chunk being read."""
+    while True:
+        before = reader.lines_read
+        with _reading(path, lambda b=before: f"in the lines from line {b + 1} on"):
+            try:
+                chunk = next(reader)
+            except StopIteration:
+                return
+        yield chunk
+
+
+def _learn_chunk(est, X, y, path, first_line, last_line):
+    """``partial_fit_predict`` on one chunk; a rejected chunk names the file and its lines."""
+    try:
+        return np.asarray(est.partial_fit_predict(X, y))
+    except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
+        raise CLIError(f"{path}: lines {first_line}-{last_line}: {_error_message(exc)}") from None
+
+
+def _resumed_learner(args):
+    """The model of ``--resume``, after checking that no option contradicts it."""
+    from onlinelearn.model_io import load_model
+
+    for flag, value in (
+        ("--learner", args.learner),
+        ("-C", args.C),
+        ("--seed", args.seed),
+    ):
+        if value is not None:
+            raise CLIError(f"{flag} cannot be combined with --resume: the model file fixes it")
+    if args.average:
+        raise CLIError("--average cannot be combined with --resume: the model file fixes it")
+    est = load_model(args.resume)
+    if args.n_features is not None and args.n_features != est.n_features_in_:
+        raise CLIError(
+            f"--n-features {args.n_features} differs from the {est.n_features_in_} features of "
+            f"the model {args.resume}"
+        )
+    return est
+
+
+#: warn when one weight column of the model (all classes add as much) takes more bytes than this
+_WARN_MODEL_BYTES = 2**30
+
+
+def _check_model_size(n_features: int, average: bool, say_warning, what=None) -> None:
+    """Refuse a number of features whose weights alone cannot fit in memory, warn above 1 GiB
+    (one weight column; every class adds as much)."""
+    from onlinelearn._checks import MAX_N_FEATURES
+
+    what = what or f"--n-features {n_features}"
+    if n_features > MAX_N_FEATURES:
+        raise CLIError(
+            f"{what} is larger than {MAX_N_FEATURES} (2**31 - 2), the most features onlinelearn "
+            "supports"
+        )
+    per_column = (n_features + 1) * 8 * (3 if average else 1)
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        memory = None
+    gib = per_column / 2**30
+    if memory is not None and per_column > memory:
+        raise CLIError(
+            f"{what} needs {gib:.1f} GiB of weights per class, more than "
+            f"this machine's {memory / 2**30:.1f} GiB of memory; leave --n-features out to use "
+            "the highest index of the file"
+        )
+    if per_column > _WARN_MODEL_BYTES:
+        say_warning(
+            f"warning: {what} needs {gib:.1f} GiB of weights per class "
+            "(times the number of classes); leave --n-features out to use the highest index "
+            "of the file"
+        )
+
+
 def _cmd_train(args) -> int:
     from tqdm import tqdm
 
+    from onlinelearn._atomic import check_writable
     from onlinelearn.io import iter_svmlight_chunks, svmlight_n_features
     from onlinelearn.model_io import save_model
 
@@ -129,56 +236,123 @@ def _cmd_train(args) -> int:
         raise CLIError("--chunk-size must be at least 1")
     if not 0 < args.delta <= 1:
         raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
-    est = _make_learner(args.learner, args.C, args.average, args.seed)
+    model_path = args.model if args.model is not None else args.resume
+    for path in args.data:
+        if not os.path.exists(path):
+            raise FileNotFoundError(2, "No such file or directory", path)
+    check_writable(model_path)  # learn it now, not after the whole pass
+    if args.resume is not None:
+        est = _resumed_learner(args)
+    else:
+        est = _make_learner(args.learner or "perceptron", args.C, args.average, args.seed)
+    if args.scheduler is not None:
+        return _train_distributed(args, est, model_path)
     say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
     n_features = args.n_features
-    if n_features is None:
-        say(f"scanning {args.data} for the number of features (pass --n-features to skip this)")
-        n_features = svmlight_n_features(args.data)
+    if args.resume is not None:
+        n_features = int(est.n_features_in_)
+    elif n_features is None:
+        shown = args.data[0] if len(args.data) == 1 else f"{len(args.data)} files"
+        say(f"scanning {shown} for the number of features (pass --n-features to skip this)")
+        n_features, widest = 1, args.data[0]
+        for path in args.data:
+            with _reading(path, lambda: "while scanning for the number of features"):
+                width = svmlight_n_features(path)
+            if width > n_features:
+                n_features, widest = width, path
+        scanned = f"{widest}: the highest feature index, {n_features},"
+    _check_model_size(
+        n_features,
+        bool(est.average),
+        lambda s: print(s, file=sys.stderr),
+        None if args.n_features is not None or args.resume is not None else scanned,
+    )
     say(f"learner: {est!r}\nfeatures: {n_features}\n")
     table = _ProgressTable(say) if not args.quiet else None
-    pair_counts = {} if args.learner == "copa" else None  # (label, prediction) -> count, pass 1
+    pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
     total_rows = total_mistakes = 0
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
-        reader = iter_svmlight_chunks(args.data, chunk_size=args.chunk_size, n_features=n_features)
-        desc = f"epoch {epoch + 1}/{args.epochs}" if args.epochs > 1 else "train"
-        with (
-            reader,
-            tqdm(
-                total=reader.total_bytes,
-                unit="B",
-                unit_scale=True,
-                desc=desc,
-                disable=True if args.quiet else None,
-                file=sys.stderr,
-                leave=False,
-            ) as bar,
-        ):
-            for X, y in reader:
-                pred = np.asarray(est.partial_fit_predict(X, y))
-                total_rows += len(y)
-                total_mistakes += int(np.count_nonzero(pred != y))
-                if table is not None:
-                    table.update(y, pred)
-                if pair_counts is not None and epoch == 0 and len(y):
-                    pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
-                    for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
-                        pair_counts[a, b] = pair_counts.get((a, b), 0) + k
-                bar.update(reader.bytes_read - bar.n)
+        for path in args.data:
+            reader = iter_svmlight_chunks(path, chunk_size=args.chunk_size, n_features=n_features)
+            desc = f"epoch {epoch + 1}/{args.epochs}" if args.epochs > 1 else "train"
+            with (
+                reader,
+                tqdm(
+                    total=reader.total_bytes,
+                    unit="B",
+                    unit_scale=True,
+                    desc=desc,
+                    disable=True if args.quiet else None,
+                    file=sys.stderr,
+                    leave=False,
+                ) as bar,
+            ):
+                first_line = 1
+                for X, y in _chunks(reader, path):
+                    pred = _learn_chunk(est, X, y, path, first_line, reader.lines_read)
+                    first_line = reader.lines_read + 1
+                    total_rows += len(y)
+                    total_mistakes += int(np.count_nonzero(pred != y))
+                    if table is not None:
+                        table.update(y, pred)
+                    if pair_counts is not None and epoch == 0 and len(y):
+                        pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
+                        for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
+                            pair_counts[a, b] = pair_counts.get((a, b), 0) + k
+                    bar.update(reader.bytes_read - bar.n)
     elapsed = time.perf_counter() - t0
     if total_rows == 0:
-        raise CLIError(f"{args.data}: no examples found")
+        raise CLIError(f"{', '.join(args.data)}: no examples found")
     if table is not None:
         table.finish()
-    save_model(est, args.model)
+    save_model(est, model_path)
     say(
         f"\nfinished: {total_rows} examples ({args.epochs} pass(es)), {total_mistakes} "
         f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
-        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {args.model}"
+        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {model_path}"
     )
     if pair_counts:
         say(_online_bound_text(pair_counts, est.classes_, args.delta))
+    return 0
+
+
+def _train_distributed(args, est, model_path) -> int:
+    """``train --scheduler ADDRESS``: iterative parameter mixing, one shard per DATA file."""
+    from onlinelearn.distributed import ParameterMixing, require_dask
+    from onlinelearn.model_io import save_model
+
+    if args.resume is not None:
+        raise CLIError("--resume cannot be combined with --scheduler")
+    try:
+        distributed = require_dask()
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+    if args.n_features is not None:
+        _check_model_size(args.n_features, bool(est.average), lambda s: print(s, file=sys.stderr))
+    t0 = time.perf_counter()
+    try:
+        client = distributed.Client(args.scheduler, timeout="20s")
+    except OSError as exc:
+        raise CLIError(f"cannot reach the Dask scheduler {args.scheduler}: {exc}") from None
+    try:
+        pm = ParameterMixing(est, n_epochs=args.epochs, client=client, n_features=args.n_features)
+        pm.fit([os.fspath(p) for p in args.data])
+    finally:
+        client.close()
+    save_model(pm.estimator_, model_path)  # only a complete mixture is ever written
+    if not args.quiet:
+        for n, rec in enumerate(pm.history_, 1):
+            rows, mistakes = sum(rec["rows"]), sum(rec["mistakes"])
+            print(
+                f"epoch {n}: {rows} examples on {len(rec['rows'])} shards, {mistakes} online "
+                f"mistakes (rate {mistakes / max(rows, 1):.6f}), updates per shard "
+                f"{rec['updates']}"
+            )
+        print(
+            f"finished: {args.epochs} mixing round(s), {len(pm.classes_)} classes, "
+            f"{time.perf_counter() - t0:.2f} s\nmodel saved to {model_path}"
+        )
     return 0
 
 
@@ -219,23 +393,48 @@ def _predict_file(est, path, chunk_size, label_dtype):
     with iter_svmlight_chunks(
         path, chunk_size=chunk_size, n_features=n_features, label_dtype=label_dtype
     ) as reader:
-        for X, y in reader:
-            yield y, np.asarray(est.predict(X))
+        first_line = 1
+        for X, y in _chunks(reader, path):
+            try:
+                pred = np.asarray(est.predict(X))
+            except (ValueError, FloatingPointError, OverflowError) as exc:
+                raise CLIError(
+                    f"{path}: lines {first_line}-{reader.lines_read}: {_error_message(exc)}"
+                ) from None
+            first_line = reader.lines_read + 1
+            yield y, pred
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _cmd_predict(args) -> int:
+    from onlinelearn._atomic import atomic_write
     from onlinelearn.model_io import load_model
 
+    if args.output is not None:
+        for what, other in (("the input file", args.data), ("the model file", args.model)):
+            if _same_file(args.output, other):
+                raise CLIError(f"-o {args.output} is {what}; write the predictions elsewhere")
     est = load_model(args.model)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    try:
+
+    def write_all(out):
         for _, pred in _predict_file(est, args.data, args.chunk_size, None):
             out.write("".join(_format_label(p) + "\n" for p in pred.tolist()))
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        else:
-            out.flush()
+
+    if args.output is None:
+        try:
+            write_all(sys.stdout)
+        finally:
+            sys.stdout.flush()
+        return 0
+    # the output appears complete or not at all; an existing file stays until the last line
+    with atomic_write(args.output, "w", encoding="utf-8") as out:
+        write_all(out)
     return 0
 
 
@@ -496,10 +695,37 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_TRAIN_EPILOG,
         formatter_class=fmt,
     )
-    p.add_argument("data", metavar="DATA", help="training data, svmlight format")
-    p.add_argument("-m", "--model", required=True, help="where to save the model (.npz)")
     p.add_argument(
-        "--learner", choices=sorted(LEARNERS), default="perceptron", help="(default: perceptron)"
+        "data",
+        metavar="DATA",
+        nargs="+",
+        help="training data, svmlight format (several files: read one after the other; with "
+        "--scheduler: one shard per file)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="train on a Dask cluster by iterative parameter mixing, one shard per DATA file "
+        "(--epochs mixing rounds); needs pip install 'onlinelearn[dist]'",
+    )
+    p.add_argument(
+        "-m",
+        "--model",
+        default=None,
+        help="where to save the model (.npz); replaced atomically (default with --resume: the "
+        "resumed file)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="MODEL",
+        default=None,
+        help="continue training this saved model on DATA (same result as one uninterrupted "
+        "run over the same rows in the same order); learner, -C, --average and the number of "
+        "features come from the model",
+    )
+    p.add_argument(
+        "--learner", choices=sorted(LEARNERS), default=None, help="(default: perceptron)"
     )
     p.add_argument(
         "-C",
@@ -583,6 +809,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _error_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
+    if isinstance(exc, MemoryError):
+        return f"out of memory ({exc})" if str(exc) else "out of memory"
     return str(exc) or type(exc).__name__
 
 
@@ -590,6 +818,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line interface; returns the exit status (0 ok, 2 error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "train" and args.model is None and args.resume is None:
+        parser.error("train: the option -m/--model is required (or --resume MODEL)")
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `onlinelearn predict ... | head`
@@ -601,11 +831,29 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("onlinelearn: interrupted", file=sys.stderr)
         return 130
-    except (CLIError, ValueError, OSError) as exc:
+    except (
+        CLIError,
+        ValueError,
+        OSError,
+        EOFError,
+        OverflowError,
+        FloatingPointError,
+        MemoryError,
+        *_DECOMPRESSION_ERRORS,
+    ) as exc:
         if os.environ.get("ONLINELEARN_DEBUG"):
             raise
         print(f"onlinelearn {args.command}: error: {_error_message(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug: still one line, with the way to see more
+        if os.environ.get("ONLINELEARN_DEBUG"):
+            raise
+        print(
+            f"onlinelearn {args.command}: internal error: {type(exc).__name__}: {exc} "
+            "(ONLINELEARN_DEBUG=1 shows the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,7 +54,8 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
     margin : float, default=1.0
         The margin gamma of the hinge loss: examples are updated until their margin
         reaches it.  Predictions of PA do not depend on its scale.
-    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight,
+    dtype
         As in :class:`onlinelearn.Perceptron`.
 
     Attributes
@@ -92,11 +93,12 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         margin=1.0,
         n_epochs=5,
         shuffle=True,
-        average=False,
+        average=True,
         random_state=None,
         fit_intercept=True,
         intercept_scaling=1.0,
         class_weight=None,
+        dtype=None,
     ):
         self.variant = variant
         self.C = C
@@ -108,6 +110,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.dtype = dtype
 
     def _step_code(self):
         return _VARIANTS[self.variant]

@@ -100,7 +100,8 @@ class Winnow(OnlineLinearClassifier):
     self_tuned : bool, default=False
         Use the self-tuned Winnow of Fig. 5.2.  Not combinable with ``average``: c_t changes
         every weight on each mistake, so there is no O(nnz) lazy average; conservative step only.
-    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight,
+    dtype
         As in :class:`onlinelearn.Perceptron` (``class_weight`` multiplies eta).
     step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
         The dual step: on mistakes with rate ``eta`` (Fig. 5.1), or aggressive (above; no
@@ -147,6 +148,7 @@ class Winnow(OnlineLinearClassifier):
         step="conservative",
         C=1.0,
         margin=0.1,
+        dtype=None,
     ):
         self.eta = eta
         self.balanced = balanced
@@ -161,6 +163,7 @@ class Winnow(OnlineLinearClassifier):
         self.step = step
         self.C = C
         self.margin = margin
+        self.dtype = dtype
 
     @property
     def _link(self):  # noqa: D401 - the link code depends on a parameter
@@ -222,7 +225,8 @@ class PNormPerceptron(OnlineLinearClassifier):
     p : float >= 2 or None, default=None
         The norm; None uses p = max(2, 2 ln n), n the number of weights, the choice that makes
         the bound of Corollary 7 close to Winnow's for sparse targets (Gentile 2003).
-    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight
+    n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight,
+    dtype
         As in :class:`onlinelearn.Perceptron`.
     step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
         The dual step: on mistakes (Fig. 5.1), or aggressive (above).
@@ -263,6 +267,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         step="conservative",
         C=1.0,
         margin=1.0,
+        dtype=None,
     ):
         self.p = p
         self.n_epochs = n_epochs
@@ -275,6 +280,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         self.step = step
         self.C = C
         self.margin = margin
+        self.dtype = dtype
 
     def _effective_p(self, n_weights):
         if self.p is not None:

@@ -1,0 +1,325 @@
+"""Compiled svmlight / LIBSVM parser over a block of bytes (the hot loop of :mod:`onlinelearn.io`).
+
+What
+    :func:`parse_block` turns a block of complete lines ``<label> [qid:<q>] <index>:<value> ...
+    [# comment]`` into CSR arrays in one sweep over the bytes, with no Python object per token.
+    It follows scikit-learn's reader (``sklearn.datasets.load_svmlight_file``) token for token:
+    a line is cut at its first ``#``; tokens are separated by ASCII whitespace (space, tab, CR,
+    VT, FF); a line with no token is skipped; the first token is the label; ``qid:<int>`` is
+    read only as the first token after the label; every other token is ``<index>:<value>`` with
+    a non-negative integer index, the indices strictly increasing along the line.
+
+Numbers
+    A value or label is read by the exact fast path of Clinger (1990): an optional sign, at most
+    19 significant decimal digits with an optional point, an optional exponent; when the digits
+    form an integer m < 2^53 and the decimal exponent e satisfies |e| <= 22, m and 10^|e| are
+    exact doubles and the one IEEE operation m * 10^e or m / 10^-e is correctly rounded, i.e.
+    equal to Python's ``float()`` of the token.  Every other token (more digits, a larger
+    exponent, ``nan``, ``inf``, anything unusual) is left to the caller, which applies Python's
+    ``float()`` to it: the result is then Python's by construction, or its error.  This module is
+    compiled without fastmath (a reciprocal-multiply would break the rounding).
+
+Output
+    The caller allocates nothing: the kernel sizes its arrays by the counts of ``:`` and of lines
+    of the block.  Errors are reported as a code and the byte offset of the line; the caller
+    turns them into a message with the line number and the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import njit
+
+OK = 0
+#: a token after the label (or the qid) is not ``<digits>:<value>``
+BAD_TOKEN = 1
+#: an index is 0 with 1-based indices, or negative
+BAD_INDEX = 2
+#: indices not strictly increasing along the line
+UNSORTED = 3
+#: an index beyond the int32 range of the CSR indices
+INDEX_OVERFLOW = 4
+#: a qid that is not an integer
+BAD_QID = 5
+
+INT32_MAX = 2147483647
+_POW10 = np.array([10.0**k for k in range(23)])
+_MAX_EXACT = 2**53
+
+_NL = 10
+_HASH = 35
+_COLON = 58
+
+
+@njit(inline="always")
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@njit(inline="always")
+def _is_digit(c):
+    return 48 <= c <= 57
+
+
+@njit(inline="always")
+def _ends_token(buf, p, n):
+    """True when position p ends a token: end of data, whitespace, newline or '#'."""
+    if p >= n:
+        return True
+    c = buf[p]
+    return c == _NL or c == _HASH or _is_space(c)
+
+
+@njit(fastmath=False)
+def fast_float(buf, s, n):
+    """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
+
+    Reads an optional sign, digits with an optional point, an optional exponent, and stops at
+    the first other byte (``end``).  ok is False when the number is not of that simple form or
+    outside the exact range (the caller then applies Python's ``float()`` to the whole token);
+    the caller also checks that ``end`` ends the token."""
+    i = s
+    neg = False
+    if i < n and (buf[i] == 43 or buf[i] == 45):  # + -
+        neg = buf[i] == 45
+        i += 1
+    # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
+    # overflow int64 and is left to Python
+    m = np.int64(0)
+    start = i
+    while i < n and _is_digit(buf[i]):
+        m = m * 10 + (buf[i] - 48)
+        i += 1
+    n_digits = i - start
+    exp10 = 0
+    if i < n and buf[i] == 46:  # .
+        i += 1
+        start = i
+        while i < n and _is_digit(buf[i]):
+            m = m * 10 + (buf[i] - 48)
+            i += 1
+        exp10 = start - i
+        n_digits += i - start
+    any_digit = n_digits > 0
+    too_long = n_digits > 18
+    if not any_digit:
+        return False, 0.0, i
+    if i < n and (buf[i] == 101 or buf[i] == 69):  # e E
+        i += 1
+        eneg = False
+        if i < n and (buf[i] == 43 or buf[i] == 45):
+            eneg = buf[i] == 45
+            i += 1
+        if not (i < n and _is_digit(buf[i])):
+            return False, 0.0, i
+        ev = 0
+        while i < n and _is_digit(buf[i]):
+            if ev < 100000:
+                ev = ev * 10 + (buf[i] - 48)
+            i += 1
+        exp10 += -ev if eneg else ev
+    if too_long or m > _MAX_EXACT:
+        return False, 0.0, i
+    if m == 0:
+        return True, -0.0 if neg else 0.0, i
+    v = float(m)
+    if exp10 > 0:
+        if exp10 > 22:
+            return False, 0.0, i
+        v = v * _POW10[exp10]
+    elif exp10 < 0:
+        if exp10 < -22:
+            return False, 0.0, i
+        v = v / _POW10[-exp10]
+    return True, -v if neg else v, i
+
+
+@njit(fastmath=False)
+def parse_block(buf, zero_based, multilabel, query_id):
+    """Parse the complete lines of ``buf`` (uint8; the last line may lack its newline).
+
+    Returns ``(status, err_offset, n_lines, data, indices, indptr, labels, label_span,
+    row_line, slow, qid, has_qid)``:
+
+    * ``data`` float64, ``indices`` int32 (0-based: 1 is subtracted unless ``zero_based``),
+      ``indptr`` int64 -- the CSR rows, one per data line;
+    * ``labels`` float64 (NaN where the label token was left to Python), ``label_span`` (n, 2)
+      byte range of each label token (empty for a multi-label line without labels);
+    * ``row_line`` the 0-based line of each row within the block;
+    * ``slow`` (k, 3): position in ``data``, start, end of the values left to Python;
+    * ``qid``, ``has_qid`` per row;
+    * ``status`` one of the codes above and ``err_offset`` the offset of the first bad line.
+    ``multilabel``: a first token holding ``:`` is a feature (the line has no labels).
+    ``query_id``: a qid that is not an integer is an error (otherwise the token is skipped
+    unread, as scikit-learn does).
+    """
+    n = buf.shape[0]
+    n_colon = 0
+    n_nl = 0
+    for q in range(n):
+        c = buf[q]
+        if c == _COLON:
+            n_colon += 1
+        elif c == _NL:
+            n_nl += 1
+    n_lines = n_nl + (1 if n > 0 and buf[n - 1] != _NL else 0)
+    data = np.empty(n_colon, dtype=np.float64)
+    indices = np.empty(n_colon, dtype=np.int32)
+    indptr = np.zeros(n_lines + 1, dtype=np.int64)
+    labels = np.empty(n_lines, dtype=np.float64)
+    label_span = np.zeros((n_lines, 2), dtype=np.int64)
+    row_line = np.empty(n_lines, dtype=np.int64)
+    slow = np.empty((n_colon, 3), dtype=np.int64)
+    qid = np.zeros(n_lines, dtype=np.int64)
+    has_qid = np.zeros(n_lines, dtype=np.bool_)
+    lowest = 0 if zero_based else 1
+    nnz = 0
+    n_slow = 0
+    row = 0
+    line = 0
+    pos = 0
+    status = OK
+    err = 0
+    while pos < n:
+        line_start = pos
+        # the line ends at its newline; its data at the first '#'
+        p = pos
+        while p < n and _is_space(buf[p]):
+            p += 1
+        if p >= n or buf[p] == _NL or buf[p] == _HASH:
+            while p < n and buf[p] != _NL:
+                p += 1
+            pos = p + 1
+            line += 1
+            continue
+        # ---- label
+        s = p
+        has_colon = False
+        while p < n and buf[p] != _NL and buf[p] != _HASH and not _is_space(buf[p]):
+            if buf[p] == _COLON:
+                has_colon = True
+            p += 1
+        if multilabel and has_colon:
+            p = s  # no labels: the token is a feature
+            label_span[row, 0] = s
+            label_span[row, 1] = s
+            labels[row] = np.nan
+        else:
+            label_span[row, 0] = s
+            label_span[row, 1] = p
+            ok, v, q = fast_float(buf, s, n)
+            labels[row] = v if (ok and q == p and not multilabel) else np.nan
+        row_line[row] = line
+        # ---- features
+        prev = np.int64(-1)
+        first = True
+        while True:
+            while p < n and _is_space(buf[p]):
+                p += 1
+            if p >= n or buf[p] == _NL or buf[p] == _HASH:
+                break
+            s = p
+            # qid:<int> as the first token after the label
+            if (
+                first
+                and p + 4 <= n
+                and buf[p] == 113
+                and buf[p + 1] == 105
+                and buf[p + 2] == 100
+                and buf[p + 3] == _COLON
+            ):  # "qid:"
+                p += 4
+                qneg = False
+                if p < n and (buf[p] == 43 or buf[p] == 45):
+                    qneg = buf[p] == 45
+                    p += 1
+                qv = np.int64(0)
+                nq = 0
+                while p < n and _is_digit(buf[p]) and nq < 18:
+                    qv = qv * 10 + (buf[p] - 48)
+                    nq += 1
+                    p += 1
+                if nq == 0 or not _ends_token(buf, p, n):
+                    if query_id:
+                        status = BAD_QID
+                        err = line_start
+                        break
+                    while not _ends_token(buf, p, n):
+                        p += 1
+                    first = False
+                    continue
+                qid[row] = -qv if qneg else qv
+                has_qid[row] = True
+                first = False
+                continue
+            first = False
+            # index
+            if p < n and buf[p] == 43:  # '+'
+                p += 1
+            if p < n and buf[p] == 45:  # a negative index
+                status = BAD_INDEX
+                err = line_start
+                break
+            idx = np.int64(0)
+            nd = 0
+            while p < n and _is_digit(buf[p]):
+                if idx <= INT32_MAX:
+                    idx = idx * 10 + (buf[p] - 48)
+                nd += 1
+                p += 1
+            if nd == 0 or p >= n or buf[p] != _COLON:
+                status = BAD_TOKEN
+                err = line_start
+                break
+            if idx > INT32_MAX + lowest:
+                status = INDEX_OVERFLOW
+                err = line_start
+                break
+            if idx < lowest:
+                status = BAD_INDEX
+                err = line_start
+                break
+            if idx <= prev:
+                status = UNSORTED
+                err = line_start
+                break
+            prev = idx
+            p += 1
+            s = p
+            ok, v, p = fast_float(buf, s, n)
+            if not (ok and _ends_token(buf, p, n)):
+                ok = False
+                while not _ends_token(buf, p, n):
+                    p += 1
+            if not ok:
+                slow[n_slow, 0] = nnz
+                slow[n_slow, 1] = s
+                slow[n_slow, 2] = p
+                n_slow += 1
+                v = np.nan
+            data[nnz] = v
+            indices[nnz] = idx - lowest
+            nnz += 1
+        if status != OK:
+            break
+        row += 1
+        indptr[row] = nnz
+        while p < n and buf[p] != _NL:
+            p += 1
+        pos = p + 1
+        line += 1
+    return (
+        status,
+        err,
+        n_lines,
+        data[:nnz],
+        indices[:nnz],
+        indptr[: row + 1],
+        labels[:row],
+        label_span[:row],
+        row_line[:row],
+        slow[:n_slow],
+        qid[:row],
+        has_qid[:row],
+    )
