@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import bz2
+import gzip
 import io
 import itertools
 
@@ -240,8 +241,14 @@ def test_truncated_compressed_file_is_a_clear_error(tmp_path):
     packed = bz2.compress(("\n".join(lines) + "\n").encode())
     p = tmp_path / "cut.svm.bz2"
     p.write_bytes(packed[: len(packed) // 2])
-    with pytest.raises((EOFError, OSError, ValueError)):
+    with pytest.raises(ValueError, match=r"cut.svm.bz2: the compressed data is corrupted or trunc"):
         load_svmlight(p, n_features=10)
+    bad = bytearray(gzip.compress(("\n".join(lines) + "\n").encode()))
+    bad[len(bad) // 2 : len(bad) // 2 + 40] = b"x" * 40
+    p = tmp_path / "bad.svm.gz"
+    p.write_bytes(bytes(bad))
+    with pytest.raises(ValueError, match=r"bad.svm.gz: the compressed data is corrupted"):
+        list(iter_svmlight_chunks(p, n_features=10))
 
 
 def test_label_forms_and_itertools_of_chunks(tmp_path):
