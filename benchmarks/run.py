@@ -90,15 +90,19 @@ def _parse(lines: list[bytes], n_features: int):
     return to_csr32(X), y.astype(np.int64)
 
 
+#: dtype of the feature values every library receives (--dtype; ours learns weights of it)
+VALUE_DTYPE = "float32"
+
+
 def to_csr32(X):
-    """CSR float64 with int32 indices (scikit-learn's SGD refuses int64 indices)."""
+    """CSR of VALUE_DTYPE values with int32 indices (scikit-learn's SGD refuses int64 ones)."""
     import numpy as np
     import scipy.sparse as sp
 
     X = sp.csr_matrix(X)
     return sp.csr_matrix(
         (
-            np.ascontiguousarray(X.data, dtype=np.float64),
+            np.ascontiguousarray(X.data, dtype=VALUE_DTYPE),
             X.indices.astype(np.int32),
             X.indptr.astype(np.int32),
         ),
@@ -272,6 +276,11 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
     def perc():
         return ol.Perceptron(n_epochs=1, shuffle=False)
 
+    def pa_last():
+        return ol.PassiveAggressiveClassifier(
+            variant="PA-I", C=C, n_epochs=1, shuffle=False, average=False
+        )
+
     def copa(class_weight):
         def make():
             return ol.COPA(C=C, class_weight=class_weight, n_epochs=1, shuffle=False)
@@ -300,6 +309,18 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
             fit=lambda: pa().fit(d.Xtr, d.ytr),
             predict=lambda m: m.predict(d.Xte),
             warmup=warm(pa),
+        ),
+        Method(
+            key="ours_pa1_last",
+            label="**ours** PA-I, last iterate (average=False)",
+            call=(
+                f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False, "
+                "average=False)"
+            ),
+            ref="ours_pa1",
+            fit=lambda: pa_last().fit(d.Xtr, d.ytr),
+            predict=lambda m: m.predict(d.Xte),
+            warmup=warm(pa_last),
         ),
         Method(
             key="ours_pa1_b01",
@@ -787,7 +808,75 @@ def run_dataset(name: str, args, ol, ol_error: str | None) -> dict:
             r["time_epoch_seconds"] / ref["time_epoch_seconds"] if ref is not None else None
         )
     res["targets"] = check_targets(by_key)
+    if ol is not None and (not args.libraries or "ours" in args.libraries):
+        try:
+            res["kernels"] = kernel_measures(d, by_key, args.repeat)
+        except Exception as exc:
+            log(traceback.format_exc())
+            res["errors"].append(f"kernels: {type(exc).__name__}: {exc}")
     return res
+
+
+def kernel_measures(d: Data, by_key: dict, repeat: int) -> dict:
+    """The floor of a pass (a score-only sweep reading K weights per nonzero), ns per
+    nonzero x class of ours, and the parsers' MB/s on the uncompressed training text."""
+    import numpy as np
+    from numba import njit
+    from sklearn.datasets import load_svmlight_file
+
+    from onlinelearn.io import load_svmlight
+
+    @njit(cache=False)
+    def sweep(data, indices, indptr, W, out):
+        K = W.shape[1]
+        s = np.zeros(K)
+        tot = 0.0
+        for i in range(indptr.shape[0] - 1):
+            for k in range(K):
+                s[k] = 0.0
+            for q in range(indptr[i], indptr[i + 1]):
+                j = indices[q]
+                v = np.float64(data[q])
+                for k in range(K):
+                    s[k] += v * W[j, k]
+            tot += s[0]
+        out[0] = tot
+
+    X = d.Xtr
+    K = len(d.classes)
+    cells = X.nnz * K
+    out = {"nnz_x_classes": cells}
+    for wdt in ("float32", "float64"):
+        W = np.random.default_rng(0).normal(size=(X.shape[1] + 1, K)).astype(wdt)
+        o = np.zeros(1)
+        sweep(X.data, X.indices, X.indptr, W, o)
+        args = (X.data, X.indices, X.indptr, W, o)
+        best = min(_timed(lambda a=args: sweep(*a)) for _ in range(repeat))
+        out[f"score_sweep_{wdt}_seconds"] = best
+        out[f"score_sweep_{wdt}_ns"] = best / cells * 1e9
+    for key in ("ours_pa1", "ours_pa1_last", "ours_perceptron", "ours_copa"):
+        if key in by_key:
+            out[f"{key}_ns"] = by_key[key]["time_epoch_seconds"] / cells * 1e9
+    text = b"".join(d.train_lines)
+    with tempfile.TemporaryDirectory(prefix="olparse-") as tmpdir:
+        path = Path(tmpdir) / "train.svm"
+        path.write_bytes(text)
+        load_svmlight(path, n_features=d.n_features, dtype=VALUE_DTYPE)  # compile
+        best = min(
+            _timed(lambda: load_svmlight(path, n_features=d.n_features, dtype=VALUE_DTYPE))
+            for _ in range(repeat)
+        )
+        sk = _timed(lambda: load_svmlight_file(str(path), n_features=d.n_features))
+    out["text_mb"] = len(text) / 1e6
+    out["parse_ours_mb_s"] = len(text) / 1e6 / best
+    out["parse_sklearn_mb_s"] = len(text) / 1e6 / sk
+    return out
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def check_targets(by_key: dict) -> list[dict]:
@@ -901,6 +990,31 @@ def markdown(report: dict) -> str:
                     f"| {_fmt(r['rss_peak_delta_mb'], '.1f')} | {'; '.join(notes)} |"
                 )
             lines.append("")
+        kern = ds.get("kernels")
+        if kern:
+            lines += [
+                "### The floor of a pass, and the parsers",
+                "",
+                "| measure | value |",
+                "|---|---:|",
+                f"| nonzeros x classes of the training set | {kern['nnz_x_classes']:.3g} |",
+            ]
+            for wdt in ("float32", "float64"):
+                lines.append(
+                    f"| score-only sweep, {wdt} weights (the floor): s / ns per nnz x class "
+                    f"| {kern[f'score_sweep_{wdt}_seconds']:.3f} / "
+                    f"{kern[f'score_sweep_{wdt}_ns']:.2f} |"
+                )
+            for key in ("ours_pa1", "ours_pa1_last", "ours_perceptron", "ours_copa"):
+                if f"{key}_ns" in kern:
+                    lines.append(f"| {key}: ns per nnz x class (median epoch) | "
+                                 f"{kern[f'{key}_ns']:.2f} |")  # fmt: skip
+            lines += [
+                f"| parse {kern['text_mb']:.1f} MB of text, onlinelearn.io.load_svmlight "
+                f"| {kern['parse_ours_mb_s']:.0f} MB/s |",
+                f"| the same, sklearn load_svmlight_file | {kern['parse_sklearn_mb_s']:.0f} MB/s |",
+                "",
+            ]
         if ds["targets"]:
             lines += ["### Project targets", ""]
             for t in ds["targets"]:
@@ -972,6 +1086,12 @@ def parse_args(argv=None):
     p.add_argument("--river-rows", type=int, default=2000, help="River trains on this many rows")
     p.add_argument("--liblinear-solvers", type=int, nargs="*", default=[4])
     p.add_argument("--seed", type=int, default=0, help="seed of the one training-order shuffle")
+    p.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "float64"],
+        help="dtype of the feature values given to every library (ours: of its weights too)",
+    )
     p.add_argument("--file-order", action="store_true", help="keep the files' row order")
     p.add_argument(
         "--libraries",
@@ -991,6 +1111,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    global VALUE_DTYPE
+    VALUE_DTYPE = args.dtype
     if not args.numba_cache:
         os.environ.setdefault("ONLINELEARN_NUMBA_CACHE", "0")
     t_start = time.perf_counter()

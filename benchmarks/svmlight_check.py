@@ -23,29 +23,10 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from onlinelearn.datasets import shared_data_dir  # noqa: E402
+from onlinelearn.datasets import SHARED_SVMLIGHT_FILES, shared_data_dir  # noqa: E402
 from onlinelearn.io import load_svmlight  # noqa: E402
 
-FILES = [
-    ("20newsgroups/20news_bydate_tfidf.train.svm.bz2", 56438, False),
-    ("20newsgroups/20news_bydate_tfidf.test.svm.bz2", 56438, False),
-    ("mnist/mnist.scale.bz2", 784, False),
-    ("mnist/mnist.scale.t.bz2", 784, False),
-    ("dna/dna.scale.bz2", 180, False),
-    ("dna/dna.scale.t.bz2", 180, False),
-    ("pendigits/pendigits.bz2", 16, False),
-    ("pendigits/pendigits.t.bz2", 16, False),
-    ("pendigits/pendigits.scale.bz2", 16, False),
-    ("pendigits/pendigits.scale.t.bz2", 16, False),
-    ("a9a/a9a.bz2", 123, False),
-    ("a9a/a9a.t.bz2", 123, False),
-    ("a8a/a8a.bz2", 123, False),
-    ("w8a/w8a.bz2", 300, False),
-    ("cora/cora.features.svm.bz2", 1433, False),
-    ("citeseer/citeseer.features.svm.bz2", 3703, False),
-    ("enron_multilabel/enron.train.svm.bz2", 1001, True),
-    ("enron_multilabel/enron.test.svm.bz2", 1001, True),
-]
+FILES = list(SHARED_SVMLIGHT_FILES)
 
 
 def _equal(a, b, multilabel):

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import bz2
+import gzip
 import io
 import itertools
 
@@ -24,28 +25,10 @@ from sklearn.datasets import load_svmlight_file
 
 from onlinelearn import io as oio
 from onlinelearn._core.svmlight import parse_block
+from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
 
-SHARED_SVMLIGHT = [
-    ("20newsgroups/20news_bydate_tfidf.train.svm.bz2", 56438, False),
-    ("20newsgroups/20news_bydate_tfidf.test.svm.bz2", 56438, False),
-    ("mnist/mnist.scale.bz2", 784, False),
-    ("mnist/mnist.scale.t.bz2", 784, False),
-    ("dna/dna.scale.bz2", 180, False),
-    ("dna/dna.scale.t.bz2", 180, False),
-    ("pendigits/pendigits.bz2", 16, False),
-    ("pendigits/pendigits.t.bz2", 16, False),
-    ("pendigits/pendigits.scale.bz2", 16, False),
-    ("pendigits/pendigits.scale.t.bz2", 16, False),
-    ("a9a/a9a.bz2", 123, False),
-    ("a9a/a9a.t.bz2", 123, False),
-    ("a8a/a8a.bz2", 123, False),
-    ("w8a/w8a.bz2", 300, False),
-    ("cora/cora.features.svm.bz2", 1433, False),
-    ("citeseer/citeseer.features.svm.bz2", 3703, False),
-    ("enron_multilabel/enron.train.svm.bz2", 1001, True),
-    ("enron_multilabel/enron.test.svm.bz2", 1001, True),
-]
+SHARED_SVMLIGHT = list(SHARED_SVMLIGHT_FILES)
 
 #: bytes of each shared file compared in the suite (whole lines)
 PREFIX = 1 << 19
@@ -258,8 +241,14 @@ def test_truncated_compressed_file_is_a_clear_error(tmp_path):
     packed = bz2.compress(("\n".join(lines) + "\n").encode())
     p = tmp_path / "cut.svm.bz2"
     p.write_bytes(packed[: len(packed) // 2])
-    with pytest.raises((EOFError, OSError, ValueError)):
+    with pytest.raises(ValueError, match=r"cut.svm.bz2: the compressed data is corrupted or trunc"):
         load_svmlight(p, n_features=10)
+    bad = bytearray(gzip.compress(("\n".join(lines) + "\n").encode()))
+    bad[len(bad) // 2 : len(bad) // 2 + 40] = b"x" * 40
+    p = tmp_path / "bad.svm.gz"
+    p.write_bytes(bytes(bad))
+    with pytest.raises(ValueError, match=r"bad.svm.gz: the compressed data is corrupted"):
+        list(iter_svmlight_chunks(p, n_features=10))
 
 
 def test_label_forms_and_itertools_of_chunks(tmp_path):

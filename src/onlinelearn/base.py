@@ -55,6 +55,7 @@ from ._core.state import (
     IP_AVERAGE,
     IP_BALANCED,
     IP_LINK,
+    IP_PREDICT_AVERAGE,
     IP_STEP,
     M_COUNT,
     N_FP,
@@ -323,10 +324,13 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return total / (K * n_c)
 
     # ------------------------------------------------------------------ core call
-    def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None):
+    def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
+             predict_average=False):  # fmt: skip
         """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
-        where the state is checked for overflow afterwards."""
+        where the state is checked for overflow afterwards; ``predict_average``: ``pred_out``
+        holds the averaged weights' predictions (Euclidean pass only)."""
         ip, fp = self._codes(self._n_weights())
+        ip[IP_PREDICT_AVERAGE] = int(predict_average)
         if len(self.classes_) < 2:
             # one class: nothing to learn; every prediction is that class
             pred_out[order] = 0
@@ -422,7 +426,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                     )
         self._validated_params = key
 
-    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode):
+    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
         first = fit_mode or not hasattr(self, "classes_")
         # a transaction at the cost of the batch, not of the model: the arrays are kept by
         # reference and only what this call can change is copied (nothing when fit starts
@@ -452,7 +456,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 self.class_counts_ = counts.astype(np.int64)
             else:
                 weights = self._example_weights(y_codes, sw, None)
-                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows)
+                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
+                          predict_average)  # fmt: skip
                 self.class_counts_ = self.class_counts_ + np.bincount(
                     y_codes, minlength=len(self.classes_)
                 )
@@ -476,10 +481,36 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
         return self
 
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None):
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
+                            predict_with="current"):  # fmt: skip
         """Progressive validation (test-then-train): return, for each row, the label predicted
-        *before* the learner saw its label, and learn from the rows (as :meth:`partial_fit`)."""
-        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+        *before* the learner saw its label, and learn from the rows (as :meth:`partial_fit`).
+
+        Which weights predict: by default (``predict_with='current'``) the **current iterate**
+        w_t, the hypothesis being learned, also when ``average=True`` -- this is the online
+        learner's own prediction (its mistakes are ``n_mistakes_`` and the mistake bounds are
+        about them), so it can differ from what :meth:`predict` says at the same moment, which
+        uses the average of the iterates when ``average=True``.  ``predict_with='average'``
+        (with ``average=True``; offered by the Euclidean learners -- Perceptron, PA, COPA --
+        where it costs one more read of the row) predicts each row with the averaged weights
+        in force before it, i.e. exactly what ``predict`` would return row by row; learning is
+        the same either way, and ``n_mistakes_`` still counts the current iterate's mistakes.
+        """
+        if predict_with not in ("current", "average"):
+            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
+        if predict_with == "average":
+            if not self.average:
+                raise ValueError(
+                    "predict_with='average' needs average=True (there is no average to "
+                    "predict with)"
+                )
+            if self._link != L.EUCLID:
+                raise ValueError(
+                    f"predict_with='average' is offered by the Euclidean learners (Perceptron, "
+                    f"PassiveAggressiveClassifier, COPA), not by {type(self).__name__}"
+                )
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
+                                 predict_average=predict_with == "average")  # fmt: skip
 
     def _weights_matrix(self):
         """(R, K) matrix of the hypothesis used by predict: averaged when ``average``.

@@ -122,6 +122,29 @@ SHARED_SETS: dict[str, _SharedSet] = {
 }
 
 
+#: Every svmlight file of the shared folder: (path in the folder, n_features, multi-label).
+SHARED_SVMLIGHT_FILES: tuple[tuple[str, int, bool], ...] = (
+    ("20newsgroups/20news_bydate_tfidf.train.svm.bz2", 56438, False),
+    ("20newsgroups/20news_bydate_tfidf.test.svm.bz2", 56438, False),
+    ("mnist/mnist.scale.bz2", 784, False),
+    ("mnist/mnist.scale.t.bz2", 784, False),
+    ("dna/dna.scale.bz2", 180, False),
+    ("dna/dna.scale.t.bz2", 180, False),
+    ("pendigits/pendigits.bz2", 16, False),
+    ("pendigits/pendigits.t.bz2", 16, False),
+    ("pendigits/pendigits.scale.bz2", 16, False),
+    ("pendigits/pendigits.scale.t.bz2", 16, False),
+    ("a9a/a9a.bz2", 123, False),
+    ("a9a/a9a.t.bz2", 123, False),
+    ("a8a/a8a.bz2", 123, False),
+    ("w8a/w8a.bz2", 300, False),
+    ("cora/cora.features.svm.bz2", 1433, False),
+    ("citeseer/citeseer.features.svm.bz2", 3703, False),
+    ("enron_multilabel/enron.train.svm.bz2", 1001, True),
+    ("enron_multilabel/enron.test.svm.bz2", 1001, True),
+)
+
+
 def _missing(what: str) -> FileNotFoundError:
     root = shared_data_dir()
     where = (

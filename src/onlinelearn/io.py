@@ -25,6 +25,7 @@ import gzip
 import io
 import lzma
 import os
+import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -332,7 +333,16 @@ def _iter_blocks(f, opt: _Options, block_size: int = BLOCK_SIZE) -> Iterator[tup
     carry = b""
     lines_before = 0
     while True:
-        raw = f.read(block_size)
+        try:
+            raw = f.read(block_size)
+        except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
+            if isinstance(exc, FileNotFoundError | PermissionError):
+                raise
+            line = lines_before + carry.count(b"\n")
+            raise ValueError(
+                f"{opt.name}: the compressed data is corrupted or truncated after line "
+                f"{line}: {exc}"
+            ) from None
         if raw:
             buf = carry + raw if carry else raw
             cut = buf.rfind(b"\n")

@@ -27,6 +27,7 @@ from .state import (
     FP_ETA,
     FP_GAMMA,
     IP_AVERAGE,
+    IP_PREDICT_AVERAGE,
     IP_STEP,
     N_MISTAKES,
     N_ROUNDS,
@@ -62,6 +63,7 @@ def euclid_pass(
     """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring)."""
     step = ip[IP_STEP]
     average = ip[IP_AVERAGE] != 0
+    predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
     C = fp[FP_C]
     gamma = fp[FP_GAMMA]
     eta = fp[FP_ETA]
@@ -95,9 +97,27 @@ def euclid_pass(
 
         # ---- prediction, margin, loss
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
-        pred_out[i] = pred
         if pred != yi:
-            st[N_MISTAKES] += 1.0
+            st[N_MISTAKES] += 1.0  # the learner's own mistakes: those of the current iterate
+        if predict_average:
+            # the prediction of the averaged weights (what predict() would say now):
+            # T * avg w_jk = A_jk + theta_jk (S - lastS_jk); the positive factor 1/T is left
+            # out (it changes no argmax or sign); work_val is free until the step
+            S_now = st[S_SUM]
+            for k in range(K):
+                work_val[k] = 0.0
+            if st[N_ROUNDS] > 0.0:
+                for q in range(start, stop + (1 if b != 0.0 else 0)):
+                    if q < stop:
+                        j = indices[q - off]
+                        v = np.float64(data[q])
+                    else:
+                        j = d
+                        v = b
+                    for k in range(K):
+                        work_val[k] += v * (A[j, k] + theta[j, k] * (S_now - lastS[j, k]))
+            pred = predict_margin_loss(work_val, yi, binary, gamma)[0]
+        pred_out[i] = pred
         loss_out[i] = loss
 
         # ---- dual step

@@ -16,7 +16,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
     THETA_MAX   max |theta_jk| seen
 
 ``ip`` int64[N_IP] -- integer parameters:
-    IP_LINK, IP_STEP, IP_AVERAGE (0/1), IP_BALANCED (0/1)
+    IP_LINK, IP_STEP, IP_AVERAGE (0/1), IP_BALANCED (0/1), IP_PREDICT_AVERAGE (0/1: the
+    progressive predictions of the Euclidean pass use the averaged weights)
 
 ``fp`` float64[N_FP] -- float parameters:
     FP_C, FP_GAMMA (margin), FP_ETA (= 1/c, conservative steps), FP_P (p-norm), FP_B
@@ -42,7 +43,8 @@ IP_LINK = 0
 IP_STEP = 1
 IP_AVERAGE = 2
 IP_BALANCED = 3
-N_IP = 4
+IP_PREDICT_AVERAGE = 4
+N_IP = 5
 
 # fp
 FP_C = 0

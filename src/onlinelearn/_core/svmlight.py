@@ -157,12 +157,10 @@ def parse_block(buf, zero_based, multilabel, query_id):
     n = buf.shape[0]
     n_colon = 0
     n_nl = 0
-    for q in range(n):
+    for q in range(n):  # branch-free, so that it vectorises
         c = buf[q]
-        if c == _COLON:
-            n_colon += 1
-        elif c == _NL:
-            n_nl += 1
+        n_colon += c == _COLON
+        n_nl += c == _NL
     n_lines = n_nl + (1 if n > 0 and buf[n - 1] != _NL else 0)
     data = np.empty(n_colon, dtype=np.float64)
     indices = np.empty(n_colon, dtype=np.int32)
