@@ -61,7 +61,7 @@ def test_train_prints_progressive_table_and_saves_model(data_files, capsys, tmp_
     assert counts == [1, 2, 4, 8, 16, 32, 64, 128, 256, 400]
     # the same learner run directly with the same chunks gives the same progressive mistakes
     X, y = data_files["X"], data_files["y"]
-    est = onlinelearn.Perceptron(average=False)  # the command's default (no --average)
+    est = onlinelearn.Perceptron()  # the command's default (no --average): the learner's
     pred = np.concatenate(
         [est.partial_fit_predict(X[i : i + 37], y[i : i + 37]) for i in range(0, len(y), 37)]
     )

@@ -185,7 +185,7 @@ def test_cli_scheduler_trains_the_mixture(client, dna, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "epoch 2:" in out
     shards = [load_svmlight(p, n_features=180) for p in paths]
-    ref = mix_in_process(PassiveAggressiveClassifier(variant="PA-I", average=False), shards, 2)
+    ref = mix_in_process(PassiveAggressiveClassifier(variant="PA-I"), shards, 2)  # CLI default
     assert _state(load_model(model)) == _state(ref)
 
 

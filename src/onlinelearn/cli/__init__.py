@@ -50,7 +50,7 @@ def _learner_class(class_name: str):
     return cls
 
 
-def _make_learner(name: str, C: float | None, average: bool, seed: int | None):
+def _make_learner(name: str, C: float | None, average: bool | None, seed: int | None):
     class_name, fixed, takes_c = LEARNERS[name]
     params = dict(fixed)
     if C is not None:
@@ -58,7 +58,8 @@ def _make_learner(name: str, C: float | None, average: bool, seed: int | None):
             with_c = ", ".join(k for k, v in LEARNERS.items() if v[2])
             raise CLIError(f"-C applies only to the learners {with_c}, not to {name}")
         params["C"] = C
-    params["average"] = average
+    if average is not None:  # None: the learner's own default
+        params["average"] = average
     if seed is not None:
         params["random_state"] = seed
     return _learner_class(class_name)(**params)
@@ -177,8 +178,10 @@ def _resumed_learner(args):
     ):
         if value is not None:
             raise CLIError(f"{flag} cannot be combined with --resume: the model file fixes it")
-    if args.average:
-        raise CLIError("--average cannot be combined with --resume: the model file fixes it")
+    if args.average is not None:
+        raise CLIError(
+            "--average / --no-average cannot be combined with --resume: the model file fixes it"
+        )
     est = load_model(args.resume)
     if args.n_features is not None and args.n_features != est.n_features_in_:
         raise CLIError(
@@ -738,8 +741,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--average",
-        action="store_true",
-        help="predict with the average of the weights over all updates (more stable)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="predict with the average of the weights over all updates, or with the last "
+        "weights (default: the learner's own default: averaged for perceptron, pa, pa1, pa2 "
+        "and copa, last for winnow and pnorm)",
     )
     _add_chunk_size(p)
     p.add_argument(
