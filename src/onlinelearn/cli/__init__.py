@@ -489,13 +489,17 @@ def _cmd_evaluate(args) -> int:
 # -- demo ---------------------------------------------------------------------------------------
 
 _DEMO = [
-    ("Perceptron", "Perceptron", {}),
-    ("Perceptron (averaged)", "Perceptron", {"average": True}),
-    ("PA-I (C=1)", "PassiveAggressiveClassifier", {"variant": "PA-I", "C": 1.0}),
-    ("PA-II (C=1)", "PassiveAggressiveClassifier", {"variant": "PA-II", "C": 1.0}),
+    ("Perceptron (last iterate)", "Perceptron", {"average": False}),
+    ("Perceptron (averaged)", "Perceptron", {}),
+    ("PA-I (C=1, averaged)", "PassiveAggressiveClassifier", {"variant": "PA-I", "C": 1.0}),
+    ("PA-II (C=1, averaged)", "PassiveAggressiveClassifier", {"variant": "PA-II", "C": 1.0}),
     ("Winnow", "Winnow", {}),
     ("p-norm Perceptron", "PNormPerceptron", {}),
-    ("COPA (C=1)", "COPA", {"C": 1.0}),
+    ("COPA (C=1, averaged)", "COPA", {"C": 1.0}),
+    ("PA-I, last 2 dual variables", "DualAscentClassifier", {"step": "last-k", "k": 2}),
+    ("AROW", "AROW", {}),
+    ("SCW-I", "SCW", {}),
+    ("weighted min-max (adaptive)", "WeightedMinMax", {"margin": "adaptive"}),
 ]
 
 
