@@ -130,6 +130,18 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         Epochs run.
     converged_ : bool
         Whether the gap reached ``tol``.
+
+    Examples
+    --------
+    >>> from onlinelearn import DualCoordinateSVC
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = DualCoordinateSVC(C=0.1, multi_class="crammer_singer", random_state=0).fit(X, y)
+    >>> round(clf.score(*load_dna("test")), 3)
+    0.954
+    >>> h = clf.history_
+    >>> bool(h["gap"][-1] <= clf.tol * h["primal"][-1] and (h["gap"] >= 0).all())
+    True
     """
 
     _parameter_constraints: dict = {
