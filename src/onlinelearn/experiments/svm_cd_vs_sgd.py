@@ -58,15 +58,21 @@ SETTINGS = {
 T0_GRID = (0.0, 1e2, 1e3, 1e4, 1e5)
 
 
+def w8a_split(n, seed=0):
+    """(train rows, test rows) of the seeded 80/20 split of w8a (which has no test file)."""
+    perm = np.random.default_rng(seed).permutation(n)
+    cut = int(0.8 * n)
+    return np.sort(perm[:cut]), np.sort(perm[cut:])
+
+
 def load_split(name, *, max_rows=None, seed=0):
     """(X, y, X_test, y_test) of a shared data set; w8a gets a seeded 80/20 split (it has no
     test file).  ``max_rows`` subsamples the training part (seeded)."""
     X, y = load_shared(name)
     if name == "w8a":
-        perm = np.random.default_rng(seed).permutation(X.shape[0])
-        cut = int(0.8 * len(perm))
-        Xt, yt = X[perm[cut:]], y[perm[cut:]]
-        X, y = X[perm[:cut]], y[perm[:cut]]
+        tr, te = w8a_split(X.shape[0], seed)
+        Xt, yt = X[te], y[te]
+        X, y = X[tr], y[tr]
     else:
         Xt, yt = load_shared(name, "test")
     if max_rows is not None and X.shape[0] > max_rows:
