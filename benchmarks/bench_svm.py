@@ -120,7 +120,7 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
         for _ in range(repeat):
             with CaptureStdout() as cap:
                 t = time.perf_counter()
-                model = train(prob, parameter(f"-s {solver} -c {C} -e {eps}"))
+                model = train(prob, parameter(f"-s {solver} -c {C} -e {eps} -B 1"))
                 t_ll = min(t_ll, time.perf_counter() - t)
             out = cap.text
         duals = [-float(v) for v in re.findall(r"Objective value = (-?[0-9.eE+-]+)", out)]

@@ -462,7 +462,7 @@ def test_accuracy_within_0_002_of_liblinear_on_a9a():
     prob = liblinear.problem(y, X)
     prob.set_bias(1)
     for s, loss in ((3, "hinge"), (1, "squared_hinge")):
-        m = liblinear.train(prob, liblinear.parameter(f"-s {s} -c 1 -e 0.01 -q"))
+        m = liblinear.train(prob, liblinear.parameter(f"-s {s} -c 1 -e 0.01 -B 1 -q"))
         _, (acc_ll, _, _), _ = liblinear.predict(yt, Xt, m, "-q")
         ours = DualCoordinateSVC(C=1.0, loss=loss, random_state=0).fit(X, y)
         assert abs(ours.score(Xt, yt) - acc_ll / 100) <= 0.002

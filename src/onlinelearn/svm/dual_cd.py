@@ -82,7 +82,9 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         sequential dual method.  With two classes 'ovr' solves the one binary problem;
         'crammer_singer' solves the two-class Crammer-Singer problem (coef_ = w_1 - w_0).
     tol : float, default=1e-3
-        Stop when the relative duality gap (P - D) / P <= tol (each binary problem for 'ovr').
+        Stop when the relative duality gap (P - D) / P <= tol.  For 'ovr' P and D are the sums
+        over the binary problems (the one-vs-rest objective); a binary problem that reaches
+        the gap on its own stops early.
         The gap bounds the primal sub-optimality: P(w) - P(w*) <= P - D.
     max_iter : int, default=1000
         Maximum number of epochs (a ConvergenceWarning is issued if the gap is not reached).

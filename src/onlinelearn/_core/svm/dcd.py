@@ -213,7 +213,9 @@ def ovr_dcd(
     after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums over the
     K problems (the one-vs-rest objective is their sum).
 
-    Returns (epochs run, rows of ``hist`` written, number of problems that reached the gap).
+    Stops when every problem has reached its own relative gap, or when the summed objective
+    has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
+    number of problems that reached the gap, K when the sum did).
     """
     t0 = now()
     n = indptr.shape[0] - 1
@@ -397,6 +399,9 @@ def ovr_dcd(
         hist[row, H_GAP] = prim.sum() - dual.sum()
         hist[row, H_TIME] = now() - t0
         hist[row, H_ACTIVE] = active.sum()
+        if prim.sum() - dual.sum() <= tol * prim.sum():
+            # the one-vs-rest objective (the sum) has reached the gap
+            n_done = K
     return epoch, row + 1, n_done
 
 
