@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import check_estimator
+from test_estimators import BAD_INPUTS  # the linear learners' list: same contract
 
 from onlinelearn import DualCoordinateSVC, Pegasos
 from onlinelearn.model_io import load_model, save_model
@@ -56,21 +57,6 @@ DCD_EXPECTED_FAILURES = {
 def test_sklearn_check_estimator(est):
     expected = PEGASOS_EXPECTED_FAILURES if isinstance(est, Pegasos) else DCD_EXPECTED_FAILURES
     check_estimator(est, expected_failed_checks=expected)
-
-
-BAD_INPUTS = [
-    ("nan", lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 5, np.nan, X), y),
-     "NaN"),
-    ("inf", lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 5, np.inf, X), y),
-     "infinity"),
-    ("features", lambda X, y: (X[:, :-1], y), "features"),
-    ("empty", lambda X, y: (X[:0], y[:0]), "0 sample"),
-    ("1-D X", lambda X, y: (X[0], y[:1]), "2D"),
-    ("lengths", lambda X, y: (X, y[:-1]), "rows"),
-    ("nan label", lambda X, y: (X, np.where(np.arange(len(y)) == 2, np.nan, y.astype(float))),
-     "NaN"),
-    ("continuous y", lambda X, y: (X, y + 0.5), "label type"),
-]  # fmt: skip
 
 
 def _same_state(before, after):

@@ -45,6 +45,31 @@ def class_weight_vector(class_weight, classes, y_codes):
     return cw
 
 
+def params_to_json(est):
+    """``get_params()`` in JSON types for a model file: a class_weight dict as label/weight
+    pairs (its keys may be numbers), a RandomState instance as None, numpy ints as ints."""
+    params = est.get_params()
+    cw = params.get("class_weight")
+    if isinstance(cw, dict):
+        pairs = [[k.item() if isinstance(k, np.generic) else k, float(v)] for k, v in cw.items()]
+        params["class_weight"] = {"__pairs__": pairs}
+    rs = params.get("random_state")
+    params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
+    for k, v in params.items():
+        if isinstance(v, np.generic):
+            params[k] = v.item()
+    return params
+
+
+def params_from_json(params):
+    """The inverse of :func:`params_to_json`."""
+    params = dict(params)
+    cw = params.get("class_weight")
+    if isinstance(cw, dict) and "__pairs__" in cw:
+        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
+    return params
+
+
 class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     """Linear SVM by dual coordinate ascent (Hsieh et al. 2008; LIBLINEAR ``-s 1/3/4``).
 
@@ -393,16 +418,7 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "coef_")
-        params = self.get_params()
-        cw = params.get("class_weight")
-        if isinstance(cw, dict):
-            params["class_weight"] = {
-                "__pairs__": [
-                    [k.item() if isinstance(k, np.generic) else k, float(v)] for k, v in cw.items()
-                ]
-            }
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
+        params = params_to_json(self)
         meta = {
             "class": type(self).__name__,
             "params": params,
@@ -421,11 +437,7 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        params = dict(meta["params"])
-        cw = params.get("class_weight")
-        if isinstance(cw, dict) and "__pairs__" in cw:
-            params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
-        est = cls(**params)
+        est = cls(**params_from_json(meta["params"]))
         est.n_features_in_ = int(meta["n_features_in_"])
         est.classes_ = np.asarray(arrays["classes_"])
         est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)

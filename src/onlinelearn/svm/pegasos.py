@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core.svm import pegasos as PG
+from .dual_cd import params_from_json, params_to_json
 
 __all__ = ["Pegasos"]
 
@@ -350,18 +351,7 @@ class Pegasos(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        params = self.get_params()
-        cw = params.get("class_weight")
-        if isinstance(cw, dict):
-            params["class_weight"] = {
-                "__pairs__": [
-                    [k.item() if isinstance(k, np.generic) else k, float(v)] for k, v in cw.items()
-                ]
-            }
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        if isinstance(params["average"], np.integer):
-            params["average"] = int(params["average"])
+        params = params_to_json(self)
         meta = {
             "class": type(self).__name__,
             "params": params,
@@ -379,11 +369,7 @@ class Pegasos(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        params = dict(meta["params"])
-        cw = params.get("class_weight")
-        if isinstance(cw, dict) and "__pairs__" in cw:
-            params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
-        est = cls(**params)
+        est = cls(**params_from_json(meta["params"]))
         est.n_features_in_ = int(meta["n_features_in_"])
         est.n_updates_ = int(meta["n_updates_"])
         est.classes_ = np.asarray(arrays["classes_"])
