@@ -208,8 +208,8 @@ def ovr_dcd(
 
     The objectives (a pass over every example) are evaluated every ``check_every`` epochs, or,
     with ``check_every`` = 0, once the coordinate steps since the last evaluation have read as
-    many nonzeros as an evaluation does, and whenever the active set looks optimal (the
-    projected gradients of an epoch span at most eps_pg, LIBLINEAR's stopping rule); always
+    many nonzeros as an evaluation does, and whenever an epoch that shrank nothing looks
+    optimal (its projected gradients span at most eps_pg: LIBLINEAR's stopping rule); always
     after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums over the
     K problems (the one-vs-rest objective is their sum).
 
@@ -345,7 +345,10 @@ def ovr_dcd(
             active[k] = act
             pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
             if pg_conv[k]:
-                any_pg = True
+                # optimal to eps_pg with nothing shrunk: where LIBLINEAR stops, worth a check
+                # (with a shrunk active set LIBLINEAR re-opens it: done below, no evaluation)
+                if act == m:
+                    any_pg = True
             else:
                 pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
                 pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
@@ -546,6 +549,7 @@ def cs_dcd(
     d_ind = np.empty(K, dtype=np.int64)
     d_val = np.empty(K)
     eps_shrink = 1.0
+    start_from_all = True
 
     p0, q0 = cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W)
     row = 0
@@ -665,7 +669,8 @@ def cs_dcd(
         if check_every > 0:
             check = epoch % check_every == 0
         else:
-            check = unshrink or work >= nnz_all
+            # LIBLINEAR stops when an epoch that started from every variable looks optimal
+            check = (unshrink and start_from_all) or work >= nnz_all
         if epoch == max_iter:
             check = True
         if check:
@@ -690,4 +695,7 @@ def cs_dcd(
             for i in range(n):
                 active_size_i[i] = K
             eps_shrink *= 0.5
+            start_from_all = True
+        else:
+            start_from_all = False
     return epoch, row + 1, reached
