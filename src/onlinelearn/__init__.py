@@ -19,6 +19,7 @@ from .ranking import ClassDependentPA, LabelRanker
 from .regression import OnlineLeastSquares, PassiveAggressiveRegressor
 from .second_order import AROW, SCW, WeightedMinMax
 from .structured import SequenceTagger
+from .svm import DualCoordinateSVC, Pegasos
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,8 @@ __all__ = [
     "PassiveAggressiveRegressor",
     "OnlineLeastSquares",
     "DualAscentClassifier",
+    "DualCoordinateSVC",
+    "Pegasos",
     "merge_models",
     "progressive_validation",
     "online_to_batch_last",

@@ -16,6 +16,7 @@ EXPERIMENT_MODULES = (
     "reproduce_structured",
     "reproduce_ranking",
     "reproduce_graph",
+    "reproduce_svm",
 )
 
 

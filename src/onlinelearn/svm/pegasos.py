@@ -1,0 +1,390 @@
+"""``Pegasos``: the SGD end of the SVM comparison (Shalev-Shwartz, Singer, Srebro 2007)."""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _validation as V
+from .._core.svm import pegasos as PG
+from .dual_cd import params_from_json, params_to_json
+
+__all__ = ["Pegasos"]
+
+
+class Pegasos(ClassifierMixin, BaseEstimator):
+    """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
+
+    Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
+    et al. 2007, eq. 1), with c_i = sample_weight_i x class_weight_{y_i}::
+
+        F(w) = lambda/2 ||w||^2 + 1/N sum_i c_i loss_i(w)
+        binary (two classes):  loss_i = [1 - y_i <w, x_i>]_+
+        multiclass:            loss_i = [1 - <w_{y_i}, x_i> + max_{r != y_i} <w_r, x_i>]_+
+
+    The multiclass form is the multiclass hinge with the max-loss rival, i.e. the
+    Crammer-Singer loss: with lambda = 1 / (C N) it is the problem that
+    ``DualCoordinateSVC(C, multi_class='crammer_singer')`` solves (divided by C N), and the
+    binary one is ``DualCoordinateSVC(C, loss='hinge')``'s.
+
+    Step t (one mini-batch A_t of ``batch_size`` rows), eta_t = 1 / (lambda (t + t0))::
+
+        w <- (1 - eta_t lambda) w + eta_t / |A_t| sum_{i in A_t with loss_i(w_t) > 0} c_i g_i
+        w <- min(1, (1 / sqrt(lambda)) / ||w||) w        if ``projection``
+
+    with g_i = y_i x_i (binary) or +x_i on w_{y_i} and -x_i on w_r (multiclass).  The optimum
+    lies in the ball of radius 1/sqrt(lambda) (Shalev-Shwartz et al. 2007, Thm. 1), so the
+    projection never cuts it off.  ``t0 = 0`` is Pegasos; t0 > 0 damps the first steps
+    (Bottou's SGD schedule) and is a step-size knob that needs tuning.  A step costs
+    O(nnz(A_t)): w is kept as a scalar times a matrix.
+
+    Parameters
+    ----------
+    lam : float, default=1e-4
+        The regularisation lambda.
+    n_epochs : int, default=5
+        Passes over the data in ``fit`` (shuffled each epoch when ``shuffle``).
+    batch_size : int, default=1
+        Rows per step (k of the paper).
+    projection : bool, default=True
+        Project onto the ball of radius 1/sqrt(lambda) after each step.
+    average : bool or int, default=False
+        Predict with the average of the iterates: True averages every step; an int k >= 1
+        averages the steps t >= k (suffix averaging).
+    t0 : float, default=0.0
+        Offset of the step size eta_t = 1 / (lambda (t + t0)).
+    fit_intercept, intercept_scaling
+        The bias is the weight of a constant feature of value ``intercept_scaling``,
+        regularised like the others (LIBLINEAR's convention, as the linear learners).
+    class_weight : dict, 'balanced' or None
+        Multiplies the loss of a class's examples; 'balanced' uses n / (K n_c) with the
+        counts of the training set (``fit``) or of everything seen so far (``partial_fit``).
+    shuffle : bool, default=True
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_, coef_ ((1, d) for two classes, (K, d) otherwise), intercept_, t_ (steps taken),
+    n_updates_ (steps with a loss), class_counts_.
+
+    Examples
+    --------
+    >>> from onlinelearn import Pegasos
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = Pegasos(lam=1e-4, average=True, random_state=0).fit(X, y)
+    >>> round(clf.score(*load_dna("test")), 3)
+    0.927
+    >>> clf.t_  # 5 epochs of 2000 one-row steps
+    10000
+    """
+
+    _parameter_constraints: dict = {
+        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "projection": ["boolean"],
+        "average": ["boolean", Interval(numbers.Integral, 1, None, closed="left")],
+        "t0": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        lam=1e-4,
+        *,
+        n_epochs=5,
+        batch_size=1,
+        projection=True,
+        average=False,
+        t0=0.0,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        class_weight=None,
+        shuffle=True,
+        random_state=None,
+    ):
+        self.lam = lam
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.projection = projection
+        self.average = average
+        self.t0 = t0
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ state
+    def _avg_start(self):
+        if self.average is True:
+            return 1.0
+        if self.average is False or self.average is None:
+            return np.inf
+        return float(self.average)
+
+    def _init_state(self, classes, d):
+        R = d + (1 if self.fit_intercept else 0)
+        K = len(classes)
+        Kc = 1 if K <= 2 else K
+        self.classes_ = classes
+        self._V = np.zeros((R, Kc))
+        self._P = np.zeros((R, Kc)) if self._averaging() else np.zeros((1, 1))
+        st = np.zeros(PG.N_ST)
+        st[PG.ST_S] = 1.0
+        st[PG.ST_AVG_START] = self._avg_start()
+        self._st = st
+        self.class_counts_ = np.zeros(K, dtype=np.int64)
+        self.n_updates_ = 0
+
+    def _averaging(self):
+        return self.average is not False and self.average is not None
+
+    def _materialise(self):
+        """Fold the scale and the running sum: V = w, P = S (so columns can be rearranged)."""
+        st = self._st
+        if self._averaging():
+            self._P = self._P + st[PG.ST_BETA] * self._V
+            st[PG.ST_BETA] = 0.0
+        self._V = self._V * st[PG.ST_S]
+        st[PG.ST_S] = 1.0
+        PG.exact_vsq(self._V, st)
+
+    def _grow(self, new_classes):
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        self._materialise()
+        pos = np.searchsorted(new_classes, old)
+        K = len(new_classes)
+        R = self._V.shape[0]
+        if K > 2:
+            Vn = np.zeros((R, K))
+            Pn = np.zeros((R, K)) if self._averaging() else self._P
+            if self._V.shape[1] == 1 and len(old) == 2:
+                # one vector w (old[1] against old[0]) -> columns (-w/2, w/2): same decisions
+                Vn[:, pos[0]], Vn[:, pos[1]] = -0.5 * self._V[:, 0], 0.5 * self._V[:, 0]
+                if self._averaging():
+                    Pn[:, pos[0]], Pn[:, pos[1]] = -0.5 * self._P[:, 0], 0.5 * self._P[:, 0]
+            elif self._V.shape[1] > 1:
+                Vn[:, pos] = self._V
+                if self._averaging():
+                    Pn[:, pos] = self._P
+            self._V, self._P = Vn, Pn
+            PG.exact_vsq(self._V, self._st)
+        counts = np.zeros(K, dtype=np.int64)
+        counts[pos] = self.class_counts_
+        self.class_counts_ = counts
+        self.classes_ = new_classes
+
+    def _weights(self, y_codes, sw, counts):
+        K = len(self.classes_)
+        cw = self.class_weight
+        if cw is None:
+            return sw
+        if isinstance(cw, str):
+            c = np.maximum(counts, 1).astype(np.float64)
+            return sw * (counts.sum() / (K * c))[y_codes]
+        vec = np.ones(K)
+        for lab, val in cw.items():
+            if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+                raise ValueError(
+                    f"class_weight[{lab!r}] = {val!r}: class weights must be finite numbers >= 0"
+                )
+            idx = np.searchsorted(self.classes_, lab)
+            if idx < K and self.classes_[idx] == lab:
+                vec[idx] = float(val)
+        return sw * vec[y_codes]
+
+    # ------------------------------------------------------------------ learning
+    def _learn(self, X, y, classes, sample_weight, fit_mode):
+        self._validate_params()
+        first = fit_mode or not hasattr(self, "classes_")
+        saved = {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
+        try:
+            X, y = V.check_X_y(self, X, y, reset=first)
+            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            batch = V.CSRBatch(X)
+            if first:
+                self._init_state(new_classes, batch.n_cols)
+            else:
+                self._grow(new_classes)
+            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            n = batch.n_rows
+            counts = self.class_counts_ + np.bincount(y_codes, minlength=len(self.classes_))
+            weights = np.ascontiguousarray(self._weights(y_codes, sw, counts), dtype=np.float64)
+            if fit_mode:
+                rng = check_random_state(self.random_state)
+                order = np.concatenate(
+                    [rng.permutation(n) if self.shuffle else np.arange(n)
+                     for _ in range(self.n_epochs)]
+                ).astype(np.int64)  # fmt: skip
+            else:
+                order = np.arange(n, dtype=np.int64)
+            self.class_counts_ = counts
+            if len(self.classes_) >= 2:
+                self._run(batch, y_codes, weights, order)
+            else:
+                self._st[PG.ST_T] += len(order)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def _run(self, batch, y_codes, weights, order):
+        k = int(self.batch_size)
+        Kc = self._V.shape[1]
+        b = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        scores = np.zeros((k, Kc))
+        rival = np.zeros(k, dtype=np.int64)
+        coef = np.zeros(k)
+        n_upd = PG.pegasos_pass(
+            batch.data, batch.indices, batch.indptr, y_codes, weights, order, self._V, self._P,
+            self._st, float(self.lam), float(self.t0), b, k, bool(self.projection),
+            self._averaging(), scores, rival, coef,
+        )  # fmt: skip
+        PG.exact_vsq(self._V, self._st)
+        self.n_updates_ += int(n_upd)
+        if not (np.isfinite(self._V).all() and np.isfinite(self._P).all()
+                and np.isfinite(self._st[:5]).all()):  # fmt: skip
+            raise FloatingPointError(
+                "Pegasos: a weight became infinite or NaN; the model was left as it was. "
+                "Scale the features or raise lam."
+            )
+
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch: ``n_epochs`` passes (one compiled call)."""
+        return self._learn(X, y, None, sample_weight, fit_mode=True)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Steps over the batch in the order given (one compiled call); the step counter t
+        carries on across calls, so the steps keep shrinking as 1/(lambda t).  Labels never
+        seen before grow ``classes_`` (a binary model becomes a multiclass one with the same
+        decisions)."""
+        return self._learn(X, y, classes, sample_weight, fit_mode=False)
+
+    # ------------------------------------------------------------------ read-out
+    def _W(self):
+        check_is_fitted(self, "classes_")
+        st = self._st
+        if self._averaging() and st[PG.ST_NAVG] > 0:
+            return (self._P + st[PG.ST_BETA] * self._V) / st[PG.ST_NAVG]
+        return st[PG.ST_S] * self._V
+
+    @property
+    def coef_(self):
+        """Weights (1, d) for two classes, (K, d) otherwise (averaged when ``average``)."""
+        return np.ascontiguousarray(self._W()[: self.n_features_in_].T)
+
+    @property
+    def intercept_(self):
+        W = self._W()
+        if self.fit_intercept:
+            return self.intercept_scaling * W[self.n_features_in_]
+        return np.zeros(W.shape[1])
+
+    @property
+    def t_(self):
+        """Steps taken (mini-batches), all calls."""
+        check_is_fitted(self, "classes_")
+        return int(self._st[PG.ST_T])
+
+    def objective(self, X, y, sample_weight=None):
+        """F(w) = lambda/2 ||w||^2 + mean_i c_i loss_i(w) of the predicting weights on (X, y)
+        (class weights from the counts of (X, y) for 'balanced')."""
+        check_is_fitted(self, "classes_")
+        X, y = V.check_X_y(self, X, y, reset=False)
+        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        codes = np.searchsorted(self.classes_, y)
+        codes = np.minimum(codes, len(self.classes_) - 1)
+        if not np.all(self.classes_[codes] == y):
+            raise ValueError("y has labels the model was not fitted on")
+        c = self._weights(codes, sw, np.bincount(codes, minlength=len(self.classes_)))
+        W = self._W()
+        reg = 0.5 * self.lam * float((W * W).sum())
+        S = np.asarray(X @ self.coef_.T) + self.intercept_
+        if S.shape[1] == 1:
+            loss = np.maximum(0.0, 1.0 - np.where(codes == 1, 1.0, -1.0) * S[:, 0])
+        else:
+            sy = S[np.arange(len(y)), codes]
+            M = 1.0 + S - sy[:, None]
+            M[np.arange(len(y)), codes] = 0.0
+            loss = M.max(axis=1)
+        return reg + float((c * loss).mean())
+
+    def decision_function(self, X):
+        """Scores <w, x> + b: (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
+        check_is_fitted(self, "classes_")
+        X = V.check_X(self, X, reset=False)
+        if len(self.classes_) == 1:
+            return np.zeros(X.shape[0])
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if len(self.classes_) == 1:
+            return np.repeat(self.classes_, scores.shape[0])
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        check_is_fitted(self, "classes_")
+        params = params_to_json(self)
+        meta = {
+            "class": type(self).__name__,
+            "params": params,
+            "n_features_in_": int(self.n_features_in_),
+            "n_updates_": int(self.n_updates_),
+        }
+        arrays = {
+            "classes_": np.asarray(self.classes_),
+            "V": self._V,
+            "P": self._P,
+            "st": self._st,
+            "class_counts": self.class_counts_,
+        }
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        est = cls(**params_from_json(meta["params"]))
+        est.n_features_in_ = int(meta["n_features_in_"])
+        est.n_updates_ = int(meta["n_updates_"])
+        est.classes_ = np.asarray(arrays["classes_"])
+        est._V = np.ascontiguousarray(arrays["V"], dtype=np.float64)
+        est._P = np.ascontiguousarray(arrays["P"], dtype=np.float64)
+        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
+        K = len(est.classes_)
+        R = est.n_features_in_ + (1 if est.fit_intercept else 0)
+        Kc = 1 if K <= 2 else K
+        if est._V.shape != (R, Kc) or est._st.shape != (PG.N_ST,):
+            raise ValueError(
+                f"model state is inconsistent: weights of shape {est._V.shape}, expected "
+                f"{(R, Kc)} for {K} classes and {est.n_features_in_} features"
+            )
+        if est._averaging() and est._P.shape != est._V.shape:
+            raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
+        return est
