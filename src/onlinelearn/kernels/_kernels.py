@@ -8,7 +8,7 @@ that these constructions keep validity, each by building phi:
 construction           kernel                                    feature map of the proof
 =====================  ========================================  ==================================
 ``k1 + k2``            k1(x, z) + k2(x, z)                       phi1(x) (+) phi2(x) (concatenation)
-``k1 * k2``            k1(x, z) k2(x, z)                         phi1(x) (x) phi2(x) (tensor product)
+``k1 * k2``            k1(x, z) k2(x, z)                         phi1(x) (x) phi2(x) (tensor prod.)
 ``c * k``, c >= 0      c k(x, z)                                 sqrt(c) phi(x)
 ``polynomial_of``      sum_i a_i k(x, z)^i, a_i >= 0             (+)_i sqrt(a_i) phi(x)^(x)i
 ``exp(k)``             exp(k(x, z))                              the limit of the polynomials
@@ -31,8 +31,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-
-from .._core.kernel import gram as G
 
 __all__ = [
     "Kernel",
@@ -80,6 +78,11 @@ def _check_gamma(gamma, what):
     return _check_nonneg(gamma, f"{what}: gamma")
 
 
+def _refuse_function(other):
+    if callable(other) and not isinstance(other, Kernel):
+        _as_kernel(other, "kernel algebra")
+
+
 def _subtraction_error():
     return TypeError(
         "kernels cannot be subtracted or negated: the difference of two valid kernels is not "
@@ -98,6 +101,7 @@ class Kernel:
 
     # ------------------------------------------------------------------ algebra
     def __add__(self, other):
+        _refuse_function(other)
         if isinstance(other, Kernel):
             return Sum(self, other)
         if isinstance(other, numbers.Real) and not isinstance(other, bool):
@@ -107,6 +111,7 @@ class Kernel:
     __radd__ = __add__
 
     def __mul__(self, other):
+        _refuse_function(other)
         if isinstance(other, Kernel):
             return Product(self, other)
         if isinstance(other, numbers.Real) and not isinstance(other, bool):

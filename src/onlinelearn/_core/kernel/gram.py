@@ -96,6 +96,23 @@ def _dot(ad, ai, a0, a1, adense, bd, bi, b0, b1, bdense, lo, hi):
 
 
 @njit
+def _dist_mixed(dd, d0, pd, pi, p0, p1, lo, hi, l1):
+    """_dist of a dense row D and a sparse row P:
+    sum_j f(D_j) + sum_{j in P} (f(D_j - P_j) - f(D_j))."""
+    s = 0.0
+    for j in range(lo, hi):
+        t = np.float64(dd[d0 + j])
+        s += abs(t) if l1 else t * t
+    for q in range(p0, p1):
+        j = pi[q]
+        if lo <= j < hi:
+            u = np.float64(dd[d0 + j])
+            t = u - np.float64(pd[q])
+            s += (abs(t) - abs(u)) if l1 else (t * t - u * u)
+    return s if s > 0.0 else 0.0
+
+
+@njit
 def _dist(ad, ai, a0, a1, adense, bd, bi, b0, b1, bdense, lo, hi, l1):
     """||x - z||^2 over [lo, hi) (``l1`` False) or ||x - z||_1 (``l1`` True), summed directly
     from the differences (no cancellation of ||x||^2 + ||z||^2 - 2 <x, z>)."""
@@ -105,22 +122,10 @@ def _dist(ad, ai, a0, a1, adense, bd, bi, b0, b1, bdense, lo, hi, l1):
             t = np.float64(ad[a0 + j]) - np.float64(bd[b0 + j])
             s += abs(t) if l1 else t * t
         return s
-    if adense or bdense:
-        # dense row D, sparse row P: sum_j f(D_j) + sum_{j in P} (f(D_j - P_j) - f(D_j))
-        if adense:
-            dd, d0, pd, pi, p0, p1 = ad, a0, bd, bi, b0, b1
-        else:
-            dd, d0, pd, pi, p0, p1 = bd, b0, ad, ai, a0, a1
-        for j in range(lo, hi):
-            t = np.float64(dd[d0 + j])
-            s += abs(t) if l1 else t * t
-        for q in range(p0, p1):
-            j = pi[q]
-            if lo <= j < hi:
-                u = np.float64(dd[d0 + j])
-                t = u - np.float64(pd[q])
-                s += (abs(t) - abs(u)) if l1 else (t * t - u * u)
-        return s if s > 0.0 else 0.0
+    if adense:
+        return _dist_mixed(ad, a0, bd, bi, b0, b1, lo, hi, l1)
+    if bdense:
+        return _dist_mixed(bd, b0, ad, ai, a0, a1, lo, hi, l1)
     p = a0
     q = b0
     while p < a1 or q < b1:
