@@ -11,6 +11,7 @@ from .evaluation import (
     progressive_validation,
 )
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
+from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
 
 __version__ = "0.1.0"
@@ -30,4 +31,7 @@ __all__ = [
     "confusion_operator_norm",
     "confusion_risk_bound",
     "__version__",
+    "KernelPerceptron",
+    "KernelPassiveAggressive",
+    "KernelCOPA",
 ]
