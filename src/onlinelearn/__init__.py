@@ -10,8 +10,8 @@ from .evaluation import (
     online_to_batch_validation,
     progressive_validation,
 )
+from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron, KernelSVC
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
-from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
 
 __version__ = "0.1.0"
@@ -34,4 +34,5 @@ __all__ = [
     "KernelPerceptron",
     "KernelPassiveAggressive",
     "KernelCOPA",
+    "KernelSVC",
 ]

@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..._config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
