@@ -187,7 +187,18 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return cw
 
     def fit(self, X, y, sample_weight=None):
-        """Solve the dual to a relative duality gap ``tol`` (one compiled call per epoch)."""
+        """Solve the dual to a relative duality gap ``tol`` (one compiled call per epoch).
+
+        A failure (bad input, a kernel giving NaN) leaves a fitted model as it was."""
+        snap = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(snap)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         self._validate_params()
         kernel = kernel_param(self.kernel, self)
         pre_mode = isinstance(kernel, Precomputed)
