@@ -253,6 +253,12 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             if first:
                 self._init_state(new_classes, X.shape[1], sp.issparse(X))
             else:
+                if self._kernel != self._prog.kernel:
+                    raise ValueError(
+                        f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
+                        f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
+                        "start again with the new kernel."
+                    )
                 self._grow(new_classes)
             rows = self._prog.rows(X)
             nnz = int(np.count_nonzero(rows.data))

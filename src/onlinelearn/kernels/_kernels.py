@@ -368,6 +368,9 @@ class PolynomialOf(Kernel):
     def to_dict(self):
         return {"kernel": "PolynomialOf", "coef": list(self.coef), "k": self.k.to_dict()}
 
+    def __repr__(self):
+        return f"polynomial_of({self.k!r}, {list(self.coef)!r})"
+
 
 class Exp(Kernel):
     """exp(k): the limit of the valid kernels sum_{i<=n} k^i / i!; no finite feature map."""
@@ -378,6 +381,9 @@ class Exp(Kernel):
 
     def to_dict(self):
         return {"kernel": "Exp", "k": self.k.to_dict()}
+
+    def __repr__(self):
+        return f"exp({self.k!r})"
 
     def _check_finite_map(self):
         raise NoFiniteFeatureMap(
@@ -406,6 +412,9 @@ class OnFeatures(Kernel):
 
     def to_dict(self):
         return {"kernel": "OnFeatures", "features": list(self.features), "k": self.k.to_dict()}
+
+    def __repr__(self):
+        return f"on_features({self.k!r}, {list(self.features)!r})"
 
 
 def exp(k):

@@ -60,6 +60,17 @@ EXP = 10
 N_LEAF_CODES = 5
 
 
+#: the largest finite float64
+_FMAX = 1.7976931348623157e308
+
+
+@njit
+def finite(v):
+    """v is neither NaN nor infinite.  Written as comparisons: under the project's fastmath
+    flags ``math.isfinite`` can be folded to True (reassociation turns v - v into 0)."""
+    return v == v and -_FMAX <= v <= _FMAX
+
+
 @njit
 def _dot(ad, ai, a0, a1, adense, bd, bi, b0, b1, bdense, lo, hi):
     """<x, z> over the columns [lo, hi)."""

@@ -39,7 +39,7 @@ from ..._config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
 from ..steps import CONSERVATIVE, COPA, hinge_step
-from .gram import pair_value, row_bounds
+from .gram import finite, pair_value, row_bounds
 
 T = 0
 S_CLOCK = 1
@@ -129,9 +129,9 @@ def kernel_pass(
         kxx = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
                          data, indices, a0, a1, dense, norms[i], stack)  # fmt: skip
         sq = kxx + b2
-        ok = math.isfinite(sq)
+        ok = finite(sq)
         for k in range(K):
-            ok = ok and math.isfinite(scores[k])
+            ok = ok and finite(scores[k])
         if not ok:
             return NONFINITE
 

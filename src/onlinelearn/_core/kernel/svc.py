@@ -51,7 +51,7 @@ import math
 import numpy as np
 
 from ..._config import njit
-from .gram import pair_value, row_bounds
+from .gram import finite, pair_value, row_bounds
 
 #: ``cache_state`` slots
 CLOCK = 0
@@ -161,7 +161,7 @@ def get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, rang
         col[j] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
                             data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
     for j in range(n):
-        if not math.isfinite(col[j]):
+        if not finite(col[j]):
             slot_row[s] = -1
             row_slot[i] = -1
             return col, NONFINITE
