@@ -51,7 +51,7 @@ import math
 import numpy as np
 
 from ..._config import njit
-from .gram import finite, pair_value, row_bounds
+from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 
 #: ``cache_state`` slots
 CLOCK = 0
@@ -121,6 +121,20 @@ def cs_subproblem(A, B, y, u, out):
 
 
 @njit
+def _fill_column(i, col, s, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges,
+                 b2, cache, row_slot, a0, a1, stack):  # fmt: skip
+    """Column i by the kernel program, reusing symmetric entries of cached columns."""
+    for j in range(n):
+        t = row_slot[j]
+        if t >= 0 and t != s:
+            col[j] = cache[t, i]  # symmetric entry of a cached column
+            continue
+        b0, b1 = row_bounds(indptr, j, n_cols, dense)
+        col[j] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
+                            data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
+
+
+@njit
 def get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2,
                pre, cache, slot_row, row_slot, stamp, cstate, stack):  # fmt: skip
     """Column i of Kb = K + b^2 (length n): a row of ``pre`` (precomputed Gram, already with
@@ -152,14 +166,28 @@ def get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, rang
     stamp[s] = cstate[CLOCK]
     col = cache[s]
     a0, a1 = row_bounds(indptr, i, n_cols, dense)
-    for j in range(n):
-        t = row_slot[j]
-        if t >= 0 and t != s:
-            col[j] = cache[t, i]  # symmetric entry of a cached column
-            continue
-        b0, b1 = row_bounds(indptr, j, n_cols, dense)
-        col[j] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
-                            data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
+    code = ops[0, 0]
+    if dense and ops.shape[0] == 1 and (code == LINEAR or code == RBF or code == POLY) \
+            and ranges[0, 0] == 0 and ranges[0, 1] == n_cols:  # fmt: skip
+        # one leaf on dense rows: all inner products of the column in one BLAS call
+        M = data.reshape((n, n_cols))
+        dots = np.dot(M, M[i])
+        b = ops[0, 2]
+        for j in range(n):
+            dt = np.float64(dots[j])
+            if code == LINEAR:
+                v = dt
+            elif code == RBF:
+                sq = norms[i, 0] + norms[j, 0] - 2.0 * dt
+                v = math.exp(-par[b] * (sq if sq > 0.0 else 0.0))
+            else:
+                v = _ipow(par[b] * dt + par[b + 1], int(par[b + 2]))
+            col[j] = v + b2
+        if code == RBF:
+            col[i] = 1.0 + b2
+    else:
+        _fill_column(i, col, s, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                     ranges, b2, cache, row_slot, a0, a1, stack)  # fmt: skip
     for j in range(n):
         if not finite(col[j]):
             slot_row[s] = -1
