@@ -41,6 +41,15 @@ def kernel_param(kernel, what):
     return as_kernel(kernel, f"{type(what).__name__}: kernel")
 
 
+def labels_from_scores(classes, scores):
+    """Labels from decision values: one class -> it; (n,) -> sign; (n, K) -> first argmax."""
+    if len(classes) == 1:
+        return np.repeat(classes, scores.shape[0])
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(np.int64)]
+    return classes[np.argmax(scores, axis=1)]
+
+
 def kernel_to_json(kernel):
     return kernel if isinstance(kernel, str) else {"__kernel__": kernel.to_dict()}
 
@@ -351,12 +360,8 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Sign for a binary learner, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, scores.shape[0])
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     # ------------------------------------------------------------------ attributes
     @property

@@ -18,7 +18,7 @@ from .. import _validation as V
 from .._core.kernel import svc as SV
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
-from ._online import json_params, kernel_from_json, kernel_param
+from ._online import json_params, kernel_from_json, kernel_param, labels_from_scores
 
 __all__ = ["KernelSVC"]
 
@@ -384,12 +384,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return scores
 
     def predict(self, X):
-        scores = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, scores.shape[0])
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        """Sign of the decision value for two classes, argmax (first maximum) otherwise."""
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     @property
     def dual_coef_(self):

@@ -323,6 +323,22 @@ def svc_active(alpha, G, U, done, active):
 
 
 @njit
+def _cs_step(i, A, G, alpha, ycode, U, B, new, delta):
+    """The exact sub-problem of example i (A = Kb_ii): ``new`` its solution, ``delta`` the
+    change; returns whether anything moves."""
+    K = alpha.shape[1]
+    for m in range(K):
+        B[m] = G[i, m] - A * alpha[i, m]
+    cs_subproblem(A, B, ycode[i], U[i, 0], new)
+    moved = False
+    for m in range(K):
+        delta[m] = new[m] - alpha[i, m]
+        if delta[m] != 0.0:
+            moved = True
+    return moved
+
+
+@njit
 def cs_epoch(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, pre, cache,
              slot_row, row_slot, stamp, cstate, ycode, U, Qd, alpha, G, active, n_active,
              perm_keys):  # fmt: skip
@@ -338,15 +354,7 @@ def cs_epoch(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, 
         A = Qd[i]
         if not (A > 0.0):
             continue
-        for m in range(K):
-            B[m] = G[i, m] - A * alpha[i, m]
-        cs_subproblem(A, B, ycode[i], U[i, 0], new)
-        moved = False
-        for m in range(K):
-            delta[m] = new[m] - alpha[i, m]
-            if delta[m] != 0.0:
-                moved = True
-        if not moved:
+        if not _cs_step(i, A, G, alpha, ycode, U, B, new, delta):
             continue
         col, st = get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges,
                              b2, pre, cache, slot_row, row_slot, stamp, cstate, stack)  # fmt: skip
@@ -591,15 +599,7 @@ def cs_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2,
         if i < 0:
             return step, True, OK
         A = Qd[i]
-        for m in range(K):
-            B[m] = G[i, m] - A * alpha[i, m]
-        cs_subproblem(A, B, ycode[i], U[i, 0], new)
-        moved = False
-        for m in range(K):
-            delta[m] = new[m] - alpha[i, m]
-            if delta[m] != 0.0:
-                moved = True
-        if not moved:
+        if not _cs_step(i, A, G, alpha, ycode, U, B, new, delta):
             return step, True, OK
         col, st = get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges,
                              b2, pre, cache, slot_row, row_slot, stamp, cstate, stack)  # fmt: skip
