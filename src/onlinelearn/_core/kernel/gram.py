@@ -33,7 +33,8 @@ Where
               the features reads the columns that the Python layer appended for that subset
     norms     ``||x||_S^2`` per row and leaf, computed once per row (:func:`row_leaf_sqnorms`)
 
-All arithmetic is in float64 (float32 rows are widened value by value).
+All arithmetic is in float64 (the Python layer hands float64 rows; float32 values would be
+widened value by value).
 """
 
 from __future__ import annotations
