@@ -276,3 +276,17 @@ def test_accuracy_close_to_sklearn_svc_on_pendigits_subsample():
     ours = KernelSVC(K.RBF(2.0), C=10.0, random_state=0).fit(X, y).score(Xt, yt)
     ref = SVC(kernel="rbf", gamma=2.0, C=10.0).fit(X, y).score(Xt, yt)
     assert ours >= ref - 0.005
+
+
+def test_class_weight_is_sample_weight_per_class():
+    X, y = _problem(8, n=40, K_=3)
+    cw = {0: 2.0, 2: 0.5}
+    a = KernelSVC(K.RBF(0.5), class_weight=cw, tol=1e-10, max_iter=5000).fit(X, y)
+    sw = np.array([cw.get(c, 1.0) for c in y])
+    b = KernelSVC(K.RBF(0.5), tol=1e-10, max_iter=5000).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    counts = np.bincount(y)
+    bal = KernelSVC(K.RBF(0.5), class_weight="balanced", tol=1e-10, max_iter=5000).fit(X, y)
+    swb = (len(y) / (3 * counts))[y]
+    c = KernelSVC(K.RBF(0.5), tol=1e-10, max_iter=5000).fit(X, y, sample_weight=swb)
+    np.testing.assert_allclose(bal.decision_function(X), c.decision_function(X), atol=1e-8)
