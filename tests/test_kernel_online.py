@@ -211,7 +211,7 @@ def test_model_file_round_trip(tmp_path):
     for clf in (
         KernelPerceptron(K.on_features(K.RBF(0.5), [0, 2]) * K.Cosine(), average=True),
         KernelPassiveAggressive("poly", budget=10, removal="smallest"),
-        KernelCOPA(2.0 * K.Linear() + 1.0),
+        KernelCOPA(2.0 * K.Linear() + 1.0, class_weight={0: 2.0, 1: 0.5}),
     ):
         clf.fit(X, y)
         save_model(clf, tmp_path / "m.npz")
@@ -242,3 +242,20 @@ _XFAIL = {
 )
 def test_sklearn_estimator_checks(est):
     check_estimator(est, expected_failed_checks=_XFAIL)
+
+
+@pytest.mark.parametrize("twin", [0, 1, 4])
+@pytest.mark.parametrize("cw", ["balanced", {0: 3.0, 2: 0.5}])
+def test_linear_twin_with_class_weight(twin, cw):
+    make_lin, make_ker, params = TWINS[twin]
+    X, y = _blobs(n=120, Kc=3, seed=12)
+    y[y == 1] = 0  # imbalance
+    y[:10] = 1
+    common = dict(params, n_epochs=2, random_state=3, class_weight=cw)
+    lin, ker = make_lin(**common).fit(X, y), make_ker(**common).fit(X, y)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+    for part in np.array_split(np.arange(len(y)), 3):
+        lin.partial_fit(X[part], y[part])
+        ker.partial_fit(X[part], y[part])
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-9, atol=1e-9)
+    assert ker.n_mistakes_ == lin.n_mistakes_

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation as V
 from .._core import steps as S
 from .._core.kernel import online as O
+from ..base import OnlineLinearClassifier
 from ..kernels import Kernel, Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 
@@ -54,6 +55,15 @@ def kernel_to_json(kernel):
     return kernel if isinstance(kernel, str) else {"__kernel__": kernel.to_dict()}
 
 
+def params_from_json(params):
+    params = dict(params)
+    params["kernel"] = kernel_from_json(params["kernel"])
+    cw = params.get("class_weight")
+    if isinstance(cw, dict) and "__pairs__" in cw:
+        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
+    return params
+
+
 def kernel_from_json(value):
     if isinstance(value, dict) and "__kernel__" in value:
         return from_dict(value["__kernel__"])
@@ -63,6 +73,12 @@ def kernel_from_json(value):
 def json_params(est):
     params = est.get_params()
     params["kernel"] = kernel_to_json(params["kernel"])
+    cw = params.get("class_weight")
+    if isinstance(cw, dict):
+        params["class_weight"] = {
+            "__pairs__": [[k.item() if isinstance(k, np.generic) else k, float(v)]
+                          for k, v in cw.items()]
+        }  # fmt: skip
     rs = params.get("random_state")
     if rs is not None:
         params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
@@ -84,7 +100,19 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
+
+    # ------------------------------------------------------------------ class weights
+    # the linear learners' rules, borrowed as they are: exact counts in fit, running counts
+    # (this row included) in partial_fit; 'balanced' = n / (n_classes n_c)
+    _example_weights = OnlineLinearClassifier._example_weights
+
+    def _class_weight_mode(self):
+        return self.class_weight
+
+    def _class_weight_from_counts(self, mode, n_c, total, K):
+        return total / (K * n_c)
 
     # ------------------------------------------------------------------ hooks
     def _step(self):
@@ -98,6 +126,10 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         if last is not None and all(a is b for a, b in zip(last, params, strict=True)):
             return
         self._validate_params()
+        if isinstance(self.class_weight, dict):
+            for lab, val in self.class_weight.items():
+                if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+                    raise ValueError(f"class_weight[{lab!r}] = {val!r}: must be finite and >= 0")
         k = kernel_param(self.kernel, self)
         if isinstance(k, Precomputed):
             raise ValueError(
@@ -277,12 +309,15 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             loss = np.zeros(n)
             slot_of_row = np.full(n, -1, dtype=np.int64)
             if fit_mode:
+                counts = np.bincount(y_codes, minlength=len(self.classes_))
+                sw = self._example_weights(y_codes, sw, counts)
                 rng = check_random_state(self.random_state)
                 for _ in range(self.n_epochs):
                     order = rng.permutation(n) if self.shuffle else np.arange(n)
                     self._run(rows, nnz, y_codes, sw, order.astype(np.int64), pred, loss,
                               slot_of_row)  # fmt: skip
             else:
+                sw = self._example_weights(y_codes, sw, None)
                 self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
                           slot_of_row)  # fmt: skip
             self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
@@ -444,9 +479,7 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        params = dict(meta["params"])
-        params["kernel"] = kernel_from_json(params["kernel"])
-        est = cls(**params)
+        est = cls(**params_from_json(meta["params"]))
         est._validate()
         classes = np.asarray(arrays["classes_"])
         est.n_features_in_ = int(meta["n_features_in_"])
@@ -495,6 +528,9 @@ _COMMON_DOC = """
         Learn a bias as the weight of a constant feature of value b = ``intercept_scaling``,
         i.e. run on the kernel k(x, z) + b^2 (the linear learners' convention).
     intercept_scaling : float > 0, default=1.0
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the step (Perceptron, PA) or C (PA-I, PA-II, COPA) of each class's examples,
+        with the linear learners' rules (exact counts in fit, running counts in partial_fit).
 
 """
 
@@ -547,7 +583,7 @@ class KernelPerceptron(KernelOnlineClassifier):
 
     def __init__(self, kernel="rbf", *, budget=None, removal="oldest", n_epochs=5, shuffle=True,
                  average=False, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0):  # fmt: skip
+                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.budget = budget
         self.removal = removal
@@ -557,6 +593,7 @@ class KernelPerceptron(KernelOnlineClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _step(self):
         return S.CONSERVATIVE, 1.0, 0.0
@@ -614,7 +651,7 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
 
     def __init__(self, kernel="rbf", *, variant="PA-I", C=1.0, margin=1.0, budget=None,
                  removal="oldest", n_epochs=5, shuffle=True, average=False, random_state=None,
-                 fit_intercept=True, intercept_scaling=1.0):  # fmt: skip
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.variant = variant
         self.C = C
@@ -627,6 +664,7 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _step(self):
         return _VARIANTS[self.variant], float(self.C), float(self.margin)
@@ -674,7 +712,7 @@ class KernelCOPA(KernelOnlineClassifier):
 
     def __init__(self, kernel="rbf", *, C=1.0, budget=None, removal="oldest", n_epochs=5,
                  shuffle=True, average=False, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0):  # fmt: skip
+                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.C = C
         self.budget = budget
@@ -685,6 +723,7 @@ class KernelCOPA(KernelOnlineClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _step(self):
         return S.COPA, float(self.C), 0.0

@@ -18,7 +18,7 @@ from .. import _validation as V
 from .._core.kernel import svc as SV
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
-from ._online import json_params, kernel_from_json, kernel_param, labels_from_scores
+from ._online import json_params, kernel_param, labels_from_scores, params_from_json
 
 __all__ = ["KernelSVC"]
 
@@ -448,9 +448,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        params = dict(meta["params"])
-        params["kernel"] = kernel_from_json(params["kernel"])
-        est = cls(**params)
+        est = cls(**params_from_json(meta["params"]))
         est._validate_params()
         est.n_features_in_ = int(meta["n_features_in_"])
         est.classes_ = np.asarray(arrays["classes_"])
