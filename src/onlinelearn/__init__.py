@@ -13,6 +13,7 @@ from .evaluation import (
     online_to_batch_validation,
     progressive_validation,
 )
+from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron, KernelSVC
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
 from .ranking import ClassDependentPA, LabelRanker
@@ -51,4 +52,8 @@ __all__ = [
     "confusion_operator_norm",
     "confusion_risk_bound",
     "__version__",
+    "KernelPerceptron",
+    "KernelPassiveAggressive",
+    "KernelCOPA",
+    "KernelSVC",
 ]

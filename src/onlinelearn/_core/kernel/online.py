@@ -1,0 +1,249 @@
+"""One compiled pass of a kernel online learner (Perceptron, PA, PA-I, PA-II, COPA) over a batch.
+
+What
+    The learners of :mod:`.euclid_pass` in the dual: the hypothesis is
+    f_k(x) = sum_s c_sk (k(x_s, x) + b^2) over a support set {x_s}, and every inner product
+    <w, x> of the linear update is replaced by the kernel.  A round needs only the scores f_k(x_t)
+    and kappa(x_t) = k(x_t, x_t) + b^2 (the squared norm of x_t in feature space, the intercept
+    feature of value b included), so the steps are exactly those of the linear learners
+    (:func:`..steps.hinge_step`, :func:`..copa.copa_step`, :func:`..margins.predict_margin_loss`)
+    and an update adds its coefficients to the row of x_t in the support set:
+
+        binary:      c_t += tau y_t           (one column)
+        K classes:   c_{t,y} += tau, c_{t,r} -= tau   (r the max-loss rival)
+        COPA:        c_{t,q} += alpha_q for every q   (update coefficients of (24))
+
+Support set
+    Slots 0 .. n_sv-1 are the support vectors; slot s holds a row of the pool
+    (``pool_d[sv_lo[s]:sv_hi[s]]``, column indices in ``pool_i``), its per-leaf squared norms, its
+    coefficients ``coef[s]`` and, for averaging, ``A[s]`` and ``last[s]`` (the lazy average:
+    sum over rounds of c_s = A_s + c_s (S - last_s)).  ``slot_of_row[i]`` is the slot of batch row
+    i (-1 if none), so several epochs over the same rows add to one slot per row.
+
+Budget (``budget`` > 0: at most that many support vectors).  When a row must enter a full set,
+    one support vector is removed first: ``REMOVE_OLDEST`` the one inserted first (the
+    Forgetron's choice of whom to forget, without its shrinking of the others), or
+    ``REMOVE_SMALLEST`` the one with the smallest ||c_s||_2.  The removed slot is filled with the
+    last one (the set stays compact); its pool entries become garbage, compacted by the caller.
+    The averaged hypothesis keeps only the support vectors still in the set.
+
+Scalars ``st``: T rounds, S average clock, n_updates, n_mistakes, n_sv, pool_used, n_removed,
+insertions (the birth counter for "oldest").
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._config import njit
+from ..copa import copa_step
+from ..margins import predict_margin_loss
+from ..steps import CONSERVATIVE, COPA, hinge_step
+from .gram import finite, pair_value, row_bounds
+
+T = 0
+S_CLOCK = 1
+N_UPDATES = 2
+N_MISTAKES = 3
+N_SV = 4
+POOL_USED = 5
+N_REMOVED = 6
+BIRTHS = 7
+N_ST = 8
+
+REMOVE_OLDEST = 0
+REMOVE_SMALLEST = 1
+
+OK = 0
+NONFINITE = 1
+FULL = 2
+
+
+@njit
+def _victim(rule, coef, born, n_sv):
+    v = 0
+    best = math.inf
+    K = coef.shape[1]
+    for s in range(n_sv):
+        if rule == REMOVE_OLDEST:
+            key = born[s]
+        else:
+            key = 0.0
+            for k in range(K):
+                key += coef[s, k] * coef[s, k]
+        if key < best:
+            best = key
+            v = s
+    return v
+
+
+@njit
+def _move_slot(dst, src, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+               slot_of_row):  # fmt: skip
+    sv_lo[dst] = sv_lo[src]
+    sv_hi[dst] = sv_hi[src]
+    sv_kxx[dst] = sv_kxx[src]
+    last[dst] = last[src]
+    born[dst] = born[src]
+    label[dst] = label[src]
+    sv_src[dst] = sv_src[src]
+    for q in range(sv_norm.shape[1]):
+        sv_norm[dst, q] = sv_norm[src, q]
+    for k in range(coef.shape[1]):
+        coef[dst, k] = coef[src, k]
+        A[dst, k] = A[src, k]
+    if sv_src[dst] >= 0:
+        slot_of_row[sv_src[dst]] = dst
+
+
+@njit
+def kernel_pass(
+    data, indices, indptr, n_cols, dense, norms,
+    y, weight, order,
+    ops, par, ranges, b2,
+    step, C, gamma, binary, average, budget, rule,
+    pool_d, pool_i, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+    slot_of_row, st, pred_out, loss_out, scores, alpha, work_idx, work_val, stack,
+):  # fmt: skip
+    """One pass over the rows ``order`` of the batch (module docstring).  Returns OK, NONFINITE
+    (a kernel value or a score is not finite: the state may be partly changed, the caller
+    restores it) or FULL (no room left in the pool or the slots: a bug of the caller)."""
+    K = coef.shape[1]
+    kappa = 1.0 if binary else 2.0
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        yi = y[i]
+        wgt = weight[i]
+        a0, a1 = row_bounds(indptr, i, n_cols, dense)
+        n_sv = int(st[N_SV])
+
+        # ---- scores f_k(x_i) = sum_s c_sk (k(x_s, x_i) + b^2) and kappa(x_i)
+        for k in range(K):
+            scores[k] = 0.0
+        for s in range(n_sv):
+            kv = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
+                            pool_d, pool_i, sv_lo[s], sv_hi[s], False, sv_norm[s],
+                            stack) + b2  # fmt: skip
+            for k in range(K):
+                scores[k] += coef[s, k] * kv
+        kxx = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
+                         data, indices, a0, a1, dense, norms[i], stack)  # fmt: skip
+        sq = kxx + b2
+        ok = finite(sq)
+        for k in range(K):
+            ok = ok and finite(scores[k])
+        if not ok:
+            return NONFINITE
+
+        # ---- prediction, margin, loss (as the linear passes)
+        pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
+        pred_out[i] = pred
+        if pred != yi:
+            st[N_MISTAKES] += 1.0
+        loss_out[i] = loss
+
+        # ---- dual step
+        moved = False
+        tau = 0.0
+        if step == COPA:
+            if copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val) > 0:
+                moved = True
+        else:
+            ksq = 0.0 if step == CONSERVATIVE else kappa * sq
+            tau = hinge_step(step, loss, margin, ksq, C, wgt)
+            if tau > 0.0:
+                moved = True
+                for k in range(K):
+                    alpha[k] = 0.0
+                if binary:
+                    alpha[0] = tau * ysign
+                else:
+                    alpha[yi] = tau
+                    alpha[rival] = -tau
+
+        S = st[S_CLOCK]
+        if moved:
+            s = slot_of_row[i]
+            if s < 0:
+                # ---- a new support vector (after a removal when the budget is full)
+                if budget > 0 and n_sv >= budget:
+                    v = _victim(rule, coef, born, n_sv)
+                    if sv_src[v] >= 0:
+                        slot_of_row[sv_src[v]] = -1
+                    if v != n_sv - 1:
+                        _move_slot(v, n_sv - 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last,
+                                   born, label, sv_src, slot_of_row)  # fmt: skip
+                    n_sv -= 1
+                    st[N_REMOVED] += 1.0
+                if n_sv >= coef.shape[0]:
+                    return FULL
+                s = n_sv
+                p = int(st[POOL_USED])
+                sv_lo[s] = p
+                if dense:
+                    for j in range(n_cols):
+                        xv = data[a0 + j]
+                        if xv != 0.0:
+                            if p >= pool_d.shape[0]:
+                                return FULL
+                            pool_d[p] = xv
+                            pool_i[p] = j
+                            p += 1
+                else:
+                    for q in range(a0, a1):
+                        if p >= pool_d.shape[0]:
+                            return FULL
+                        pool_d[p] = data[q]
+                        pool_i[p] = indices[q]
+                        p += 1
+                sv_hi[s] = p
+                st[POOL_USED] = p
+                for q in range(sv_norm.shape[1]):
+                    sv_norm[s, q] = norms[i, q]
+                sv_kxx[s] = kxx
+                for k in range(K):
+                    coef[s, k] = 0.0
+                    A[s, k] = 0.0
+                last[s] = S
+                born[s] = st[BIRTHS]
+                st[BIRTHS] += 1.0
+                label[s] = yi
+                sv_src[s] = i
+                slot_of_row[i] = s
+                n_sv += 1
+                st[N_SV] = n_sv
+            if average:
+                for k in range(K):
+                    A[s, k] += coef[s, k] * (S - last[s])
+                last[s] = S
+            for k in range(K):
+                coef[s, k] += alpha[k]
+            st[N_UPDATES] += 1.0
+        st[T] += 1.0
+        if average:
+            st[S_CLOCK] = S + 1.0
+    return OK
+
+
+@njit
+def flush_average(coef, A, last, S, n_sv):
+    """Fold every pending contribution into A (before the columns change)."""
+    K = coef.shape[1]
+    for s in range(n_sv):
+        for k in range(K):
+            A[s, k] += coef[s, k] * (S - last[s])
+        last[s] = S
+
+
+@njit
+def compact_pool(pool_d, pool_i, sv_lo, sv_hi, n_sv, out_d, out_i, out_p):
+    """Copy the live rows, slot by slot, into a CSR triple (out_p[s]..out_p[s+1] is slot s)."""
+    p = 0
+    out_p[0] = 0
+    for s in range(n_sv):
+        for q in range(sv_lo[s], sv_hi[s]):
+            out_d[p] = pool_d[q]
+            out_i[p] = pool_i[q]
+            p += 1
+        out_p[s + 1] = p
+    return p

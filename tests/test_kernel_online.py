@@ -1,0 +1,261 @@
+"""Kernel Perceptron / PA / COPA: linear twins, budgets, growing labels, averaging, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import check_estimator
+
+from onlinelearn import (
+    COPA,
+    KernelCOPA,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+    PassiveAggressiveClassifier,
+    Perceptron,
+)
+from onlinelearn import kernels as K
+
+
+def _blobs(n=150, d=5, Kc=3, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(Kc, d)) * 2
+    y = rng.integers(0, Kc, n)
+    X = centers[y] + rng.normal(size=(n, d))
+    return X, y
+
+
+TWINS = [
+    (lambda **kw: Perceptron(**kw), lambda **kw: KernelPerceptron("linear", **kw), {}),
+    (
+        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: KernelPassiveAggressive("linear", **kw),
+        {"variant": "PA-I", "C": 0.3, "margin": 1.0},
+    ),
+    (
+        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: KernelPassiveAggressive(K.Linear(), **kw),
+        {"variant": "PA-II", "C": 0.7, "margin": 0.5},
+    ),
+    (
+        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: KernelPassiveAggressive("linear", **kw),
+        {"variant": "PA"},
+    ),
+    (lambda **kw: COPA(**kw), lambda **kw: KernelCOPA("linear", **kw), {"C": 0.5}),
+]
+
+
+def _weights(ker):
+    """coef_ of the kernel learner's linear hypothesis: sum_s c_s x_s."""
+    return ker.dual_coef_ @ ker.support_vectors_
+
+
+@pytest.mark.parametrize("twin", range(len(TWINS)))
+@pytest.mark.parametrize("Kc", [2, 3])
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_linear_kernel_reproduces_linear_twin(twin, Kc, average, fit_intercept):
+    make_lin, make_ker, params = TWINS[twin]
+    X, y = _blobs(Kc=Kc, seed=Kc)
+    common = dict(params, n_epochs=3, random_state=7, average=average,
+                  fit_intercept=fit_intercept, intercept_scaling=0.5)  # fmt: skip
+    lin = make_lin(**common).fit(X, y)
+    ker = make_ker(**common).fit(X, y)
+    assert ker.n_mistakes_ == lin.n_mistakes_ and ker.n_updates_ == lin.n_updates_
+    assert ker.t_ == lin.t_
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ker.intercept_, lin.intercept_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), atol=1e-9)
+    np.testing.assert_array_equal(ker.predict(X), lin.predict(X))
+
+
+@pytest.mark.parametrize("twin", range(len(TWINS)))
+def test_linear_twin_streams_with_growing_labels_and_csr(twin):
+    make_lin, make_ker, params = TWINS[twin]
+    X, y = _blobs(n=120, Kc=4, seed=11)
+    sw = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    lin, ker = make_lin(**params, average=True), make_ker(**params, average=True)
+    # labels arrive over time: {0}, then {0, 1}, then all four
+    order = np.argsort(np.minimum(y, 2), kind="stable")
+    X, y, sw = X[order], y[order], sw[order]
+    for part in np.array_split(np.arange(len(y)), 5):
+        Xp = sp.csr_matrix(X[part], dtype=np.float32)
+        a = lin.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
+        b = ker.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ker.classes_, lin.classes_)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-6, atol=1e-6)
+    assert ker.n_mistakes_ == lin.n_mistakes_
+
+
+def test_support_set_attributes():
+    X, y = _blobs(seed=3)
+    clf = KernelPerceptron(K.RBF(0.5), random_state=0).fit(X, y)
+    n_sv = clf.support_vectors_.shape[0]
+    assert clf.dual_coef_.shape == (3, n_sv)
+    assert clf.n_support_.sum() == n_sv and clf.n_support_.shape == (3,)
+    # every support vector is a training row
+    rows = {tuple(r) for r in X}
+    assert all(tuple(r) in rows for r in clf.support_vectors_)
+    # Perceptron coefficients: integers, and each column sums to 0 in the multiclass form
+    np.testing.assert_array_equal(clf.dual_coef_, np.round(clf.dual_coef_))
+    np.testing.assert_allclose(clf.dual_coef_.sum(axis=1), np.zeros(3), atol=1e-12)
+    assert KernelPerceptron("rbf").fit(sp.csr_matrix(X), y).support_vectors_.format == "csr"
+
+
+@pytest.mark.parametrize("removal", ["oldest", "smallest"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: KernelPerceptron(K.RBF(0.3), **kw),
+        lambda **kw: KernelPassiveAggressive(K.Polynomial(2) + K.Cosine(), C=0.5, **kw),
+        lambda **kw: KernelCOPA(K.Laplacian(0.2), **kw),
+    ],
+)
+def test_budget_is_never_exceeded(make, removal):
+    X, y = _blobs(n=200, seed=5)
+    y[::7] = (y[::7] + 1) % 3  # label noise: updates keep coming
+    budget = 17
+    clf = make(budget=budget, removal=removal, average=True, n_epochs=3, random_state=0)
+    clf.fit(X, y)
+    assert clf.support_vectors_.shape[0] <= budget and clf.n_removed_ > 0
+    for part in np.array_split(np.arange(len(y)), 20):
+        clf.partial_fit(X[part], y[part])
+        assert clf.support_vectors_.shape[0] <= budget
+        assert clf.dual_coef_.shape[1] == clf.support_vectors_.shape[0]
+    assert clf.n_support_.sum() <= budget
+
+
+def test_removal_rules_remove_what_they_say():
+    X, y = _blobs(n=60, Kc=2, seed=6)
+    y[::3] = 1 - y[::3]
+    # oldest: with the budget full, the kept set is the last `budget` rows that entered
+    old = KernelPerceptron("linear", budget=5, removal="oldest", shuffle=False, n_epochs=1)
+    unb = KernelPerceptron("linear", shuffle=False, n_epochs=1)
+    old.fit(X, y)
+    unb.fit(X, y)
+    entered = [i for i in range(len(y)) if _entered(unb, X, i)]
+    # the first 5 entries of both runs coincide; afterwards budgeted runs differ, so only check
+    # the defining property on the budgeted run itself: no kept vector is older than a removed one
+    assert len(entered) > 5 and old.n_removed_ > 0
+    kept = [int(np.flatnonzero((X == r).all(axis=1))[0]) for r in old.support_vectors_]
+    assert len(kept) == 5
+    # smallest: the removed vector has the smallest |c| among the set at that time; check on a
+    # hand-made stream of a PA learner where the coefficients differ
+    pa = KernelPassiveAggressive("linear", variant="PA", budget=1, removal="smallest",
+                                 fit_intercept=False)  # fmt: skip
+    pa.partial_fit(np.array([[1.0, 0.0]]), [1], classes=[0, 1])
+    pa.partial_fit(np.array([[0.0, 3.0]]), [0])
+    np.testing.assert_array_equal(pa.support_vectors_, [[0.0, 3.0]])
+
+
+def _entered(clf, X, i):
+    return any((r == X[i]).all() for r in clf.support_vectors_)
+
+
+def test_bad_budget_and_bad_input_change_nothing():
+    X, y = _blobs(seed=8)
+    clf = KernelPassiveAggressive("rbf", random_state=0).fit(X, y)
+    before = clf.decision_function(X).copy()
+    n_sv = clf.support_vectors_.shape[0]
+    for bad in (0, -3, 2.5):
+        clf.set_params(budget=bad)
+        with pytest.raises(ValueError, match="budget"):
+            clf.partial_fit(X[:5], y[:5])
+    clf.set_params(budget=None)
+    Xn = X[:5].copy()
+    Xn[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        clf.partial_fit(Xn, y[:5])
+    with pytest.raises(ValueError):
+        clf.partial_fit(X[:5, :3], y[:5])
+    with pytest.raises(ValueError):
+        clf.partial_fit(X[:0], y[:0])
+    clf.set_params(kernel=K.exp(1e3 * K.Linear()))
+    with pytest.raises(FloatingPointError, match="NaN or infinity"):
+        clf.fit(X * 10, y)
+    with pytest.raises(ValueError, match="kernel changed"):
+        clf.partial_fit(X[:5], y[:5])
+    clf.set_params(kernel="rbf")
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+    assert clf.support_vectors_.shape[0] == n_sv
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelPerceptron("precomputed").fit(X, y)
+    with pytest.raises(TypeError, match="arbitrary function"):
+        KernelPerceptron(lambda a, b: a @ b.T).fit(X, y)
+
+
+def test_budgeted_cost_is_flat_in_work_once_full():
+    """The number of kernel evaluations per example is bounded by the budget: a budgeted
+    learner's support set stops growing while an unbudgeted one keeps growing."""
+    X, y = _blobs(n=400, seed=9)
+    y[::4] = (y[::4] + 1) % 3
+    b = KernelPerceptron("rbf", budget=20)
+    u = KernelPerceptron("rbf")
+    sizes_b, sizes_u = [], []
+    for part in np.array_split(np.arange(len(y)), 8):
+        b.partial_fit(X[part], y[part])
+        u.partial_fit(X[part], y[part])
+        sizes_b.append(b.support_vectors_.shape[0])
+        sizes_u.append(u.support_vectors_.shape[0])
+    assert sizes_b[-1] == sizes_b[-3] == 20
+    assert sizes_u[-1] > sizes_u[-3] > 20
+
+
+def test_model_file_round_trip(tmp_path):
+    from onlinelearn.model_io import load_model, save_model
+
+    X, y = _blobs(seed=10)
+    for clf in (
+        KernelPerceptron(K.on_features(K.RBF(0.5), [0, 2]) * K.Cosine(), average=True),
+        KernelPassiveAggressive("poly", budget=10, removal="smallest"),
+        KernelCOPA(2.0 * K.Linear() + 1.0, class_weight={0: 2.0, 1: 0.5}),
+    ):
+        clf.fit(X, y)
+        save_model(clf, tmp_path / "m.npz")
+        back = load_model(tmp_path / "m.npz")
+        np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
+        # and it keeps learning the same way
+        clf.partial_fit(X[:20], y[:20])
+        back.partial_fit(X[:20], y[:20])
+        np.testing.assert_allclose(back.decision_function(X), clf.decision_function(X))
+
+
+_XFAIL = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "an online step scaled by w is not w repeated steps (as for the linear learners)"
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
+}
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        KernelPerceptron(n_epochs=2),
+        KernelPassiveAggressive(n_epochs=2, average=True),
+        KernelCOPA(n_epochs=2),
+    ],
+    ids=repr,
+)
+def test_sklearn_estimator_checks(est):
+    check_estimator(est, expected_failed_checks=_XFAIL)
+
+
+@pytest.mark.parametrize("twin", [0, 1, 4])
+@pytest.mark.parametrize("cw", ["balanced", {0: 3.0, 2: 0.5}])
+def test_linear_twin_with_class_weight(twin, cw):
+    make_lin, make_ker, params = TWINS[twin]
+    X, y = _blobs(n=120, Kc=3, seed=12)
+    y[y == 1] = 0  # imbalance
+    y[:10] = 1
+    common = dict(params, n_epochs=2, random_state=3, class_weight=cw)
+    lin, ker = make_lin(**common).fit(X, y), make_ker(**common).fit(X, y)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+    for part in np.array_split(np.arange(len(y)), 3):
+        lin.partial_fit(X[part], y[part])
+        ker.partial_fit(X[part], y[part])
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-9, atol=1e-9)
+    assert ker.n_mistakes_ == lin.n_mistakes_
