@@ -251,7 +251,7 @@ def test_linear_twin_with_class_weight(twin, cw):
     X, y = _blobs(n=120, Kc=3, seed=12)
     y[y == 1] = 0  # imbalance
     y[:10] = 1
-    common = dict(params, n_epochs=2, random_state=3, class_weight=cw)
+    common = dict(params, n_epochs=2, random_state=3, class_weight=cw, average=False)
     lin, ker = make_lin(**common).fit(X, y), make_ker(**common).fit(X, y)
     np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
     for part in np.array_split(np.arange(len(y)), 3):
