@@ -67,6 +67,7 @@ from ._core.state import (
     S_SUM,
     X_MAX,
 )
+from ._estimator import labels_from_scores, params_from_json, state_meta
 
 __all__ = ["OnlineLinearClassifier", "estimator_from_state", "merge_models"]
 
@@ -583,12 +584,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted labels: sign for a binary learner, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, scores.shape[0])
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -600,24 +597,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (see docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
-        params = self.get_params()
-        cw = params.get("class_weight")
-        if isinstance(cw, dict):
-            params["class_weight"] = {
-                "__pairs__": [[_json_label(k), float(v)] for k, v in cw.items()]
-            }
-        if params.get("dtype") is not None:
-            params["dtype"] = np.dtype(params["dtype"]).name
-        rs = params.get("random_state")
-        if rs is not None and not isinstance(rs, numbers.Integral):
-            params["random_state"] = None
-        elif rs is not None:
-            params["random_state"] = int(rs)
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-        }
+        meta = state_meta(self)
         arrays = {
             "classes_": np.asarray(self.classes_),
             "theta": self._theta,
@@ -627,12 +607,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             "class_counts": self.class_counts_,
         }
         return meta, arrays
-
-
-def _json_label(v):
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def estimator_from_state(meta, arrays):
@@ -652,11 +626,7 @@ def estimator_from_state(meta, arrays):
         if from_state is None:
             raise ValueError(f"estimator class {name!r} cannot be read from a model file")
         return from_state(meta, arrays)
-    params = dict(meta["params"])
-    cw = params.get("class_weight")
-    if isinstance(cw, dict) and "__pairs__" in cw:
-        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
-    est = cls(**params)
+    est = cls(**params_from_json(meta["params"]))
     est.n_features_in_ = int(meta["n_features_in_"])
     est.classes_ = np.asarray(arrays["classes_"])
     theta = np.asarray(arrays["theta"])

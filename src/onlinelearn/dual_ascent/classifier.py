@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation as V
 from .._core import dual_ascent as DA
 from .._core import links as L
+from .._estimator import labels_from_scores, state_meta
 
 __all__ = ["DualAscentClassifier"]
 
@@ -501,12 +502,8 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Labels: sign for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, scores.shape[0])
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -518,14 +515,7 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_state")
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-        }
+        meta = state_meta(self)
         arrays = {"classes_": np.asarray(self.classes_)}
         arrays.update({"s_" + k: v for k, v in self._state.items()})
         return meta, arrays

@@ -21,6 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation as V
 from .._core import steps as S
 from .._core.kernel import online as O
+from .._estimator import labels_from_scores, params_to_json
+from .._estimator import params_from_json as _params_from_json
 from ..base import OnlineLinearClassifier
 from ..kernels import Kernel, Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
@@ -42,25 +44,14 @@ def kernel_param(kernel, what):
     return as_kernel(kernel, f"{type(what).__name__}: kernel")
 
 
-def labels_from_scores(classes, scores):
-    """Labels from decision values: one class -> it; (n,) -> sign; (n, K) -> first argmax."""
-    if len(classes) == 1:
-        return np.repeat(classes, scores.shape[0])
-    if scores.ndim == 1:
-        return classes[(scores > 0).astype(np.int64)]
-    return classes[np.argmax(scores, axis=1)]
-
-
 def kernel_to_json(kernel):
     return kernel if isinstance(kernel, str) else {"__kernel__": kernel.to_dict()}
 
 
 def params_from_json(params):
-    params = dict(params)
+    """Parameters of a model file: the kernel rebuilt, then :func:`_estimator.params_from_json`."""
+    params = _params_from_json(params)
     params["kernel"] = kernel_from_json(params["kernel"])
-    cw = params.get("class_weight")
-    if isinstance(cw, dict) and "__pairs__" in cw:
-        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
     return params
 
 
@@ -71,17 +62,9 @@ def kernel_from_json(value):
 
 
 def json_params(est):
-    params = est.get_params()
+    """``get_params()`` in JSON types (:func:`_estimator.params_to_json`), the kernel as a dict."""
+    params = params_to_json(est)
     params["kernel"] = kernel_to_json(params["kernel"])
-    cw = params.get("class_weight")
-    if isinstance(cw, dict):
-        params["class_weight"] = {
-            "__pairs__": [[k.item() if isinstance(k, np.generic) else k, float(v)]
-                          for k, v in cw.items()]
-        }  # fmt: skip
-    rs = params.get("random_state")
-    if rs is not None:
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
     return params
 
 

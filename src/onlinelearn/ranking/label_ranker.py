@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core import ranking as RK
+from .._estimator import state_meta
 from . import _targets as T
 from ._counters import RoundCounters
 
@@ -435,17 +436,12 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "kind": self._kind,
-            "n_relevant": float(self._n_relevant),
-            "since_exact": int(self._since_exact),
-        }
+        meta = state_meta(
+            self,
+            kind=self._kind,
+            n_relevant=float(self._n_relevant),
+            since_exact=int(self._since_exact),
+        )
         arrays = {
             "classes_": np.asarray(self.classes_),
             "theta": self._theta,

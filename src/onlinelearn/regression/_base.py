@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core import regression as CR
+from .._estimator import state_meta
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
 
@@ -228,14 +229,7 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_w")
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-        }
+        meta = state_meta(self)
         arrays = {"w": self._w, "U": self._U, "P": self._P, "st": self._st}
         return meta, arrays
 

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core import second_order as SO
+from .._estimator import labels_from_scores, state_meta
 
 
 class SecondOrderState:
@@ -244,12 +245,8 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted labels: sign for one weight vector, argmax (first maximum) otherwise."""
-        s = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, s.shape[0])
-        if s.ndim == 1:
-            return self.classes_[(s > 0).astype(np.int64)]
-        return self.classes_[np.argmax(s, axis=1)]
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     @property
     def coef_(self):
@@ -305,15 +302,10 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "columns": list(self._state.columns),
-        }
+        meta = state_meta(
+            self,
+            columns=list(self._state.columns),
+        )
         meta.update(self._extra_meta())
         arrays = {"classes_": np.asarray(self.classes_), "st": self._state.st}
         arrays.update({f"state_{k}": v for k, v in self._state.arrays.items()})

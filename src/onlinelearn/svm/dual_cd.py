@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core.svm import dcd
+from .._estimator import params_from_json, params_to_json
 
 __all__ = ["DualCoordinateSVC"]
 
@@ -43,31 +44,6 @@ def class_weight_vector(class_weight, classes, y_codes):
             )
         cw[idx] = float(val)
     return cw
-
-
-def params_to_json(est):
-    """``get_params()`` in JSON types for a model file: a class_weight dict as label/weight
-    pairs (its keys may be numbers), a RandomState instance as None, numpy ints as ints."""
-    params = est.get_params()
-    cw = params.get("class_weight")
-    if isinstance(cw, dict):
-        pairs = [[k.item() if isinstance(k, np.generic) else k, float(v)] for k, v in cw.items()]
-        params["class_weight"] = {"__pairs__": pairs}
-    rs = params.get("random_state")
-    params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-    for k, v in params.items():
-        if isinstance(v, np.generic):
-            params[k] = v.item()
-    return params
-
-
-def params_from_json(params):
-    """The inverse of :func:`params_to_json`."""
-    params = dict(params)
-    cw = params.get("class_weight")
-    if isinstance(cw, dict) and "__pairs__" in cw:
-        params["class_weight"] = {k: v for k, v in cw["__pairs__"]}
-    return params
 
 
 class DualCoordinateSVC(ClassifierMixin, BaseEstimator):

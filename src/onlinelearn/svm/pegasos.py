@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
 from .._core.svm import pegasos as PG
-from .dual_cd import params_from_json, params_to_json
+from .._estimator import labels_from_scores, params_from_json, params_to_json
 
 __all__ = ["Pegasos"]
 
@@ -336,12 +336,8 @@ class Pegasos(ClassifierMixin, BaseEstimator):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        scores = self.decision_function(X)
-        if len(self.classes_) == 1:
-            return np.repeat(self.classes_, scores.shape[0])
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
