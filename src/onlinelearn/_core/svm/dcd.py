@@ -50,6 +50,7 @@ import numpy as np
 from numba import objmode
 
 from ..._config import njit
+from ..sparse import row_dot_euclid, row_offset, row_sqnorm
 
 #: columns of the history array
 H_EPOCH, H_PRIMAL, H_DUAL, H_GAP, H_TIME, H_ACTIVE = range(6)
@@ -91,26 +92,10 @@ def rng_state(seed):
 
 
 @njit(inline="always")
-def _off(data, indices, start):
-    # CSR: data and indices are parallel; dense: indices = arange(d) shared by all rows
-    return start if indices.shape[0] != data.shape[0] else 0
-
-
-@njit(inline="always")
-def row_sqnorm(data, indptr, i, b):
-    """||x_i||^2 + b^2, in double precision."""
-    s = b * b
-    for p in range(indptr[i], indptr[i + 1]):
-        v = np.float64(data[p])
-        s += v * v
-    return s
-
-
-@njit(inline="always")
 def row_dot(data, indices, indptr, i, w, b, d):
     """<w, x_i> (+ b w[d] for the intercept feature)."""
     start = indptr[i]
-    off = _off(data, indices, start)
+    off = row_offset(data, indices, start)
     s = 0.0
     for p in range(start, indptr[i + 1]):
         s += data[p] * w[indices[p - off]]
@@ -123,7 +108,7 @@ def row_dot(data, indices, indptr, i, w, b, d):
 def row_axpy(data, indices, indptr, i, a, w, b, d):
     """w += a x_i (and w[d] += a b)."""
     start = indptr[i]
-    off = _off(data, indices, start)
+    off = row_offset(data, indices, start)
     for p in range(start, indptr[i + 1]):
         w[indices[p - off]] += a * data[p]
     if b != 0.0:
@@ -409,24 +394,6 @@ def ovr_dcd(
 
 
 # ---------------------------------------------------------------------------- Crammer-Singer
-@njit(inline="always")
-def row_scores(data, indices, indptr, i, W, b, d, out):
-    """out[m] = <w_m, x_i> for every column m of W (shape (R, K))."""
-    K = out.shape[0]
-    for m in range(K):
-        out[m] = 0.0
-    start = indptr[i]
-    off = _off(data, indices, start)
-    for p in range(start, indptr[i + 1]):
-        j = indices[p - off]
-        v = data[p]
-        for m in range(K):
-            out[m] += v * W[j, m]
-    if b != 0.0:
-        for m in range(K):
-            out[m] += b * W[d, m]
-
-
 @njit
 def cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W):
     """(primal, dual) of the Crammer-Singer problem at (W, alpha)."""
@@ -444,7 +411,7 @@ def cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W):
         c = Ci[i]
         if c <= 0.0:
             continue
-        row_scores(data, indices, indptr, i, W, b, d, sc)
+        row_dot_euclid(data, indices, indptr, i, W, b, d, sc)
         yi = ycodes[i]
         mx = 0.0
         for m in range(K):
@@ -523,7 +490,7 @@ def cs_dcd(
     for s in range(m_ex):
         i = index[s]
         start = indptr[i]
-        off = _off(data, indices, start)
+        off = row_offset(data, indices, start)
         for p in range(start, indptr[i + 1]):
             j = indices[p - off]
             v = data[p]
@@ -588,7 +555,7 @@ def cs_dcd(
             if yix < na:
                 G[yix] = 0.0
             start = indptr[i]
-            off = _off(data, indices, start)
+            off = row_offset(data, indices, start)
             work += (indptr[i + 1] - start + 1) * na
             for p in range(start, indptr[i + 1]):
                 j = indices[p - off]
