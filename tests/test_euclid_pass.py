@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from onlinelearn._core import links as L
 from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
-from onlinelearn._core.euclid_pass import euclid_pass
-from onlinelearn._core.online_loop import empty_scratch, online_pass
+from onlinelearn._core.euclid_pass import averaged_from_u, euclid_pass, u_from_timestamps
+from onlinelearn._core.online_loop import averaged_weights, empty_scratch, online_pass
 from onlinelearn._validation import CSRBatch
 
 STEPS = [S.CONSERVATIVE, S.PA, S.PA1, S.PA2, S.COPA]
@@ -70,10 +70,89 @@ def test_fast_pass_equals_generic_pass(step, K, layout, dtype, average, b, warm)
     ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, average]
     C = float(rng.choice([1e-3, 0.7, 1e3]))
     fp = np.array([C, rng.choice([0.5, 1.0]), 0.6, 2.0, b, 1.0])
-    fast = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
     ref = _run(online_pass, batch, y, w, order, state, ip, fp, K)
+    # the fast pass keeps the average as one array U = lastS * theta - A (the same sums)
+    theta0, A0, lastS0, st0 = state
+    U0 = np.empty_like(A0)
+    u_from_timestamps(theta0, A0, lastS0, U0)
+    fast = _run(euclid_pass, batch, y, w, order, (theta0, U0, lastS0, st0), ip, fp, K)
     assert fast[0] == ref[0] == 0
-    for got, want in zip(fast[1:], ref[1:], strict=True):
+    U_ref = ref[3] * ref[1] - ref[2] if average else U0
+    for got, want in zip(fast[1:], (ref[1], U_ref, lastS0, *ref[4:]), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if average:
+        # and the averaged weights read out from either state agree
+        avg_fast, avg_ref = np.empty_like(ref[1]), np.empty_like(ref[1])
+        averaged_from_u(fast[1], fast[2], fast[4], avg_fast)
+        averaged_weights(ref[1], ref[2], ref[3], ref[4], ip, fp, avg_ref)
+        np.testing.assert_allclose(avg_fast, avg_ref, rtol=1e-10, atol=1e-12)
     # something was updated: the comparison is not vacuous
     assert fast[4][ST.N_UPDATES] > state[3][ST.N_UPDATES]
+
+
+def _old_format(est, rng):
+    """The model file arrays of ``est`` as written before the one-array average (A and lastS
+    with arbitrary timestamps: A = lastS * theta - U gives the same sums)."""
+    meta, arrays = est._get_state()
+    arrays = {k: np.array(v) for k, v in arrays.items()}  # a file's arrays: no shared memory
+    U = arrays.pop("U")
+    lastS = np.floor(rng.random(U.shape) * (est._st[ST.S_SUM] + 1.0))
+    arrays["lastS"] = lastS
+    arrays["A"] = lastS * arrays["theta"].astype(np.float64) - U
+    return meta, arrays
+
+
+@pytest.mark.parametrize("name", ["PassiveAggressiveClassifier", "Perceptron", "COPA"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_old_average_files_load_into_u_and_continue_identically(name, dtype):
+    import onlinelearn
+    from onlinelearn.base import estimator_from_state
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(120, 8)).astype(dtype)
+    y = rng.integers(0, 3, size=120)
+    est = getattr(onlinelearn, name)(average=True).partial_fit(X[:60], y[:60])
+    assert est._lastS.shape == (1, 1)  # the Euclidean learners keep U only
+    meta, arrays = _old_format(est, rng)
+    old = estimator_from_state(meta, arrays)
+    np.testing.assert_allclose(old._A, est._A, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(old.coef_, est.coef_, rtol=1e-6, atol=1e-7)
+    old.partial_fit(X[60:], y[60:])
+    est.partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(old._theta, est._theta)
+    np.testing.assert_allclose(old.coef_, est.coef_, rtol=1e-6, atol=1e-7)
+    assert old.t_ == est.t_ == 120
+
+
+def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
+    """avg w = (1/T) sum_t w_t after each round, checked against iterates recorded row by row,
+    across a binary -> multiclass growth; and merge_models of two shards gives the weighted mean
+    of their averages."""
+    import onlinelearn
+    from onlinelearn.base import merge_models
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 5))
+    y = np.where(np.arange(90) < 40, rng.integers(0, 2, size=90), rng.integers(0, 4, size=90))
+    est = onlinelearn.PassiveAggressiveClassifier(average=True)
+    last = onlinelearn.PassiveAggressiveClassifier(average=False)
+    total = np.zeros((4, 6))
+    for i in range(90):
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+        last.partial_fit(X[i : i + 1], y[i : i + 1])
+        W = np.hstack([last.coef_, last.intercept_[:, None]])
+        if W.shape[0] == 1:  # binary: one vector w for classes (0, 1) -> columns (-w/2, w/2)
+            W = np.vstack([-0.5 * W, 0.5 * W, np.zeros((2, 6))])
+        elif W.shape[0] == 3:
+            W = np.vstack([W, np.zeros((1, 6))])
+        total += W
+        if est.coef_.shape[0] == 4:
+            got = np.hstack([est.coef_, est.intercept_[:, None]])
+            np.testing.assert_allclose(got, total / (i + 1), rtol=1e-10, atol=1e-12)
+    assert est.coef_.shape[0] == 4
+    a = onlinelearn.Perceptron(average=True).partial_fit(X[:45], y[:45] % 3)
+    b = onlinelearn.Perceptron(average=True).partial_fit(X[45:], y[45:] % 3)
+    m = merge_models([a, b])
+    u = np.array([a.n_updates_, b.n_updates_], dtype=float)
+    want = (u[0] * a.coef_ + u[1] * b.coef_) / u.sum()
+    np.testing.assert_allclose(m.coef_, want, rtol=1e-10, atol=1e-12)

@@ -182,7 +182,7 @@ def check_readout(est) -> None:
     from ._core import links as L
 
     if est._link == L.EUCLID:
-        # the read-out is theta, or (A + theta (S - lastS)) / T: finite when theta and A are,
+        # the read-out is theta, or (S theta - U) / T: finite when theta and U are,
         # which the pass's own check covers on the rows it touched (O(batch), not O(model))
         return
     with np.errstate(all="ignore"):

@@ -32,7 +32,7 @@ from . import _checks
 from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
-from ._core.euclid_pass import euclid_pass
+from ._core.euclid_pass import averaged_from_u, euclid_pass, u_from_timestamps
 from ._core.online_loop import (
     NONFINITE,
     averaged_weights,
@@ -166,6 +166,18 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _n_cols(self):
         return self._theta.shape[1]
 
+    def _u_layout(self):
+        """True when the averaging state is the Euclidean pass's one array U (in ``_A``;
+        ``_lastS`` is a placeholder): sum of the hypotheses = S theta - U.  The other links
+        keep the generic pass's A and lastS (their scale changes every round)."""
+        return self._link == L.EUCLID and bool(self.average)
+
+    def _avg_arrays(self):
+        """The (R, K) averaging arrays the passes change (none without averaging)."""
+        if not self.average:
+            return []
+        return [self._A] if self._u_layout() else [self._A, self._lastS]
+
     def _binary_mode(self):
         return self._theta.shape[1] == 1 and not self._always_multiclass
 
@@ -176,7 +188,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self._theta = np.zeros((n_rows, n_cols), dtype=self._weights_dtype(dtype))
         self._A = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
-        self._lastS = np.zeros((n_rows, n_cols)) if self.average else np.zeros((1, 1))
+        self._lastS = (
+            np.zeros((n_rows, n_cols))
+            if self.average and not self._u_layout()
+            else np.zeros((1, 1))
+        )
         self._st = np.zeros(N_ST)
         self.class_counts_ = np.zeros(K, dtype=np.int64)
         self._recompute_aggregate()
@@ -211,7 +227,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             for a in _ARRAY_ATTRS:
                 snap[a] = self.__dict__[a].copy()
         else:
-            arrays = [self._theta] + ([self._A, self._lastS] if self.average else [])
+            arrays = [self._theta] + self._avg_arrays()
             snap["_rows"] = (rows, [arr[rows] for arr in arrays])
 
     def _restore(self, snap):
@@ -222,7 +238,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(a, None)
         if snap.get("_rows") is not None:
             rows, saved = snap["_rows"]
-            arrays = [self._theta] + ([self._A, self._lastS] if self.average else [])
+            arrays = [self._theta] + self._avg_arrays()
             for arr, old in zip(arrays, saved, strict=True):
                 arr[rows] = old
 
@@ -240,7 +256,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
-        if self.average:
+        if self.average and not self._u_layout():
             flush_all(self._theta, self._A, self._lastS, self._st, *self._link_args())
 
     def _grow(self, new_classes):
@@ -256,7 +272,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         if self._always_multiclass or K_new > 2:
             th = np.zeros((R, K_new), dtype=self._theta.dtype)
             A = np.zeros((R, K_new)) if self.average else self._A
-            lS = np.full((R, K_new), S_now) if self.average else self._lastS
+            timestamps = self.average and not self._u_layout()
+            lS = np.full((R, K_new), S_now) if timestamps else self._lastS
             if self._binary_mode() and len(old) == 2:
                 # one vector w (class old[1] against old[0]) -> two columns, same decisions
                 w = self._theta[:, 0]
@@ -273,7 +290,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             elif len(old) >= 2 or self._always_multiclass:
                 th[:, pos] = self._theta
                 if self.average:
-                    A[:, pos] = self._A
+                    A[:, pos] = self._A  # A, or U: both linear in the weights
+                if timestamps:
                     lS[:, pos] = self._lastS
             # a single known class has no weights yet
             self._theta, self._A, self._lastS = th, A, lS
@@ -524,7 +542,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             return self._theta
         ip, fp = self._codes(self._n_weights())
         out = np.empty_like(self._theta)
-        if self.average:
+        if self._u_layout():
+            averaged_from_u(self._theta, self._A, self._st, out)
+        elif self.average:
             averaged_weights(self._theta, self._A, self._lastS, self._st, ip, fp, out)
         else:
             current_weights(self._theta, self._st, ip, fp, out)
@@ -598,14 +618,13 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         """(meta, arrays) describing the fitted model completely (see docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
         meta = state_meta(self)
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "theta": self._theta,
-            "A": self._A,
-            "lastS": self._lastS,
-            "st": self._st,
-            "class_counts": self.class_counts_,
-        }
+        arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta}
+        if self._u_layout():
+            arrays["U"] = self._A
+        else:
+            arrays["A"], arrays["lastS"] = self._A, self._lastS
+        arrays["st"] = self._st
+        arrays["class_counts"] = self.class_counts_
         return meta, arrays
 
 
@@ -634,8 +653,12 @@ def estimator_from_state(meta, arrays):
     # float64); averaging sums and scalars are float64
     wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
     est._theta = np.ascontiguousarray(theta, dtype=wdt)
-    est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
-    est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
+    if "U" in arrays:
+        est._A = np.ascontiguousarray(arrays["U"], dtype=np.float64)
+        est._lastS = np.zeros((1, 1))
+    else:
+        est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
+        est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
@@ -646,8 +669,16 @@ def estimator_from_state(meta, arrays):
             f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
             f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
         )
-    if est.average and est._A.shape != est._theta.shape:
+    if est.average and (
+        est._A.shape != est._theta.shape
+        or ("U" not in arrays and est._lastS.shape != est._theta.shape)
+    ):
         raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
+    if est._u_layout() and "U" not in arrays:
+        # a file written before the one-array average of the Euclidean pass: U = lastS theta - A
+        U = np.empty_like(est._A)
+        u_from_timestamps(est._theta, est._A, est._lastS, U)
+        est._A, est._lastS = U, np.zeros((1, 1))
     est._weights_matrix()
     return est
 
@@ -704,9 +735,14 @@ def merge_models(models):
     if out.average:
         avgs = [s._weights_matrix() for s in shards]
         T = st[N_ROUNDS]
-        out._A = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
+        total = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
         st[S_SUM] = 0.0
-        out._lastS = np.zeros_like(out._theta)
+        if out._u_layout():
+            out._A = -total  # S theta - U with S = 0
+            out._lastS = np.zeros((1, 1))
+        else:
+            out._A = total
+            out._lastS = np.zeros_like(out._theta)
     out._st = st
     ip, fp = out._codes(out._n_weights())
     out._st[EXP_SHIFT] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0

@@ -7,8 +7,14 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
 * an update walks the row once and changes every moving column in that sweep (two columns y and
   r for the max-loss step, all Q columns for COPA), so one nonzero touches one contiguous row of
   ``theta``;
-* with w = theta the scale is s = 1, so lazy averaging needs no link, no aggregate and no rebase:
-  ``S`` is the round count, and a touched entry jk folds ``theta_jk (S - lastS_jk)`` into ``A_jk``;
+* with w = theta the scale is s = 1, so averaging needs no link, no aggregate, no rebase and no
+  timestamps: it keeps one float64 array ``U`` (in the slot of ``A``; ``lastS`` is unused) with
+  ``U_jk += S delta_jk`` when theta_jk moves by delta_jk on the round whose count before it is S.
+  Then the sum of the hypotheses after each round is ``sum_{r<S} theta^(r) = S theta - U`` (the
+  classic ``W - U/t`` trick: sum_r sum_{s<=r} delta_s = sum_s (S - s) delta_s), so an update
+  touches two arrays, not three, and the ``A``/``lastS`` state of the generic pass converts as
+  ``U = lastS * theta - A`` (see :func:`u_from_timestamps`); delta is the change of the stored
+  weight (float32 weights: the rounded one), so the identity is exact up to float64 sums;
 * no per-entry finiteness test: the estimator checks the state after the pass and restores its
   snapshot if anything overflowed (inputs are validated finite before the pass).
 """
@@ -48,7 +54,7 @@ def euclid_pass(
     weight,
     order,
     theta,
-    A,
+    U,
     lastS,
     st,
     ip,
@@ -101,8 +107,8 @@ def euclid_pass(
             st[N_MISTAKES] += 1.0  # the learner's own mistakes: those of the current iterate
         if predict_average:
             # the prediction of the averaged weights (what predict() would say now):
-            # T * avg w_jk = A_jk + theta_jk (S - lastS_jk); the positive factor 1/T is left
-            # out (it changes no argmax or sign); work_val is free until the step
+            # T * avg w_jk = S theta_jk - U_jk; the positive factor 1/T is left out (it
+            # changes no argmax or sign); work_val is free until the step
             S_now = st[S_SUM]
             for k in range(K):
                 work_val[k] = 0.0
@@ -115,7 +121,7 @@ def euclid_pass(
                         j = d
                         v = b
                     for k in range(K):
-                        work_val[k] += v * (A[j, k] + theta[j, k] * (S_now - lastS[j, k]))
+                        work_val[k] += v * (S_now * theta[j, k] - U[j, k])
             pred = predict_margin_loss(work_val, yi, binary, gamma)[0]
         pred_out[i] = pred
         loss_out[i] = loss
@@ -148,10 +154,12 @@ def euclid_pass(
                     v = b
                 if average:
                     for k in range(K):
-                        A[j, k] += theta[j, k] * (S - lastS[j, k])
-                        lastS[j, k] = S
-                for k in range(K):
-                    theta[j, k] += alpha[k] * v
+                        old = np.float64(theta[j, k])
+                        theta[j, k] += alpha[k] * v
+                        U[j, k] += S * (np.float64(theta[j, k]) - old)
+                else:
+                    for k in range(K):
+                        theta[j, k] += alpha[k] * v
         elif tau > 0.0:
             ky = 0 if binary else yi
             if binary:
@@ -164,16 +172,41 @@ def euclid_pass(
                     j = d
                     v = tau * b
                 if average:
-                    A[j, ky] += theta[j, ky] * (S - lastS[j, ky])
-                    lastS[j, ky] = S
-                theta[j, ky] += v
-                if not binary:
-                    if average:
-                        A[j, rival] += theta[j, rival] * (S - lastS[j, rival])
-                        lastS[j, rival] = S
-                    theta[j, rival] -= v
+                    old = np.float64(theta[j, ky])
+                    theta[j, ky] += v
+                    U[j, ky] += S * (np.float64(theta[j, ky]) - old)
+                    if not binary:
+                        old = np.float64(theta[j, rival])
+                        theta[j, rival] -= v
+                        U[j, rival] += S * (np.float64(theta[j, rival]) - old)
+                else:
+                    theta[j, ky] += v
+                    if not binary:
+                        theta[j, rival] -= v
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
             st[S_SUM] = S + 1.0
     return OK
+
+
+@njit
+def u_from_timestamps(theta, A, lastS, U):
+    """U = lastS * theta - A: the averaging state of this pass from the generic pass's (both give
+    the sum of the hypotheses S theta - U = A + theta (S - lastS), for any S)."""
+    R, K = theta.shape
+    for j in range(R):
+        for k in range(K):
+            U[j, k] = lastS[j, k] * np.float64(theta[j, k]) - A[j, k]
+
+
+@njit
+def averaged_from_u(theta, U, st, out):
+    """out = (S theta - U) / T, the average of the hypotheses after each of the T rounds
+    (0 before any round)."""
+    T = st[N_ROUNDS]
+    S = st[S_SUM]
+    R, K = theta.shape
+    for j in range(R):
+        for k in range(K):
+            out[j, k] = (S * np.float64(theta[j, k]) - U[j, k]) / T if T > 0.0 else 0.0
