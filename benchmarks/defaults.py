@@ -8,6 +8,9 @@ or on a fixed 30 % split (seed 0) for sets without one (a8a, w8a, PMLB).  Every 
 same rows; the shuffling seeds are 0, 1, 2 and the table shows the mean accuracy over them.
 
     python benchmarks/defaults.py [--sets mnist news20 ...] [--seeds 0 1 2] [--out docs/defaults.md]
+                                  [--columns "ours PA()" "sklearn PA()" ...]
+
+``--columns`` measures only the named columns (to rerun what a change can move).
 
 Reads ``$ONLINELEARN_DATA`` (or ``../shared/data``); prints a Markdown table (and writes it with
 ``--out``) and the raw numbers as JSON on stderr.
@@ -70,14 +73,18 @@ def main(argv=None):
     ap.add_argument("--sets", nargs="+", default=SVMLIGHT + pmlb_names())
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--columns", nargs="+", default=COLUMNS, choices=COLUMNS)
     args = ap.parse_args(argv)
+    columns = [c for c in COLUMNS if c in args.columns]
     raw = {}
     for name in args.sets:
         X, y, Xt, yt = _load(name)
-        raw[name] = {c: [] for c in COLUMNS}
+        raw[name] = {c: [] for c in columns}
         raw[name]["_shape"] = [int(X.shape[0]), int(Xt.shape[0]), int(X.shape[1])]
         for seed in args.seeds:
             for col, est in _learners(seed).items():
+                if col not in columns:
+                    continue
                 t = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -86,13 +93,13 @@ def main(argv=None):
                 raw[name][col].append([acc, time.perf_counter() - t])
                 print(f"{name} seed {seed} {col}: {acc:.4f}", file=sys.stderr, flush=True)
     lines = [
-        "| data set | n train / test | " + " | ".join(COLUMNS) + " |",
-        "|---|---|" + "---|" * len(COLUMNS),
+        "| data set | n train / test | " + " | ".join(columns) + " |",
+        "|---|---|" + "---|" * len(columns),
     ]
     for name, cols in raw.items():
         n, nt, _ = cols["_shape"]
         cells = []
-        for c in COLUMNS:
+        for c in columns:
             acc = np.mean([a for a, _ in cols[c]])
             cells.append(f"{acc:.4f}")
         lines.append(f"| {name} | {n} / {nt} | " + " | ".join(cells) + " |")

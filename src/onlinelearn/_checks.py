@@ -158,7 +158,7 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
         rows = order[(loss[order] > 0.0) & (weights[order] > 0.0)]
         if est._st[N_UPDATES] - updates_before >= rows.shape[0]:
             return
-    b = float(est.intercept_scaling) if est.fit_intercept else 0.0
+    b = est._intercept_value()
     bad = first_overflowing_row(batch.data, batch.indptr, rows.astype(np.int64), b * b)
     if bad >= 0:
         lo, hi = batch.indptr[bad], batch.indptr[bad + 1]

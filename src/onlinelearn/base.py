@@ -82,6 +82,7 @@ _STATE_ATTRS = (
     "n_features_in_",
     "feature_names_in_",
     "class_counts_",
+    "intercept_scaling_",
     "_st",
     "_validated_params",
 )
@@ -108,7 +109,10 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "average": ["boolean"],
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "intercept_scaling": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
     }
@@ -126,6 +130,25 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_params(self):
         """Rules spanning two parameters (after the declarative constraints)."""
+
+    def _auto_intercept_scaling(self, batch):
+        """The value b of the intercept feature that ``intercept_scaling='auto'`` takes, from
+        the first training batch: 0.1 on sparse input, 1 on dense input.  The bias then moves
+        at 1/100 of a unit feature's pace on sparse data, as scikit-learn's SGD damps its
+        intercept updates on sparse input (``SPARSE_INTERCEPT_DECAY = 0.01``); a subclass may
+        choose another rule."""
+        dense = batch.indices.shape[0] != batch.data.shape[0]
+        return 1.0 if dense else 0.1
+
+    def _intercept_value(self):
+        """b: the value of the intercept feature (0 without intercept).  A number given as
+        ``intercept_scaling`` is used as it is; ``'auto'`` uses ``intercept_scaling_``, fixed
+        by the first training batch."""
+        if not self.fit_intercept:
+            return 0.0
+        if isinstance(self.intercept_scaling, str):
+            return float(self.intercept_scaling_)
+        return float(self.intercept_scaling)
 
     def _weights_dtype(self, x_dtype):
         """dtype of the weights theta: ``dtype`` if given, else that of the input (float32 X,
@@ -146,7 +169,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _codes(self, n_weights):
         fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
         fp.update(self._float_params(n_weights))
-        b = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        b = self._intercept_value()
         ip = np.zeros(N_IP, dtype=np.int64)
         ip[IP_LINK] = self._link
         ip[IP_STEP] = self._step_code()
@@ -454,6 +477,10 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         rows = None
         try:
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+            if isinstance(self.intercept_scaling, str) and (
+                first or "intercept_scaling_" not in self.__dict__
+            ):
+                self.intercept_scaling_ = self._auto_intercept_scaling(batch)
             if first:
                 self._init_state(new_classes, batch.n_cols, batch.data.dtype)
             else:
@@ -563,7 +590,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         feature (0 when ``fit_intercept=False``)."""
         W = self._weights_matrix()
         if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
+            return self._intercept_value() * W[self.n_features_in_]
         return np.zeros(W.shape[1])
 
     @property
@@ -594,7 +621,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         scores = X @ W[:d]
         scores = np.asarray(scores)
         if self.fit_intercept:
-            scores = scores + self.intercept_scaling * W[d]
+            scores = scores + self._intercept_value() * W[d]
         _checks.check_scores(scores)
         if len(self.classes_) == 1:
             return np.zeros(X.shape[0])
@@ -623,6 +650,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             arrays["U"] = self._A
         else:
             arrays["A"], arrays["lastS"] = self._A, self._lastS
+        if isinstance(self.intercept_scaling, str) and self.fit_intercept:
+            arrays["intercept_scaling_"] = np.array([self.intercept_scaling_], dtype=np.float64)
         arrays["st"] = self._st
         arrays["class_counts"] = self.class_counts_
         return meta, arrays
@@ -661,6 +690,14 @@ def estimator_from_state(meta, arrays):
         est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
+    if isinstance(est.intercept_scaling, str) and est.fit_intercept:
+        if "intercept_scaling_" not in arrays:
+            raise ValueError(
+                "model state is inconsistent: intercept_scaling='auto' without its value"
+            )
+        est.intercept_scaling_ = float(np.asarray(arrays["intercept_scaling_"]).reshape(-1)[0])
+        if not (np.isfinite(est.intercept_scaling_) and est.intercept_scaling_ > 0):
+            raise ValueError("model state is inconsistent: intercept_scaling_ must be > 0")
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
@@ -715,10 +752,25 @@ def merge_models(models):
     for m in models[1:]:
         classes = V.merge_labels(classes, m.classes_)
     shards = []
+    b0 = first._intercept_value()
     for m in models:
         c = copy.deepcopy(m)
         c._grow(classes)
         c._flush_frame()
+        b = c._intercept_value()
+        if b != b0:
+            # intercept_scaling='auto' fixed b per shard; the bias is b times the weight of the
+            # constant feature: express every shard's bias with the first shard's b
+            if c._link != L.EUCLID:
+                raise ValueError(
+                    "merge_models: the models' intercept feature values differ "
+                    f"({b0} and {b}); merging them is exact only for the Euclidean learners"
+                )
+            d = c.n_features_in_
+            c._theta[d] = c._theta[d] * (b / b0)
+            if c.average:
+                c._A[d] *= b / b0  # A or U: linear in the weights (lastS is a time)
+            c.intercept_scaling_ = first.intercept_scaling_
         shards.append(c)
     u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
     omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))

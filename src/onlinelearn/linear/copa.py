@@ -91,8 +91,9 @@ class COPA(OnlineLinearClassifier):
     fit_intercept : bool, default=True
         Learn a bias per class, as the weight of an extra feature of constant value
         ``intercept_scaling``.
-    intercept_scaling : float > 0, default=1.0
-        As in :class:`onlinelearn.Perceptron`.
+    intercept_scaling : float > 0 or 'auto', default=1.0
+        Value b of the intercept feature; ``'auto'`` as in
+        :class:`onlinelearn.PassiveAggressiveClassifier` (0.1 on sparse input, 1 on dense).
     dtype : None, 'float32' or 'float64', default=None
         dtype of the weights, as in :class:`onlinelearn.Perceptron`.
 
@@ -207,7 +208,7 @@ class COPA(OnlineLinearClassifier):
                     current_weights(self._theta, self._st, ip, fp, W)
                     scores = np.asarray(Xv[i : i + 1] @ W[:d]).reshape(-1)
                     if self.fit_intercept:
-                        scores = scores + self.intercept_scaling * W[d]
+                        scores = scores + self._intercept_value() * W[d]
                     copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
                 self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
             self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=Q)

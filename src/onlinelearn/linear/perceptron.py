@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._core import links as L
 from .._core import steps as S
 from ..base import OnlineLinearClassifier
@@ -52,11 +54,18 @@ class Perceptron(OnlineLinearClassifier):
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True
         Learn a bias, as the weight of an extra feature of constant value ``intercept_scaling``.
-    intercept_scaling : float > 0, default=1.0
+    intercept_scaling : float > 0 or 'auto', default='auto'
         Value b of that feature (LIBLINEAR's convention): the intercept is b times its weight,
-        and b^2 enters ||x||^2 in the aggressive steps, so a small b slows the bias down
-        relative to the features.  On l2-normalised sparse rows (TF-IDF), b = 0.1 often
-        predicts better than 1 (see docs/benchmarks.md).
+        and b^2 enters ||x||^2 in the aggressive steps.  ``'auto'`` (the default since issue
+        10; a number before, 1.0) takes b = the median norm ||x|| of the nonzero rows of the
+        first training batch (``fit``: X; ``partial_fit``: the first call's X), stored as
+        ``intercept_scaling_``; 1 if there is none.  The Perceptron's predictions do not
+        change when the features are all multiplied by a constant c > 0 (its weights scale
+        by c); with b tied to the scale of the rows this holds for the bias too, so the bias
+        learns at the pace of a typical row whatever the units of the features (with b = 1
+        and features in the thousands the averaged Perceptron reached 0.47 on spambase, with
+        the median norm 0.71; docs/defaults.md).  Model files keep the value they were
+        saved with.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the step of examples of each class: a dict {label: weight}, or
         'balanced' = n / (n_classes * n_class) with exact counts in :meth:`fit` and running
@@ -86,10 +95,10 @@ class Perceptron(OnlineLinearClassifier):
     >>> clf = Perceptron(average=True)
     >>> online = clf.partial_fit_predict(X, y)
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
-    online mistake rate 0.172
+    online mistake rate 0.211
     >>> X_test, y_test = load_dna("test")
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
-    test accuracy 0.933
+    test accuracy 0.925
     """
 
     _link = L.EUCLID
@@ -102,7 +111,7 @@ class Perceptron(OnlineLinearClassifier):
         average=True,
         random_state=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling="auto",
         class_weight=None,
         dtype=None,
     ):
@@ -117,3 +126,32 @@ class Perceptron(OnlineLinearClassifier):
 
     def _step_code(self):
         return S.CONSERVATIVE
+
+    def _auto_intercept_scaling(self, batch):
+        """b of ``intercept_scaling='auto'``: the median norm of the nonzero rows of ``batch``
+        (1 when every row is zero); see the class docstring."""
+        return median_row_norm(batch)
+
+
+def median_row_norm(batch):
+    """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn._validation.CSRBatch`
+    (computed on rows scaled by the largest |value|, so that huge values do not overflow); 1.0
+    when there is no nonzero row or the median is not a finite positive number."""
+    data = np.abs(batch.data.astype(np.float64))
+    n = batch.n_rows
+    if data.size == 0 or n == 0:
+        return 1.0
+    top = float(data.max())
+    if not top > 0.0:
+        return 1.0
+    scaled = data / top
+    if batch.indices.shape[0] != batch.data.shape[0]:  # dense, wrapped without a copy
+        sq = np.einsum("ij,ij->i", scaled.reshape(n, -1), scaled.reshape(n, -1))
+    else:
+        rows = np.repeat(np.arange(n), np.diff(batch.indptr))
+        sq = np.bincount(rows, weights=scaled * scaled, minlength=n)
+    sq = sq[sq > 0.0]
+    if sq.size == 0:
+        return 1.0
+    b = top * float(np.sqrt(np.median(sq)))
+    return b if np.isfinite(b) and b > 0.0 else 1.0
