@@ -130,7 +130,7 @@ def test_auto_intercept_of_pa_is_a_tenth_on_sparse_input(cls):
     assert COPA().intercept_scaling == 1.0  # not measured against another choice: unchanged
 
 
-def test_auto_intercept_is_fixed_by_the_first_batch_and_saved():
+def test_auto_intercept_is_fixed_by_the_first_batch_and_saved(tmp_path):
     from onlinelearn.model_io import load_model, save_model
 
     X, y = _data(seed=5)
@@ -138,13 +138,14 @@ def test_auto_intercept_is_fixed_by_the_first_batch_and_saved():
     b = est.intercept_scaling_
     est.partial_fit(10.0 * X[100:200], y[100:200])  # later batches do not change b
     assert est.intercept_scaling_ == b
-    meta, arrays = est._get_state()
-    back = estimator_from_state(meta, {k: np.array(v) for k, v in arrays.items()})
+    save_model(est, tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
     assert back.intercept_scaling == "auto" and back.intercept_scaling_ == b
     back.partial_fit(X[200:], y[200:])
     est.partial_fit(X[200:], y[200:])
     np.testing.assert_array_equal(back.coef_, est.coef_)
     np.testing.assert_array_equal(back.intercept_, est.intercept_)
+    meta, arrays = est._get_state()
     arrays = dict(arrays)
     del arrays["intercept_scaling_"]
     with pytest.raises(ValueError, match="without its value"):
