@@ -268,9 +268,9 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
     def pa():
         return ol.PassiveAggressiveClassifier(variant="PA-I", C=C, n_epochs=1, shuffle=False)
 
-    def pa_b01():
+    def pa_b1():
         return ol.PassiveAggressiveClassifier(
-            variant="PA-I", C=C, n_epochs=1, shuffle=False, intercept_scaling=0.1
+            variant="PA-I", C=C, n_epochs=1, shuffle=False, intercept_scaling=1.0
         )
 
     def perc():
@@ -323,19 +323,20 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
             warmup=warm(pa_last),
         ),
         Method(
-            key="ours_pa1_b01",
-            label="**ours** PA-I, intercept_scaling=0.1",
+            key="ours_pa1_b1",
+            label="**ours** PA-I, intercept_scaling=1 (the former default)",
             call=(
                 f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False, "
-                "intercept_scaling=0.1)"
+                "intercept_scaling=1.0)"
             ),
             ref="ours_pa1",
-            fit=lambda: pa_b01().fit(d.Xtr, d.ytr),
+            fit=lambda: pa_b1().fit(d.Xtr, d.ytr),
             predict=lambda m: m.predict(d.Xte),
-            warmup=warm(pa_b01),
+            warmup=warm(pa_b1),
             notes=[
-                "bias feature of value 0.1: its step is 1/100 of a unit feature's, as "
-                "scikit-learn's intercept decay of 0.01 on sparse data"
+                "bias feature of value 1, as large as a unit-norm row; the default "
+                "intercept_scaling='auto' takes 0.1 on sparse input (scikit-learn's intercept "
+                "decay of 0.01 on sparse data)"
             ],
         ),
         Method(
@@ -885,16 +886,16 @@ def check_targets(by_key: dict) -> list[dict]:
     sk = by_key.get("sklearn_sgd_pa1")
     for ours_key, what in [
         ("ours_pa1", ""),
-        ("ours_pa1_b01", " [ours with intercept_scaling=0.1]"),
+        ("ours_pa1_b1", " [ours with intercept_scaling=1]"),
     ]:
         ours = by_key.get(ours_key)
         if not (ours and sk):
             continue
         speed = sk["time_epoch_seconds"] / ours["time_epoch_seconds"]
-        ok = speed >= 3.0 and ours["accuracy"] >= sk["accuracy"]
+        ok = speed >= 4.0 and ours["accuracy"] >= sk["accuracy"]
         out.append(
             {
-                "target": "ours PA-I >= 3x faster than sklearn SGD pa1 OvR (n_jobs=1), "
+                "target": "ours PA-I >= 4x faster than sklearn SGD pa1 OvR (n_jobs=1), "
                 f"equal or better accuracy{what}",
                 "measured": f"sklearn/ours time = {speed:.2f}x; acc {ours['accuracy']:.4f} vs "
                 f"{sk['accuracy']:.4f}",
@@ -906,8 +907,8 @@ def check_targets(by_key: dict) -> list[dict]:
         ("vw_oaa_cache", "ours_pa1", "VW from binary cache vs ours in memory"),
         (
             "vw_oaa_cache",
-            "ours_pa1_b01",
-            "VW from binary cache vs ours in memory [ours with intercept_scaling=0.1]",
+            "ours_pa1_b1",
+            "VW from binary cache vs ours in memory [ours with intercept_scaling=1]",
         ),
     ]:
         vw, o = by_key.get(vw_key), by_key.get(ours_key)
