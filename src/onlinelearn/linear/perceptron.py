@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._config import njit
 from .._core import links as L
 from .._core import steps as S
 from ..base import OnlineLinearClassifier
@@ -133,25 +134,36 @@ class Perceptron(OnlineLinearClassifier):
         return median_row_norm(batch)
 
 
+@njit
+def _row_sqnorms(data, indptr, scale, out):
+    """out[i] = sum_q (data_q / scale)^2 over the entries of row i; True if all are finite."""
+    ok = True
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[q]) / scale
+            acc += v * v
+        out[i] = acc
+        if not np.isfinite(acc):
+            ok = False
+    return ok
+
+
 def median_row_norm(batch):
     """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn._validation.CSRBatch`
-    (computed on rows scaled by the largest |value|, so that huge values do not overflow); 1.0
-    when there is no nonzero row or the median is not a finite positive number."""
-    data = np.abs(batch.data.astype(np.float64))
+    (dense or CSR: only ``data`` and ``indptr`` are read; one compiled pass, repeated on rows
+    scaled by the largest |value| if a square overflowed); 1.0 when there is no nonzero row or
+    the median is not a finite positive number."""
     n = batch.n_rows
-    if data.size == 0 or n == 0:
+    if n == 0 or batch.data.size == 0:
         return 1.0
-    top = float(data.max())
-    if not top > 0.0:
-        return 1.0
-    scaled = data / top
-    if batch.indices.shape[0] != batch.data.shape[0]:  # dense, wrapped without a copy
-        sq = np.einsum("ij,ij->i", scaled.reshape(n, -1), scaled.reshape(n, -1))
-    else:
-        rows = np.repeat(np.arange(n), np.diff(batch.indptr))
-        sq = np.bincount(rows, weights=scaled * scaled, minlength=n)
+    sq = np.empty(n)
+    scale = 1.0
+    if not _row_sqnorms(batch.data, batch.indptr, scale, sq):
+        scale = float(np.abs(batch.data).max())
+        _row_sqnorms(batch.data, batch.indptr, scale, sq)
     sq = sq[sq > 0.0]
     if sq.size == 0:
         return 1.0
-    b = top * float(np.sqrt(np.median(sq)))
+    b = scale * float(np.sqrt(np.median(sq)))
     return b if np.isfinite(b) and b > 0.0 else 1.0
