@@ -60,6 +60,9 @@ def methods(C):
         "ours PA-I, average=False": lambda: ol.PassiveAggressiveClassifier(
             variant="PA-I", C=C, average=False, **one
         ),
+        "ours PA-I, intercept_scaling='auto' (averaged)": lambda: ol.PassiveAggressiveClassifier(
+            variant="PA-I", C=C, intercept_scaling="auto", **one
+        ),
         "ours Perceptron, defaults (averaged)": lambda: ol.Perceptron(**one),
         "ours COPA, defaults (averaged)": lambda: ol.COPA(C=C, **one),
         "ours COPA, average=False": lambda: ol.COPA(C=C, average=False, **one),

@@ -62,6 +62,12 @@ def _learners(seed):
         "sklearn PA()": sk_pa,
         "ours COPA()": COPA(random_state=seed),
         "ours COPA(average=False)": COPA(average=False, random_state=seed),
+        "ours Perceptron(intercept_scaling='auto')": Perceptron(
+            intercept_scaling="auto", random_state=seed
+        ),
+        "ours PA(intercept_scaling='auto')": PassiveAggressiveClassifier(
+            intercept_scaling="auto", random_state=seed
+        ),
     }
 
 

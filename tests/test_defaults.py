@@ -86,17 +86,19 @@ def test_auto_intercept_of_the_perceptron_is_the_median_row_norm():
     X[5] = 0.0  # zero rows do not count
     norms = np.linalg.norm(X, axis=1)
     b = float(np.median(norms[norms > 0]))
-    auto = Perceptron(random_state=0).fit(X, y)
-    assert auto.intercept_scaling == "auto"
+    assert Perceptron().intercept_scaling == 1.0  # the default is unchanged
+    auto = Perceptron(random_state=0, intercept_scaling="auto").fit(X, y)
     np.testing.assert_allclose(auto.intercept_scaling_, b, rtol=1e-12)
     explicit = Perceptron(random_state=0, intercept_scaling=auto.intercept_scaling_).fit(X, y)
     np.testing.assert_array_equal(auto.coef_, explicit.coef_)
     np.testing.assert_array_equal(auto.intercept_, explicit.intercept_)
     # the same rule on CSR input, float32 or not, and 1 when every row is zero
-    csr = Perceptron().fit(sp.csr_matrix(X.astype(np.float32)), y)
+    csr = Perceptron(intercept_scaling="auto").fit(sp.csr_matrix(X.astype(np.float32)), y)
     np.testing.assert_allclose(csr.intercept_scaling_, b, rtol=1e-6)
-    assert Perceptron().fit(np.zeros((4, 3)), [0, 1, 0, 1]).intercept_scaling_ == 1.0
-    huge = Perceptron().fit(X * 1e300, y)  # squares overflow float64; the norm does not
+    zero = Perceptron(intercept_scaling="auto").fit(np.zeros((4, 3)), [0, 1, 0, 1])
+    assert zero.intercept_scaling_ == 1.0
+    # squares overflow float64; the norm does not
+    huge = Perceptron(intercept_scaling="auto").fit(X * 1e300, y)
     np.testing.assert_allclose(huge.intercept_scaling_, b * 1e300, rtol=1e-12)
 
 
@@ -106,8 +108,8 @@ def test_auto_intercept_makes_the_perceptron_invariant_to_the_scale_of_x(layout)
     X, y = _data(seed=3, K=4)
     y = y + 10
     conv = sp.csr_matrix if layout == "csr" else np.asarray
-    a = Perceptron(random_state=1).fit(conv(X), y)
-    c = Perceptron(random_state=1).fit(conv(8.0 * X), y)
+    a = Perceptron(random_state=1, intercept_scaling="auto").fit(conv(X), y)
+    c = Perceptron(random_state=1, intercept_scaling="auto").fit(conv(8.0 * X), y)
     assert c.intercept_scaling_ == 8.0 * a.intercept_scaling_
     np.testing.assert_array_equal(c.coef_, 8.0 * a.coef_)
     np.testing.assert_array_equal(c.predict(conv(8.0 * X)), a.predict(conv(X)))
@@ -126,15 +128,14 @@ def test_auto_intercept_of_pa_is_a_tenth_on_sparse_input(cls):
         fixed = cls(random_state=0, intercept_scaling=b).fit(Xin, y)
         np.testing.assert_array_equal(auto.coef_, fixed.coef_)
         np.testing.assert_array_equal(auto.decision_function(Xin), fixed.decision_function(Xin))
-    assert PassiveAggressiveClassifier().intercept_scaling == "auto"
-    assert COPA().intercept_scaling == 1.0  # not measured against another choice: unchanged
+    assert PassiveAggressiveClassifier().intercept_scaling == COPA().intercept_scaling == 1.0
 
 
 def test_auto_intercept_is_fixed_by_the_first_batch_and_saved(tmp_path):
     from onlinelearn.model_io import load_model, save_model
 
     X, y = _data(seed=5)
-    est = Perceptron().partial_fit(X[:100], y[:100])
+    est = Perceptron(intercept_scaling="auto").partial_fit(X[:100], y[:100])
     b = est.intercept_scaling_
     est.partial_fit(10.0 * X[100:200], y[100:200])  # later batches do not change b
     assert est.intercept_scaling_ == b
@@ -151,7 +152,7 @@ def test_auto_intercept_is_fixed_by_the_first_batch_and_saved(tmp_path):
     with pytest.raises(ValueError, match="without its value"):
         estimator_from_state(meta, arrays)
     # a failed first call leaves no trace of b
-    fresh = Perceptron()
+    fresh = Perceptron(intercept_scaling="auto")
     with pytest.raises(ValueError):
         fresh.partial_fit(X[:10], y[:9])
     assert not hasattr(fresh, "intercept_scaling_")
@@ -161,8 +162,8 @@ def test_merging_auto_intercepts_of_different_values_is_exact():
     from onlinelearn.base import merge_models
 
     X, y = _data(seed=6)
-    a = Perceptron(random_state=0).fit(X[:150], y[:150])
-    b = Perceptron(random_state=0).fit(3.0 * X[150:], y[150:])
+    a = Perceptron(random_state=0, intercept_scaling="auto").fit(X[:150], y[:150])
+    b = Perceptron(random_state=0, intercept_scaling="auto").fit(3.0 * X[150:], y[150:])
     assert a.intercept_scaling_ != b.intercept_scaling_
     m = merge_models([a, b])
     u = np.array([a.n_updates_, b.n_updates_], dtype=float) / (a.n_updates_ + b.n_updates_)

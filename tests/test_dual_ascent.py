@@ -38,9 +38,7 @@ def test_k1_is_passive_aggressive(variant, K):
     kw = {"sample_weight": sw} if variant != "PA" else {}
     for Xin in (X, sp.csr_matrix(X)):
         for fit_intercept in (True, False):
-            # b = 1 for both (PA's default 'auto' takes 0.1 on sparse input)
-            common = dict(variant=variant, C=0.3, fit_intercept=fit_intercept, random_state=3,
-                          intercept_scaling=1.0)  # fmt: skip
+            common = dict(variant=variant, C=0.3, fit_intercept=fit_intercept, random_state=3)
             # the last iterate (the linear learners average by default; this learner does not)
             pa = PassiveAggressiveClassifier(**common, n_epochs=3, average=False).fit(Xin, y, **kw)
             da = DualAscentClassifier(**common, n_epochs=3).fit(Xin, y, **kw)

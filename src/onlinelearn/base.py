@@ -752,13 +752,15 @@ def merge_models(models):
     for m in models[1:]:
         classes = V.merge_labels(classes, m.classes_)
     shards = []
-    b0 = first._intercept_value()
+    b0 = None
     for m in models:
         c = copy.deepcopy(m)
         c._grow(classes)
         c._flush_frame()
-        b = c._intercept_value()
-        if b != b0:
+        if isinstance(c.intercept_scaling, str):
+            b = c._intercept_value()
+            b0 = b if b0 is None else b0
+        if isinstance(c.intercept_scaling, str) and b != b0:
             # intercept_scaling='auto' fixed b per shard; the bias is b times the weight of the
             # constant feature: express every shard's bias with the first shard's b
             if c._link != L.EUCLID:
@@ -770,7 +772,7 @@ def merge_models(models):
             c._theta[d] = c._theta[d] * (b / b0)
             if c.average:
                 c._A[d] *= b / b0  # A or U: linear in the weights (lastS is a time)
-            c.intercept_scaling_ = first.intercept_scaling_
+            c.intercept_scaling_ = shards[0].intercept_scaling_
         shards.append(c)
     u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
     omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))

@@ -56,15 +56,17 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         reaches it.  Predictions of PA do not depend on its scale.
     n_epochs, shuffle, average, random_state, fit_intercept, class_weight, dtype
         As in :class:`onlinelearn.Perceptron`.
-    intercept_scaling : float > 0 or 'auto', default='auto'
+    intercept_scaling : float > 0 or 'auto', default=1.0
         Value b of the intercept feature (the intercept is b times its weight; b^2 enters
-        ||x||^2).  ``'auto'`` (the default since issue 10; a number before, 1.0): b = 0.1 if
-        the first training batch is sparse, 1 if it is dense, stored as
-        ``intercept_scaling_``.  On sparse data (often unit-norm TF-IDF rows) a bias feature
-        of value 1 is as large as a whole row and moves as fast as all the features together:
-        one epoch on 20 newsgroups loses 8.6 points with b = 1 (last iterate 0.767 against
-        0.854).  b = 0.1 makes the bias step 1/100 of a unit feature's, as scikit-learn's SGD
-        damps its intercept updates on sparse input (``SPARSE_INTERCEPT_DECAY = 0.01``).
+        ||x||^2).  ``'auto'``: b = 0.1 if the first training batch is sparse, 1 if it is
+        dense, stored as ``intercept_scaling_``.  On sparse data (often unit-norm TF-IDF rows)
+        a bias feature of value 1 is as large as a whole row and moves as fast as all the
+        features together: one epoch on 20 newsgroups loses 8.6 points with b = 1 (last
+        iterate 0.767 against 0.854).  b = 0.1 makes the bias step 1/100 of a unit feature's,
+        as scikit-learn's SGD damps its intercept updates on sparse input
+        (``SPARSE_INTERCEPT_DECAY = 0.01``).  Not the default: with 5 shuffled averaged epochs
+        it changes no shared set by more than 0.002, and it makes the model depend on the
+        storage format of the first batch.
         Model files keep the value they were saved with.
 
     Attributes
@@ -80,10 +82,10 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
     >>> clf = PassiveAggressiveClassifier(variant="PA-I", C=0.01, average=True)
     >>> online = clf.partial_fit_predict(X, y)
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
-    online mistake rate 0.108
+    online mistake rate 0.110
     >>> X_test, y_test = load_dna("test")
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
-    test accuracy 0.946
+    test accuracy 0.948
     """
 
     _link = L.EUCLID
@@ -105,7 +107,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         average=True,
         random_state=None,
         fit_intercept=True,
-        intercept_scaling="auto",
+        intercept_scaling=1.0,
         class_weight=None,
         dtype=None,
     ):

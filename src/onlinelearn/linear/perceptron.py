@@ -55,18 +55,17 @@ class Perceptron(OnlineLinearClassifier):
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True
         Learn a bias, as the weight of an extra feature of constant value ``intercept_scaling``.
-    intercept_scaling : float > 0 or 'auto', default='auto'
+    intercept_scaling : float > 0 or 'auto', default=1.0
         Value b of that feature (LIBLINEAR's convention): the intercept is b times its weight,
-        and b^2 enters ||x||^2 in the aggressive steps.  ``'auto'`` (the default since issue
-        10; a number before, 1.0) takes b = the median norm ||x|| of the nonzero rows of the
-        first training batch (``fit``: X; ``partial_fit``: the first call's X), stored as
-        ``intercept_scaling_``; 1 if there is none.  The Perceptron's predictions do not
-        change when the features are all multiplied by a constant c > 0 (its weights scale
-        by c); with b tied to the scale of the rows this holds for the bias too, so the bias
-        learns at the pace of a typical row whatever the units of the features (with b = 1
-        and features in the thousands the averaged Perceptron reached 0.47 on spambase, with
-        the median norm 0.71; docs/defaults.md).  Model files keep the value they were
-        saved with.
+        and b^2 enters ||x||^2 in the aggressive steps.  ``'auto'`` takes b = the median norm
+        ||x|| of the nonzero rows of the first training batch (``fit``: X; ``partial_fit``: the
+        first call's X), stored as ``intercept_scaling_`` (1 if there is none).  The
+        Perceptron's predictions do not change when the features are all multiplied by a
+        constant c > 0 (its weights scale by c); with b tied to the scale of the rows this
+        holds for the bias too, so the bias learns at the pace of a typical row whatever the
+        units of the features: with b = 1 and features in the thousands the averaged
+        Perceptron reaches 0.47 on spambase, with ``'auto'`` 0.71 (docs/defaults.md).  Not the
+        default: a stream's b then depends on how its first rows were batched.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the step of examples of each class: a dict {label: weight}, or
         'balanced' = n / (n_classes * n_class) with exact counts in :meth:`fit` and running
@@ -96,10 +95,10 @@ class Perceptron(OnlineLinearClassifier):
     >>> clf = Perceptron(average=True)
     >>> online = clf.partial_fit_predict(X, y)
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
-    online mistake rate 0.211
+    online mistake rate 0.172
     >>> X_test, y_test = load_dna("test")
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
-    test accuracy 0.925
+    test accuracy 0.933
     """
 
     _link = L.EUCLID
@@ -112,7 +111,7 @@ class Perceptron(OnlineLinearClassifier):
         average=True,
         random_state=None,
         fit_intercept=True,
-        intercept_scaling="auto",
+        intercept_scaling=1.0,
         class_weight=None,
         dtype=None,
     ):
