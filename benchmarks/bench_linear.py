@@ -26,29 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import run as R  # noqa: E402
-from numba import njit  # noqa: E402
-from sklearn.linear_model import Perceptron as SkPerceptron  # noqa: E402
-from sklearn.linear_model import SGDClassifier  # noqa: E402
 
 import onlinelearn as ol  # noqa: E402
-
-
-@njit(cache=False)
-def score_sweep(data, indices, indptr, W, out):
-    """The floor of a pass: s_k = <w_k, x> for every row, nothing else."""
-    K = W.shape[1]
-    s = np.zeros(K)
-    tot = 0.0
-    for i in range(indptr.shape[0] - 1):
-        for k in range(K):
-            s[k] = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            j = indices[q]
-            v = np.float64(data[q])
-            for k in range(K):
-                s[k] += v * W[j, k]
-        tot += s[0]
-    out[0] = tot
 
 
 def methods(C):
@@ -66,19 +45,8 @@ def methods(C):
         "ours Perceptron, defaults (averaged)": lambda: ol.Perceptron(**one),
         "ours COPA, defaults (averaged)": lambda: ol.COPA(C=C, **one),
         "ours COPA, average=False": lambda: ol.COPA(C=C, average=False, **one),
-        "sklearn SGD pa1 OvR": lambda: SGDClassifier(
-            loss="hinge",
-            penalty=None,
-            learning_rate="pa1",
-            eta0=C,
-            max_iter=1,
-            tol=None,
-            shuffle=False,
-            n_jobs=1,
-        ),  # fmt: skip
-        "sklearn Perceptron OvR": lambda: SkPerceptron(
-            max_iter=1, tol=None, shuffle=False, n_jobs=1
-        ),
+        "sklearn SGD pa1 OvR": lambda: R.sklearn_sgd_pa1(C),
+        "sklearn Perceptron OvR": R.sklearn_perceptron,
     }
 
 
@@ -90,8 +58,8 @@ def bench(name, repeat, C):
     make = methods(C)
     W = np.zeros((X.shape[1] + 1, K), dtype=X.data.dtype)
     sink = np.zeros(1)
-    runs = {"score-only sweep (the floor)": lambda: score_sweep(
-        X.data, X.indices, X.indptr, W, sink)}  # fmt: skip
+    sweep = R.score_sweep()
+    runs = {"score-only sweep (the floor)": lambda: sweep(X.data, X.indices, X.indptr, W, sink)}
     runs.update({label: (lambda mk=mk: mk().fit(X, y)) for label, mk in make.items()})
     acc = {}
     with warnings.catch_warnings():

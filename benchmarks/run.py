@@ -19,6 +19,7 @@ import argparse
 import bz2
 import ctypes
 import datetime as _dt
+import functools
 import gc
 import io
 import json
@@ -368,23 +369,35 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
     return methods
 
 
-def sklearn_methods(d: Data, C: float) -> list[Method]:
-    from sklearn.linear_model import Perceptron, SGDClassifier
+def sklearn_sgd_pa1(C: float):
+    """scikit-learn's PA-I: SGD with the pa1 rate, one-vs-rest, one epoch, no shuffling."""
+    from sklearn.linear_model import SGDClassifier
 
+    return SGDClassifier(
+        loss="hinge",
+        penalty=None,
+        learning_rate="pa1",
+        eta0=C,
+        max_iter=1,
+        tol=None,
+        shuffle=False,
+        n_jobs=1,
+    )
+
+
+def sklearn_perceptron():
+    """scikit-learn's Perceptron, one-vs-rest, one epoch, no shuffling."""
+    from sklearn.linear_model import Perceptron
+
+    return Perceptron(max_iter=1, tol=None, shuffle=False, n_jobs=1)
+
+
+def sklearn_methods(d: Data, C: float) -> list[Method]:
     def sgd():
-        return SGDClassifier(
-            loss="hinge",
-            penalty=None,
-            learning_rate="pa1",
-            eta0=C,
-            max_iter=1,
-            tol=None,
-            shuffle=False,
-            n_jobs=1,
-        )
+        return sklearn_sgd_pa1(C)
 
     def perc():
-        return Perceptron(max_iter=1, tol=None, shuffle=False, n_jobs=1)
+        return sklearn_perceptron()
 
     def warm(make):
         return lambda: make().fit(d.Xtr[:WARMUP_ROWS], d.ytr[:WARMUP_ROWS])
@@ -566,7 +579,6 @@ def vw_methods(d: Data, tmp: Path) -> list[Method]:
 def end_to_end_methods(d: Data, C: float, tmp: Path, ol) -> list[Method]:
     """Parse an uncompressed svmlight text file (same rows, same order) and make one pass."""
     from sklearn.datasets import load_svmlight_file
-    from sklearn.linear_model import SGDClassifier
 
     svm_path = tmp / f"{d.name}.train.svm"
     svm_path.write_bytes(b"".join(d.train_lines))
@@ -611,16 +623,7 @@ def end_to_end_methods(d: Data, C: float, tmp: Path, ol) -> list[Method]:
 
     def sk_fit():
         X, y = load_svmlight_file(str(svm_path), n_features=d.n_features)
-        return SGDClassifier(
-            loss="hinge",
-            penalty=None,
-            learning_rate="pa1",
-            eta0=C,
-            max_iter=1,
-            tol=None,
-            shuffle=False,
-            n_jobs=1,
-        ).fit(to_csr32(X), y)
+        return sklearn_sgd_pa1(C).fit(to_csr32(X), y)
 
     methods.append(
         Method(
@@ -817,14 +820,12 @@ def run_dataset(name: str, args, ol, ol_error: str | None) -> dict:
     return res
 
 
-def kernel_measures(d: Data, by_key: dict, repeat: int) -> dict:
-    """The floor of a pass (a score-only sweep reading K weights per nonzero), ns per
-    nonzero x class of ours, and the parsers' MB/s on the uncompressed training text."""
+@functools.cache
+def score_sweep():
+    """The compiled floor of a pass, ``sweep(data, indices, indptr, W, out)``: the scores
+    s_k = <w_k, x> of every row (K weights read per nonzero, float64 sums) and nothing else."""
     import numpy as np
     from numba import njit
-    from sklearn.datasets import load_svmlight_file
-
-    from onlinelearn.io import load_svmlight
 
     @njit(cache=False)
     def sweep(data, indices, indptr, W, out):
@@ -841,6 +842,19 @@ def kernel_measures(d: Data, by_key: dict, repeat: int) -> dict:
                     s[k] += v * W[j, k]
             tot += s[0]
         out[0] = tot
+
+    return sweep
+
+
+def kernel_measures(d: Data, by_key: dict, repeat: int) -> dict:
+    """The floor of a pass (a score-only sweep reading K weights per nonzero), ns per
+    nonzero x class of ours, and the parsers' MB/s on the uncompressed training text."""
+    import numpy as np
+    from sklearn.datasets import load_svmlight_file
+
+    from onlinelearn.io import load_svmlight
+
+    sweep = score_sweep()
 
     X = d.Xtr
     K = len(d.classes)
