@@ -90,8 +90,7 @@ def test_pass_matches_reference(est_cls, params, ref, K, layout, dtype, wdtype, 
     X, y = _data(rng, n, d, K)
     X = X.astype(dtype)
     Xin = sp.csr_matrix(X) if layout == "csr" else X
-    # the reference's intercept feature is 1
-    est = est_cls(average=average, dtype=wdtype, intercept_scaling=1.0, **params)
+    est = est_cls(average=average, dtype=wdtype, **params)
     preds = est.partial_fit_predict(Xin, y)
     w32 = dtype == np.float32 and wdtype is None
     assert est._theta.dtype == (np.float32 if w32 else np.float64)
