@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
-from onlinelearn import io as oio
+from onlinelearn import _svmlight_blocks as blocks_mod
 from onlinelearn._core.svmlight import parse_block
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
@@ -155,6 +155,10 @@ def test_generated_multilabel_corpus_equals_scikit_learn(lines):
     _same(ours, theirs, multilabel=True)
 
 
+def _opts():
+    return blocks_mod._Options("<test>", 40, np.float64, False, np.int64, False)
+
+
 @pytest.mark.parametrize("block_size", [1, 7, 64, 1 << 20])
 def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     rng = np.random.default_rng(0)
@@ -165,7 +169,9 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     lines[5] = "# a comment"
     lines[50] = ""
     data = ("\n".join(lines)).encode()  # no final newline
-    monkeypatch.setattr(oio, "BLOCK_SIZE", block_size)
+    monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", block_size)
+    n_blocks = len(list(blocks_mod._iter_blocks(io.BytesIO(data), _opts())))
+    assert n_blocks >= min(len(data) // (2 * block_size), 100)  # the blocks are that small
     X, y = load_svmlight(io.BytesIO(data), n_features=40)
     X2, y2 = load_svmlight_file(io.BytesIO(data), n_features=40, zero_based=False)
     _same((X, y.astype(np.float64)), (X2, y2))

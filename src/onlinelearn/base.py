@@ -92,6 +92,18 @@ _WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
 
+def _exp_shift(theta, balanced):
+    """The exp shift m of the entropy link: the largest exponent any weight has.
+
+    Balanced weights use exp(theta) and exp(-theta), so m = max |theta|; unbalanced ones only
+    exp(theta), so m = max theta. Shifting unbalanced weights by max |theta| lets Z underflow
+    to 0 once every theta is far below zero, and the weights then read out as 0/0.
+    """
+    if theta.size == 0:
+        return 0.0
+    return float(np.abs(theta).max()) if balanced else float(theta.max())
+
+
 class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the online linear classifiers. Not for direct use.
 
@@ -404,7 +416,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         _checks.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
-            mx = float(np.abs(self._theta).max()) if self._theta.size else 0.0
+            mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))
             if abs(mx - self._st[EXP_SHIFT]) > 30.0:
                 reframe(
                     self._theta,
@@ -799,7 +811,9 @@ def merge_models(models):
             out._lastS = np.zeros_like(out._theta)
     out._st = st
     ip, fp = out._codes(out._n_weights())
-    out._st[EXP_SHIFT] = float(np.abs(out._theta).max()) if out._link == L.ENTROPY else 0.0
+    out._st[EXP_SHIFT] = (
+        _exp_shift(out._theta, bool(ip[IP_BALANCED])) if out._link == L.ENTROPY else 0.0
+    )
     recompute_aggregate(
         out._theta, out._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
     )

@@ -72,6 +72,17 @@ _REBASE = 1e4
 
 
 @njit
+def _signed_max(link, balanced):
+    """Whether the exp shift follows max theta rather than max |theta|.
+
+    Unbalanced entropy weights are exp(theta - m) / Z: only the largest theta matters for
+    overflow and for Z >= exp(max theta - m). Shifting by max |theta| instead lets Z underflow
+    to 0 when every theta is far below zero (the weights then read out as 0/0).
+    """
+    return link == ENTROPY and not balanced
+
+
+@njit
 def recompute_aggregate(theta, st, link, p, balanced):
     """Exact aggregate (Z or sum |theta|^p) from scratch; removes drift of the running sum."""
     if link != ENTROPY and link != PNORM:
@@ -79,16 +90,18 @@ def recompute_aggregate(theta, st, link, p, balanced):
         return
     m = st[EXP_SHIFT]
     acc = 0.0
-    mx = 0.0
+    signed = _signed_max(link, balanced)
+    mx = -math.inf if signed else 0.0
     R, K = theta.shape
     for j in range(R):
         for k in range(K):
             v = theta[j, k]
             acc += agg_term(link, v, m, p, balanced)
-            if abs(v) > mx:
-                mx = abs(v)
+            a = v if signed else abs(v)
+            if a > mx:
+                mx = a
     st[AGGREGATE] = acc
-    st[THETA_MAX] = mx
+    st[THETA_MAX] = mx if R * K > 0 else 0.0
 
 
 @njit
@@ -141,7 +154,7 @@ def _touch(theta, A, lastS, st, j, k, dv, link, p, balanced, average):
     if link == ENTROPY or link == PNORM:
         st[AGGREGATE] += agg_term(link, new, m, p, balanced) - agg_term(link, old, m, p, balanced)
     if link != EUCLID:
-        a = abs(new)
+        a = new if _signed_max(link, balanced) else abs(new)
         if a > st[THETA_MAX]:
             st[THETA_MAX] = a
     return True
