@@ -39,6 +39,12 @@ _SLOT_ARRAYS = ("_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last
                 "_label", "_sv_src")  # fmt: skip
 
 
+def _writable(a):
+    """``a`` itself, or a copy when it is read-only (e.g. memory-mapped): the compiled core then
+    sees one array type and is compiled once, and a pass may write into the state."""
+    return a if a.flags.writeable else a.copy()
+
+
 def kernel_param(kernel, what):
     """The estimator's kernel as a Kernel (names and objects accepted; functions refused)."""
     return as_kernel(kernel, f"{type(what).__name__}: kernel")
@@ -109,6 +115,8 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         if last is not None and all(a is b for a, b in zip(last, params, strict=True)):
             return
         self._validate_params()
+        if isinstance(self.budget, (bool, np.bool_)):
+            raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
         if isinstance(self.class_weight, dict):
             for lab, val in self.class_weight.items():
                 if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
@@ -126,6 +134,23 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         return kernel_param(self.kernel, self)
 
     # ------------------------------------------------------------------ state
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # an estimator unpickled from read-only memory maps gets arrays it can write to
+        for name, value in list(self.__dict__.items()):
+            if isinstance(value, np.ndarray):
+                self.__dict__[name] = _writable(value)
+        prog = self.__dict__.get("_prog")
+        if prog is not None:
+            prog.ops, prog.par, prog.ranges = map(_writable, (prog.ops, prog.par, prog.ranges))
+
+    def _rows(self, X):
+        """X (validated) in the form of the compiled program, on writable arrays."""
+        rows = self._prog.rows(X)
+        rows.data, rows.indices, rows.indptr = map(_writable, (rows.data, rows.indices,
+                                                               rows.indptr))  # fmt: skip
+        return rows
+
     @property
     def _b2(self):
         return float(self.intercept_scaling) ** 2 if self.fit_intercept else 0.0
@@ -221,6 +246,12 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self.class_counts_ = counts
         self.classes_ = new_classes
 
+    def _shrink(self):
+        """A budget lowered since the last call: remove vectors by ``removal`` down to it."""
+        O.shrink(int(self.budget), _RULES[self.removal], self._sv_lo, self._sv_hi, self._sv_norm,
+                 self._sv_kxx, self._coef, self._A, self._last, self._born, self._label,
+                 self._sv_src, np.zeros(0, dtype=np.int64), self._st)  # fmt: skip
+
     def _snapshot(self):
         return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE if a in self.__dict__}
 
@@ -284,7 +315,9 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                         "start again with the new kernel."
                     )
                 self._grow(new_classes)
-            rows = self._prog.rows(X)
+                if self.budget is not None and self._n_sv > self.budget:
+                    self._shrink()
+            rows = self._rows(X)
             nnz = int(np.count_nonzero(rows.data))
             y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
             n = rows.n_rows
@@ -352,7 +385,7 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     def _raw_scores(self, X):
         check_is_fitted(self, "classes_")
         X = V.check_X(self, X, reset=False)
-        rows = self._prog.rows(X)
+        rows = self._rows(X)
         coef = self._coef_in_use()
         if coef.shape[0] == 0:
             return np.zeros((rows.n_rows, coef.shape[1]))
@@ -503,9 +536,14 @@ _COMMON_DOC = """
     shuffle : bool, default=True
         Visit the rows of each epoch of :meth:`fit` in a random order from ``random_state``
         (the same orders as the linear learners with the same seed).
-    average : bool, default=False
-        Predict with the average of the hypotheses after every round (kept lazily per support
-        vector; with a budget, over the support vectors still in the set).
+    average : bool, default=True
+        Predict with the average of the hypotheses after every round, (1/T) sum_t f_t, as the
+        linear twins do by default (``docs/defaults.md``).  Kept lazily per support vector
+        (sum_t c_s^(t) = A_s + c_s (S - last_s)): O(n_columns) per update, nothing per round
+        without one.  With a budget, a removed vector takes its share of the average with it:
+        the average over all T rounds of the hypotheses restricted to the vectors still in the
+        set.  ``partial_fit_predict`` predicts with the current iterate.  Model files keep the
+        value they were saved with (``False`` in files written before this default).
     random_state : int, RandomState or None, default=None
     fit_intercept : bool, default=True
         Learn a bias as the weight of a constant feature of value b = ``intercept_scaling``,
@@ -561,11 +599,11 @@ class KernelPerceptron(KernelOnlineClassifier):
     >>> clf = KernelPerceptron(RBF(gamma=0.02), budget=300, random_state=0, n_epochs=2)
     >>> clf = clf.fit(X[:600], y[:600])
     >>> print(int(clf.n_support_.sum()), f"{clf.score(*load_dna('test')):.3f}")
-    277 0.876
+    277 0.901
     """
 
     def __init__(self, kernel="rbf", *, budget=None, removal="oldest", n_epochs=5, shuffle=True,
-                 average=False, random_state=None, fit_intercept=True,
+                 average=True, random_state=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.budget = budget
@@ -620,9 +658,9 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     >>> from onlinelearn.datasets import load_dna
     >>> X, y = load_dna("train")
     >>> from onlinelearn.kernels import RBF
-    >>> clf = KernelPassiveAggressive(RBF(gamma=0.02), C=0.1, random_state=0, n_epochs=2)
+    >>> clf = KernelPassiveAggressive(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
-    0.843
+    0.909
     """
 
     _parameter_constraints = {
@@ -633,7 +671,7 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     }
 
     def __init__(self, kernel="rbf", *, variant="PA-I", C=1.0, margin=1.0, budget=None,
-                 removal="oldest", n_epochs=5, shuffle=True, average=False, random_state=None,
+                 removal="oldest", n_epochs=5, shuffle=True, average=True, random_state=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.variant = variant
@@ -682,9 +720,9 @@ class KernelCOPA(KernelOnlineClassifier):
     >>> from onlinelearn.datasets import load_dna
     >>> X, y = load_dna("train")
     >>> from onlinelearn.kernels import RBF
-    >>> clf = KernelCOPA(RBF(gamma=0.02), C=0.1, random_state=0, n_epochs=2)
+    >>> clf = KernelCOPA(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
-    0.834
+    0.879
     """
 
     _always_multiclass = True
@@ -694,7 +732,7 @@ class KernelCOPA(KernelOnlineClassifier):
     }
 
     def __init__(self, kernel="rbf", *, C=1.0, budget=None, removal="oldest", n_epochs=5,
-                 shuffle=True, average=False, random_state=None, fit_intercept=True,
+                 shuffle=True, average=True, random_state=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None):  # fmt: skip
         self.kernel = kernel
         self.C = C

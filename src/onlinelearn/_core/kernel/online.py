@@ -25,7 +25,11 @@ Budget (``budget`` > 0: at most that many support vectors).  When a row must ent
     Forgetron's choice of whom to forget, without its shrinking of the others), or
     ``REMOVE_SMALLEST`` the one with the smallest ||c_s||_2.  The removed slot is filled with the
     last one (the set stays compact); its pool entries become garbage, compacted by the caller.
-    The averaged hypothesis keeps only the support vectors still in the set.
+    The average leaves with the vector: the averaged hypothesis is
+    (1/T) sum_t sum_{s in the set now} c_s^(t) (k(x_s, .) + b^2), c_s^(t) the coefficient of s
+    after round t (0 before it entered), i.e. the average over all T rounds of the hypotheses
+    restricted to the vectors still in the set (so it never holds more than ``budget`` vectors).
+    :func:`shrink` applies the same rule when the budget was lowered between two calls.
 
 Scalars ``st``: T rounds, S average clock, n_updates, n_mistakes, n_sv, pool_used, n_removed,
 insertions (the birth counter for "oldest").
@@ -94,6 +98,19 @@ def _move_slot(dst, src, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, lab
         A[dst, k] = A[src, k]
     if sv_src[dst] >= 0:
         slot_of_row[sv_src[dst]] = dst
+
+
+@njit
+def _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+                slot_of_row):  # fmt: skip
+    """Remove the support vector chosen by ``rule`` from slots 0 .. n_sv-1 (the last slot fills
+    its place; its coefficients and average go with it)."""
+    v = _victim(rule, coef, born, n_sv)
+    if sv_src[v] >= 0:
+        slot_of_row[sv_src[v]] = -1
+    if v != n_sv - 1:
+        _move_slot(v, n_sv - 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label,
+                   sv_src, slot_of_row)  # fmt: skip
 
 
 @njit
@@ -167,12 +184,8 @@ def kernel_pass(
             if s < 0:
                 # ---- a new support vector (after a removal when the budget is full)
                 if budget > 0 and n_sv >= budget:
-                    v = _victim(rule, coef, born, n_sv)
-                    if sv_src[v] >= 0:
-                        slot_of_row[sv_src[v]] = -1
-                    if v != n_sv - 1:
-                        _move_slot(v, n_sv - 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last,
-                                   born, label, sv_src, slot_of_row)  # fmt: skip
+                    _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born,
+                                label, sv_src, slot_of_row)  # fmt: skip
                     n_sv -= 1
                     st[N_REMOVED] += 1.0
                 if n_sv >= coef.shape[0]:
@@ -223,6 +236,23 @@ def kernel_pass(
         if average:
             st[S_CLOCK] = S + 1.0
     return OK
+
+
+@njit
+def shrink(budget, rule, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+           slot_of_row, st):  # fmt: skip
+    """Remove support vectors by ``rule`` until at most ``budget`` remain (a budget lowered
+    since the last pass); returns how many were removed."""
+    n_sv = int(st[N_SV])
+    removed = 0
+    while n_sv > budget:
+        _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label,
+                    sv_src, slot_of_row)  # fmt: skip
+        n_sv -= 1
+        removed += 1
+    st[N_SV] = n_sv
+    st[N_REMOVED] += removed
+    return removed
 
 
 @njit
