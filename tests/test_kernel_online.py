@@ -81,13 +81,19 @@ def test_linear_twin_streams_with_growing_labels_and_csr(twin):
     # labels arrive over time: {0}, then {0, 1}, then all four
     order = np.argsort(np.minimum(y, 2), kind="stable")
     X, y, sw = X[order], y[order], sw[order]
+    X = X.astype(np.float32).astype(np.float64)  # values a float32 copy holds exactly
+    k32 = make_ker(**params, average=True)
     for part in np.array_split(np.arange(len(y)), 5):
-        Xp = sp.csr_matrix(X[part], dtype=np.float32)
+        Xp = sp.csr_matrix(X[part])
         a = lin.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
         b = ker.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
         np.testing.assert_array_equal(a, b)
+        # float32 CSR input: widened to float64 once, the same model bit for bit
+        c = k32.partial_fit_predict(Xp.astype(np.float32), y[part], sample_weight=sw[part])
+        np.testing.assert_array_equal(c, b)
     np.testing.assert_array_equal(ker.classes_, lin.classes_)
-    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(k32.dual_coef_, ker.dual_coef_)
     assert ker.n_mistakes_ == lin.n_mistakes_
 
 

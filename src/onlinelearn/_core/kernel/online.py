@@ -135,16 +135,23 @@ def kernel_pass(
         n_sv = int(st[N_SV])
 
         # ---- scores f_k(x_i) = sum_s c_sk (k(x_s, x_i) + b^2) and kappa(x_i)
+        # (one call site of the kernel program for both: it is the bulk of the compiled code)
         for k in range(K):
             scores[k] = 0.0
-        for s in range(n_sv):
+        kxx = 0.0
+        for s in range(n_sv + 1):
+            if s < n_sv:  # support vector s
+                bd, bi, b0, b1 = pool_d, pool_i, sv_lo[s], sv_hi[s]
+                bdense, bnorm = False, sv_norm[s]
+            else:  # x_i itself
+                bd, bi, b0, b1, bdense, bnorm = data, indices, a0, a1, dense, norms[i]
             kv = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
-                            pool_d, pool_i, sv_lo[s], sv_hi[s], False, sv_norm[s],
-                            stack) + b2  # fmt: skip
-            for k in range(K):
-                scores[k] += coef[s, k] * kv
-        kxx = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
-                         data, indices, a0, a1, dense, norms[i], stack)  # fmt: skip
+                            bd, bi, b0, b1, bdense, bnorm, stack)  # fmt: skip
+            if s == n_sv:
+                kxx = kv
+            else:
+                for k in range(K):
+                    scores[k] += coef[s, k] * (kv + b2)
         sq = kxx + b2
         ok = finite(sq)
         for k in range(K):
