@@ -83,13 +83,14 @@ def test_linear_twin_streams_with_growing_labels_and_csr(twin):
     X, y, sw = X[order], y[order], sw[order]
     X = X.astype(np.float32).astype(np.float64)  # values a float32 copy holds exactly
     k32 = make_ker(**params, average=True)
-    for part in np.array_split(np.arange(len(y)), 5):
+    for j, part in enumerate(np.array_split(np.arange(len(y)), 6)):
         Xp = sp.csr_matrix(X[part])
-        a = lin.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
-        b = ker.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
+        kw = dict(sample_weight=sw[part], predict_with=("current", "average")[j % 2])
+        a = lin.partial_fit_predict(Xp, y[part], **kw)
+        b = ker.partial_fit_predict(Xp, y[part], **kw)
         np.testing.assert_array_equal(a, b)
         # float32 CSR input: widened to float64 once, the same model bit for bit
-        c = k32.partial_fit_predict(Xp.astype(np.float32), y[part], sample_weight=sw[part])
+        c = k32.partial_fit_predict(Xp.astype(np.float32), y[part], **kw)
         np.testing.assert_array_equal(c, b)
     np.testing.assert_array_equal(ker.classes_, lin.classes_)
     np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
@@ -432,3 +433,31 @@ def test_read_only_input_and_state_compile_nothing_new():
     ref.partial_fit(X[:10], y[:10])
     np.testing.assert_array_equal(back.decision_function(X), ref.decision_function(X))
     assert len(O.kernel_pass.signatures) == n_sig
+
+
+@pytest.mark.parametrize("make", [
+    lambda: KernelPerceptron(K.RBF(0.3), budget=8, removal="smallest"),
+    lambda: KernelCOPA(K.RBF(0.3), C=0.5, budget=8),
+])  # fmt: skip
+def test_predict_with_average_is_predict_row_by_row(make):
+    import copy
+
+    X, y = _blobs(n=50, Kc=3, seed=19)
+    y[::4] = (y[::4] + 1) % 3
+    a, b = make(), make()
+    a.partial_fit(X[:10], y[:10])
+    b.partial_fit(X[:10], y[:10])
+    got = a.partial_fit_predict(X[10:], y[10:], predict_with="average")
+    cur = copy.deepcopy(b).partial_fit_predict(X[10:], y[10:])
+    expected = []
+    for i in range(10, len(y)):
+        expected.append(b.predict(X[i : i + 1])[0])
+        b.partial_fit(X[i : i + 1], y[i : i + 1])
+    np.testing.assert_array_equal(got, expected)
+    assert (got != cur).any()  # the two read-outs differ on this stream: the option matters
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    with pytest.raises(ValueError, match="predict_with"):
+        a.partial_fit_predict(X[:2], y[:2], predict_with="last")
+    a.set_params(average=False)
+    with pytest.raises(ValueError, match="average=True"):
+        a.partial_fit_predict(X[:2], y[:2], predict_with="average")

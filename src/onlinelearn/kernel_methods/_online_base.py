@@ -260,7 +260,8 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(a, None)
 
     # ------------------------------------------------------------------ the pass
-    def _run(self, rows, nnz, y_codes, weights, order, pred, loss, slot_of_row):
+    def _run(self, rows, nnz, y_codes, weights, order, pred, loss, slot_of_row,
+             predict_average=False):  # fmt: skip
         if len(self.classes_) < 2:
             pred[order] = 0
             loss[order] = 0.0
@@ -281,7 +282,7 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._coef, self._A, self._last, self._born, self._label, self._sv_src,
             slot_of_row, self._st, pred, loss,
             np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K),
-            np.zeros(prog.ops.shape[0] + 1),
+            np.zeros(prog.ops.shape[0] + 1), bool(predict_average), np.zeros(K),
         )  # fmt: skip
         if status == O.FULL:  # pragma: no cover - capacity is reserved above
             raise RuntimeError("internal error: support set capacity exhausted")
@@ -293,7 +294,7 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 "the features or the kernel's parameters (e.g. a smaller gamma)."
             )
 
-    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode):
+    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
         first = fit_mode or not hasattr(self, "classes_")
         snap = self._snapshot()
         try:
@@ -332,7 +333,7 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             else:
                 sw = self._example_weights(y_codes, sw, None)
                 self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
-                          slot_of_row)  # fmt: skip
+                          slot_of_row, predict_average)  # fmt: skip
             self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
             self.class_counts_ = self.class_counts_ + np.bincount(
                 y_codes, minlength=len(self.classes_)
@@ -355,9 +356,24 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
         return self
 
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None):
-        """Progressive validation: the label predicted for each row before its update."""
-        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
+                            predict_with="current"):  # fmt: skip
+        """Progressive validation: the label predicted for each row before its update, then
+        learn from it (as :meth:`partial_fit`).
+
+        ``predict_with='current'`` (default): the current iterate f_t, the learner's own
+        prediction (its mistakes are ``n_mistakes_``), also when ``average=True``.
+        ``predict_with='average'`` (needs ``average=True``): the averaged hypothesis in force
+        before each row, i.e. what :meth:`predict` would say row by row (the linear learners'
+        option, with the same meaning); learning is the same either way."""
+        if predict_with not in ("current", "average"):
+            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
+        if predict_with == "average" and not self.average:
+            raise ValueError(
+                "predict_with='average' needs average=True (there is no average to predict with)"
+            )
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
+                                 predict_average=predict_with == "average")  # fmt: skip
 
     def _coef_in_use(self):
         """(n_sv, n_cols) coefficients of the hypothesis used by predict (averaged when

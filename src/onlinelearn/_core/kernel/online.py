@@ -121,10 +121,17 @@ def kernel_pass(
     step, C, gamma, binary, average, budget, rule,
     pool_d, pool_i, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
     slot_of_row, st, pred_out, loss_out, scores, alpha, work_idx, work_val, stack,
+    predict_average, avg_scores,
 ):  # fmt: skip
     """One pass over the rows ``order`` of the batch (module docstring).  Returns OK, NONFINITE
     (a kernel value or a score is not finite: the state may be partly changed, the caller
-    restores it) or FULL (no room left in the pool or the slots: a bug of the caller)."""
+    restores it) or FULL (no room left in the pool or the slots: a bug of the caller).
+
+    ``predict_average`` (with ``average``): ``pred_out`` gets the prediction of the averaged
+    hypothesis in force before each row (T times it: sum_s (A_s + c_s (S - last_s)) (k + b^2),
+    the factor 1/T changes no sign or argmax), from the same kernel values; learning and
+    ``n_mistakes`` (the current iterate's) are unchanged."""
+    predict_average = predict_average and average
     K = coef.shape[1]
     kappa = 1.0 if binary else 2.0
     for ii in range(order.shape[0]):
@@ -138,6 +145,8 @@ def kernel_pass(
         # (one call site of the kernel program for both: it is the bulk of the compiled code)
         for k in range(K):
             scores[k] = 0.0
+            avg_scores[k] = 0.0
+        S_now = st[S_CLOCK]
         kxx = 0.0
         for s in range(n_sv + 1):
             if s < n_sv:  # support vector s
@@ -152,6 +161,9 @@ def kernel_pass(
             else:
                 for k in range(K):
                     scores[k] += coef[s, k] * (kv + b2)
+                if predict_average:
+                    for k in range(K):
+                        avg_scores[k] += (A[s, k] + coef[s, k] * (S_now - last[s])) * (kv + b2)
         sq = kxx + b2
         ok = finite(sq)
         for k in range(K):
@@ -161,9 +173,16 @@ def kernel_pass(
 
         # ---- prediction, margin, loss (as the linear passes)
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
-        pred_out[i] = pred
         if pred != yi:
-            st[N_MISTAKES] += 1.0
+            st[N_MISTAKES] += 1.0  # the learner's own mistakes: those of the current iterate
+        if predict_average:
+            for k in range(K):
+                ok = ok and finite(avg_scores[k])
+            if not ok:
+                return NONFINITE
+            pred_out[i] = predict_margin_loss(avg_scores, yi, binary, gamma)[0]
+        else:
+            pred_out[i] = pred
         loss_out[i] = loss
 
         # ---- dual step
