@@ -16,6 +16,7 @@ from onlinelearn import (
     Perceptron,
 )
 from onlinelearn import kernels as K
+from onlinelearn.kernels._program import Program
 
 
 def _blobs(n=150, d=5, Kc=3, seed=0):
@@ -80,19 +81,26 @@ def test_linear_twin_streams_with_growing_labels_and_csr(twin):
     # labels arrive over time: {0}, then {0, 1}, then all four
     order = np.argsort(np.minimum(y, 2), kind="stable")
     X, y, sw = X[order], y[order], sw[order]
-    for part in np.array_split(np.arange(len(y)), 5):
-        Xp = sp.csr_matrix(X[part], dtype=np.float32)
-        a = lin.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
-        b = ker.partial_fit_predict(Xp, y[part], sample_weight=sw[part])
+    X = X.astype(np.float32).astype(np.float64)  # values a float32 copy holds exactly
+    k32 = make_ker(**params, average=True)
+    for j, part in enumerate(np.array_split(np.arange(len(y)), 6)):
+        Xp = sp.csr_matrix(X[part])
+        kw = dict(sample_weight=sw[part], predict_with=("current", "average")[j % 2])
+        a = lin.partial_fit_predict(Xp, y[part], **kw)
+        b = ker.partial_fit_predict(Xp, y[part], **kw)
         np.testing.assert_array_equal(a, b)
+        # float32 CSR input: widened to float64 once, the same model bit for bit
+        c = k32.partial_fit_predict(Xp.astype(np.float32), y[part], **kw)
+        np.testing.assert_array_equal(c, b)
     np.testing.assert_array_equal(ker.classes_, lin.classes_)
-    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(k32.dual_coef_, ker.dual_coef_)
     assert ker.n_mistakes_ == lin.n_mistakes_
 
 
 def test_support_set_attributes():
     X, y = _blobs(seed=3)
-    clf = KernelPerceptron(K.RBF(0.5), random_state=0).fit(X, y)
+    clf = KernelPerceptron(K.RBF(0.5), random_state=0, average=False).fit(X, y)
     n_sv = clf.support_vectors_.shape[0]
     assert clf.dual_coef_.shape == (3, n_sv)
     assert clf.n_support_.sum() == n_sv and clf.n_support_.shape == (3,)
@@ -259,3 +267,197 @@ def test_linear_twin_with_class_weight(twin, cw):
         ker.partial_fit(X[part], y[part])
     np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-9, atol=1e-9)
     assert ker.n_mistakes_ == lin.n_mistakes_
+
+
+# ---------------------------------------------------------------------- averaged default
+_SHARED_DEFAULTS = ("average", "n_epochs", "shuffle", "fit_intercept", "intercept_scaling",
+                    "class_weight", "C", "variant", "margin")  # fmt: skip
+
+
+@pytest.mark.parametrize("twin", [0, 1, 4])
+def test_defaults_are_those_of_the_linear_twin(twin):
+    """Same default parameters (averaging included) and, with a linear kernel, the same model."""
+    make_lin, make_ker, _ = TWINS[twin]
+    lin_p, ker_p = make_lin().get_params(), make_ker().get_params()
+    shared = [p for p in _SHARED_DEFAULTS if p in ker_p]
+    assert ker_p["average"] is True
+    assert {p: ker_p[p] for p in shared} == {p: lin_p[p] for p in shared}
+    X, y = _blobs(n=90, Kc=3, seed=13)
+    lin, ker = make_lin(random_state=2).fit(X, y), make_ker(random_state=2).fit(X, y)
+    np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), atol=1e-9)
+    np.testing.assert_allclose(_weights(ker), lin.coef_, rtol=1e-10, atol=1e-10)
+
+
+def test_model_files_keep_their_average(tmp_path):
+    """A file written when average=False was the default loads with average=False."""
+    from onlinelearn.model_io import load_model, save_model
+
+    X, y = _blobs(n=60, seed=14)
+    for clf in (KernelPerceptron("rbf", average=False), KernelCOPA("rbf")):
+        clf.fit(X, y)
+        save_model(clf, tmp_path / "m.npz")
+        back = load_model(tmp_path / "m.npz")
+        assert back.average is clf.average
+        np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
+
+
+def _streamed_average(make, X, y, classes):
+    """Feed the rows one round at a time to an averaged learner and to its last-iterate twin
+    (the same learning path); return the averaged learner and, from the twin's coefficients
+    after every round, (1/T) sum_t c_s^(t) for every support vector s (keyed by its row)."""
+    avg, cur = make(average=True), make(average=False)
+    sums = {}
+    for i in range(len(y)):
+        avg.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
+        cur.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
+        live = {r.tobytes() for r in cur.support_vectors_}
+        for key in list(sums):  # a removed vector's share of the average leaves with it
+            if key not in live:
+                del sums[key]
+        for r, c in zip(cur.support_vectors_, cur.dual_coef_.T, strict=True):
+            sums[r.tobytes()] = sums.get(r.tobytes(), 0.0) + c
+    return avg, {k: v / len(y) for k, v in sums.items()}
+
+
+@pytest.mark.parametrize("budget,removal", [(None, "oldest"), (6, "oldest"), (6, "smallest")])
+@pytest.mark.parametrize("learner", ["perceptron", "pa", "copa"])
+def test_average_is_the_mean_of_the_iterates_on_the_kept_vectors(learner, budget, removal):
+    """Brute force: the averaged dual coefficients are (1/T) sum over rounds of each kept
+    vector's coefficients (0 before it entered); a removed vector takes its share with it."""
+    make = {
+        "perceptron": lambda **kw: KernelPerceptron(K.RBF(0.4), **kw),
+        "pa": lambda **kw: KernelPassiveAggressive(K.RBF(0.4), variant="PA-II", C=0.5, **kw),
+        "copa": lambda **kw: KernelCOPA(K.RBF(0.4), C=0.5, **kw),
+    }[learner]
+    X, y = _blobs(n=60, Kc=3, seed=15)
+    y[::5] = (y[::5] + 1) % 3  # noise: updates keep coming and the budget fills
+    avg, ref = _streamed_average(
+        lambda **kw: make(budget=budget, removal=removal, **kw), X, y, [0, 1, 2]
+    )
+    assert avg.support_vectors_.shape[0] <= (budget or len(y))
+    if budget is not None:
+        assert avg.n_removed_ > 0
+    expected = np.array([ref[r.tobytes()] for r in avg.support_vectors_]).T
+    np.testing.assert_allclose(avg.dual_coef_, expected, rtol=1e-12, atol=1e-14)
+    # and the decision function is that hypothesis: sum_s c_s (k(x_s, x) + b^2)
+    Kx = K.RBF(0.4)(X, avg.support_vectors_) + 1.0
+    np.testing.assert_allclose(avg.decision_function(X), Kx @ expected.T, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- budget and bad input
+def test_lowered_budget_shrinks_the_set_by_the_rule():
+    X, y = _blobs(n=150, seed=16)
+    y[::4] = (y[::4] + 1) % 3
+    clf = KernelPassiveAggressive("rbf", variant="PA-II", budget=30, removal="smallest",
+                                  random_state=0).fit(X, y)  # fmt: skip
+    assert clf.support_vectors_.shape[0] == 30
+    norms = np.linalg.norm(clf._coef[: clf._n_sv], axis=1)  # the iterate's ||c_s||_2
+    keep = {r.tobytes() for r in clf.support_vectors_[np.argsort(norms)[-10:]]}
+    # a failed call undoes the shrinking with everything else
+    before = clf.decision_function(X)
+    clf.set_params(budget=10)
+    with pytest.raises(ValueError):
+        clf.partial_fit(X[:5, :3], y[:5])
+    assert clf.support_vectors_.shape[0] == 30
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+    removed = clf.n_removed_
+    clf.partial_fit(X[:30], y[:30])
+    assert clf.support_vectors_.shape[0] <= 10 and clf.n_removed_ >= removed + 20
+    kept_old = {r.tobytes() for r in clf.support_vectors_} & {r.tobytes() for r in X[30:]}
+    assert kept_old <= keep  # the 20 smallest went first
+
+
+def test_kernel_giving_nan_and_precomputed_grams_are_refused_without_change():
+    X, y = _blobs(n=60, seed=17)
+    clf = KernelCOPA("rbf", budget=20).fit(X, y)
+    snap = (clf.decision_function(X), clf.support_vectors_.copy(), clf.t_, clf.n_removed_)
+
+    def unchanged():
+        np.testing.assert_array_equal(clf.decision_function(X), snap[0])
+        np.testing.assert_array_equal(clf.support_vectors_, snap[1])
+        assert (clf.t_, clf.n_removed_) == snap[2:]
+
+    # exp overflows to inf, and 0 * inf is NaN: a kernel that returns NaN
+    nan_kernel = 0.0 * K.exp(1e3 * K.Linear())
+    prog = Program(nan_kernel, X.shape[1])
+    assert np.isnan(prog.block(prog.rows(X[:2] * 10))).all()
+    clf.set_params(kernel=nan_kernel)
+    with pytest.raises(FloatingPointError, match="NaN or infinity"):
+        clf.fit(X * 10, y)
+    clf.set_params(kernel="rbf")
+    unchanged()
+    G = K.RBF()(X)
+    for kernel in ("precomputed", K.Precomputed()):
+        for gram in (G, G[:, :-1], G + np.triu(np.ones_like(G), 1)):  # square, not, asymmetric
+            clf.set_params(kernel=kernel)
+            with pytest.raises(ValueError, match="precomputed Gram matrix"):
+                clf.fit(gram, y)
+            with pytest.raises(ValueError, match="precomputed Gram matrix"):
+                clf.partial_fit(gram, y)
+            clf.set_params(kernel="rbf")
+            unchanged()
+    for bad in (0, -1, 1.5, True):
+        clf.set_params(budget=bad)
+        with pytest.raises(ValueError, match="budget"):
+            clf.partial_fit(X[:4], y[:4])
+        with pytest.raises(ValueError, match="budget"):
+            clf.fit(X, y)
+        clf.set_params(budget=20)
+        unchanged()
+    # a kernel finite on the training rows and NaN on the test rows: reported at prediction
+    est = KernelPerceptron(0.0 * K.exp(10.0 * K.Linear()) + K.RBF()).fit(X / 10, y)
+    with pytest.raises(FloatingPointError, match="NaN or infinity"):
+        est.decision_function(X * 100)
+
+
+def test_read_only_input_and_state_compile_nothing_new():
+    """Read-only (memory-mapped) input or unpickled state: same results, no new compiled
+    signature of the pass (a read-only array is another numba type)."""
+    import pickle
+
+    from onlinelearn._core.kernel import online as O
+
+    X, y = _blobs(n=60, seed=18)
+    ref = KernelPassiveAggressive("rbf", random_state=1).fit(X, y)
+    n_sig = len(O.kernel_pass.signatures)
+    Xr = X.copy()
+    Xr.flags.writeable = False
+    clf = KernelPassiveAggressive("rbf", random_state=1).fit(Xr, y)
+    np.testing.assert_array_equal(clf.decision_function(Xr), ref.decision_function(X))
+    back = pickle.loads(pickle.dumps(clf))
+    for value in back.__dict__.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    back.__setstate__(dict(back.__dict__))
+    back.partial_fit(Xr[:10], y[:10])
+    ref.partial_fit(X[:10], y[:10])
+    np.testing.assert_array_equal(back.decision_function(X), ref.decision_function(X))
+    assert len(O.kernel_pass.signatures) == n_sig
+
+
+@pytest.mark.parametrize("make", [
+    lambda: KernelPerceptron(K.RBF(0.3), budget=8, removal="smallest"),
+    lambda: KernelCOPA(K.RBF(0.3), C=0.5, budget=8),
+])  # fmt: skip
+def test_predict_with_average_is_predict_row_by_row(make):
+    import copy
+
+    X, y = _blobs(n=50, Kc=3, seed=19)
+    y[::4] = (y[::4] + 1) % 3
+    a, b = make(), make()
+    a.partial_fit(X[:10], y[:10])
+    b.partial_fit(X[:10], y[:10])
+    got = a.partial_fit_predict(X[10:], y[10:], predict_with="average")
+    cur = copy.deepcopy(b).partial_fit_predict(X[10:], y[10:])
+    expected = []
+    for i in range(10, len(y)):
+        expected.append(b.predict(X[i : i + 1])[0])
+        b.partial_fit(X[i : i + 1], y[i : i + 1])
+    np.testing.assert_array_equal(got, expected)
+    assert (got != cur).any()  # the two read-outs differ on this stream: the option matters
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    with pytest.raises(ValueError, match="predict_with"):
+        a.partial_fit_predict(X[:2], y[:2], predict_with="last")
+    a.set_params(average=False)
+    with pytest.raises(ValueError, match="average=True"):
+        a.partial_fit_predict(X[:2], y[:2], predict_with="average")

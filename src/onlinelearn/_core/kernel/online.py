@@ -25,7 +25,11 @@ Budget (``budget`` > 0: at most that many support vectors).  When a row must ent
     Forgetron's choice of whom to forget, without its shrinking of the others), or
     ``REMOVE_SMALLEST`` the one with the smallest ||c_s||_2.  The removed slot is filled with the
     last one (the set stays compact); its pool entries become garbage, compacted by the caller.
-    The averaged hypothesis keeps only the support vectors still in the set.
+    The average leaves with the vector: the averaged hypothesis is
+    (1/T) sum_t sum_{s in the set now} c_s^(t) (k(x_s, .) + b^2), c_s^(t) the coefficient of s
+    after round t (0 before it entered), i.e. the average over all T rounds of the hypotheses
+    restricted to the vectors still in the set (so it never holds more than ``budget`` vectors).
+    :func:`shrink` applies the same rule when the budget was lowered between two calls.
 
 Scalars ``st``: T rounds, S average clock, n_updates, n_mistakes, n_sv, pool_used, n_removed,
 insertions (the birth counter for "oldest").
@@ -97,6 +101,19 @@ def _move_slot(dst, src, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, lab
 
 
 @njit
+def _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+                slot_of_row):  # fmt: skip
+    """Remove the support vector chosen by ``rule`` from slots 0 .. n_sv-1 (the last slot fills
+    its place; its coefficients and average go with it)."""
+    v = _victim(rule, coef, born, n_sv)
+    if sv_src[v] >= 0:
+        slot_of_row[sv_src[v]] = -1
+    if v != n_sv - 1:
+        _move_slot(v, n_sv - 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label,
+                   sv_src, slot_of_row)  # fmt: skip
+
+
+@njit
 def kernel_pass(
     data, indices, indptr, n_cols, dense, norms,
     y, weight, order,
@@ -104,10 +121,17 @@ def kernel_pass(
     step, C, gamma, binary, average, budget, rule,
     pool_d, pool_i, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
     slot_of_row, st, pred_out, loss_out, scores, alpha, work_idx, work_val, stack,
+    predict_average, avg_scores,
 ):  # fmt: skip
     """One pass over the rows ``order`` of the batch (module docstring).  Returns OK, NONFINITE
     (a kernel value or a score is not finite: the state may be partly changed, the caller
-    restores it) or FULL (no room left in the pool or the slots: a bug of the caller)."""
+    restores it) or FULL (no room left in the pool or the slots: a bug of the caller).
+
+    ``predict_average`` (with ``average``): ``pred_out`` gets the prediction of the averaged
+    hypothesis in force before each row (T times it: sum_s (A_s + c_s (S - last_s)) (k + b^2),
+    the factor 1/T changes no sign or argmax), from the same kernel values; learning and
+    ``n_mistakes`` (the current iterate's) are unchanged."""
+    predict_average = predict_average and average
     K = coef.shape[1]
     kappa = 1.0 if binary else 2.0
     for ii in range(order.shape[0]):
@@ -118,16 +142,28 @@ def kernel_pass(
         n_sv = int(st[N_SV])
 
         # ---- scores f_k(x_i) = sum_s c_sk (k(x_s, x_i) + b^2) and kappa(x_i)
+        # (one call site of the kernel program for both: it is the bulk of the compiled code)
         for k in range(K):
             scores[k] = 0.0
-        for s in range(n_sv):
+            avg_scores[k] = 0.0
+        S_now = st[S_CLOCK]
+        kxx = 0.0
+        for s in range(n_sv + 1):
+            if s < n_sv:  # support vector s
+                bd, bi, b0, b1 = pool_d, pool_i, sv_lo[s], sv_hi[s]
+                bdense, bnorm = False, sv_norm[s]
+            else:  # x_i itself
+                bd, bi, b0, b1, bdense, bnorm = data, indices, a0, a1, dense, norms[i]
             kv = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
-                            pool_d, pool_i, sv_lo[s], sv_hi[s], False, sv_norm[s],
-                            stack) + b2  # fmt: skip
-            for k in range(K):
-                scores[k] += coef[s, k] * kv
-        kxx = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
-                         data, indices, a0, a1, dense, norms[i], stack)  # fmt: skip
+                            bd, bi, b0, b1, bdense, bnorm, stack)  # fmt: skip
+            if s == n_sv:
+                kxx = kv
+            else:
+                for k in range(K):
+                    scores[k] += coef[s, k] * (kv + b2)
+                if predict_average:
+                    for k in range(K):
+                        avg_scores[k] += (A[s, k] + coef[s, k] * (S_now - last[s])) * (kv + b2)
         sq = kxx + b2
         ok = finite(sq)
         for k in range(K):
@@ -137,9 +173,16 @@ def kernel_pass(
 
         # ---- prediction, margin, loss (as the linear passes)
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
-        pred_out[i] = pred
         if pred != yi:
-            st[N_MISTAKES] += 1.0
+            st[N_MISTAKES] += 1.0  # the learner's own mistakes: those of the current iterate
+        if predict_average:
+            for k in range(K):
+                ok = ok and finite(avg_scores[k])
+            if not ok:
+                return NONFINITE
+            pred_out[i] = predict_margin_loss(avg_scores, yi, binary, gamma)[0]
+        else:
+            pred_out[i] = pred
         loss_out[i] = loss
 
         # ---- dual step
@@ -167,12 +210,8 @@ def kernel_pass(
             if s < 0:
                 # ---- a new support vector (after a removal when the budget is full)
                 if budget > 0 and n_sv >= budget:
-                    v = _victim(rule, coef, born, n_sv)
-                    if sv_src[v] >= 0:
-                        slot_of_row[sv_src[v]] = -1
-                    if v != n_sv - 1:
-                        _move_slot(v, n_sv - 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last,
-                                   born, label, sv_src, slot_of_row)  # fmt: skip
+                    _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born,
+                                label, sv_src, slot_of_row)  # fmt: skip
                     n_sv -= 1
                     st[N_REMOVED] += 1.0
                 if n_sv >= coef.shape[0]:
@@ -223,6 +262,23 @@ def kernel_pass(
         if average:
             st[S_CLOCK] = S + 1.0
     return OK
+
+
+@njit
+def shrink(budget, rule, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
+           slot_of_row, st):  # fmt: skip
+    """Remove support vectors by ``rule`` until at most ``budget`` remain (a budget lowered
+    since the last pass); returns how many were removed."""
+    n_sv = int(st[N_SV])
+    removed = 0
+    while n_sv > budget:
+        _remove_one(rule, n_sv, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label,
+                    sv_src, slot_of_row)  # fmt: skip
+        n_sv -= 1
+        removed += 1
+    st[N_SV] = n_sv
+    st[N_REMOVED] += removed
+    return removed
 
 
 @njit

@@ -1,0 +1,533 @@
+"""The plumbing shared by the kernel online learners (:mod:`._online`): validation, label growth,
+the support set and its budget, the averaged read-out, transactions (snapshot/restore) and model
+files, in :class:`KernelOnlineClassifier`; each learner only declares its step.  The compiled
+pass is :func:`onlinelearn._core.kernel.online.kernel_pass`.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _validation as V
+from .._core.kernel import online as O
+from .._estimator import labels_from_scores, params_to_json
+from .._estimator import params_from_json as _params_from_json
+from ..base import OnlineLinearClassifier
+from ..kernels import Precomputed, as_kernel, from_dict
+from ..kernels._program import Program, Rows
+
+__all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
+
+_RULES = {"oldest": O.REMOVE_OLDEST, "smallest": O.REMOVE_SMALLEST}
+_STATE = (
+    "classes_", "n_features_in_", "feature_names_in_", "_prog", "_sparse_input", "_st",
+    "_pool_d", "_pool_i", "_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last",
+    "_born", "_label", "_sv_src", "class_counts_", "_validated",
+)  # fmt: skip
+_SLOT_ARRAYS = ("_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born",
+                "_label", "_sv_src")  # fmt: skip
+
+
+def _writable(a):
+    """``a`` itself, or a copy when it is read-only (e.g. memory-mapped): the compiled core then
+    sees one array type and is compiled once, and a pass may write into the state."""
+    return a if a.flags.writeable else a.copy()
+
+
+def kernel_param(kernel, what):
+    """The estimator's kernel as a Kernel (names and objects accepted; functions refused)."""
+    return as_kernel(kernel, f"{type(what).__name__}: kernel")
+
+
+def kernel_to_json(kernel):
+    return kernel if isinstance(kernel, str) else {"__kernel__": kernel.to_dict()}
+
+
+def params_from_json(params):
+    """Parameters of a model file: the kernel rebuilt, then :func:`_estimator.params_from_json`."""
+    params = _params_from_json(params)
+    params["kernel"] = kernel_from_json(params["kernel"])
+    return params
+
+
+def kernel_from_json(value):
+    if isinstance(value, dict) and "__kernel__" in value:
+        return from_dict(value["__kernel__"])
+    return value
+
+
+def json_params(est):
+    """``get_params()`` in JSON types (:func:`_estimator.params_to_json`), the kernel as a dict."""
+    params = params_to_json(est)
+    params["kernel"] = kernel_to_json(params["kernel"])
+    return params
+
+
+class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
+    """Base of the kernel online learners. Not for direct use (see the subclasses)."""
+
+    _always_multiclass = False
+
+    _parameter_constraints: dict = {
+        "kernel": "no_validation",
+        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "removal": [StrOptions(set(_RULES))],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "average": ["boolean"],
+        "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    # ------------------------------------------------------------------ class weights
+    # the linear learners' rules, borrowed as they are: exact counts in fit, running counts
+    # (this row included) in partial_fit; 'balanced' = n / (n_classes n_c)
+    _example_weights = OnlineLinearClassifier._example_weights
+
+    def _class_weight_mode(self):
+        return self.class_weight
+
+    def _class_weight_from_counts(self, mode, n_c, total, K):
+        return total / (K * n_c)
+
+    # ------------------------------------------------------------------ hooks
+    def _step(self):
+        """(step code, C, gamma) for the core."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self):
+        params = tuple(getattr(self, n) for n in self._get_param_names())
+        last = self.__dict__.get("_validated")
+        if last is not None and all(a is b for a, b in zip(last, params, strict=True)):
+            return
+        self._validate_params()
+        if isinstance(self.budget, (bool, np.bool_)):
+            raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
+        if isinstance(self.class_weight, dict):
+            for lab, val in self.class_weight.items():
+                if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+                    raise ValueError(f"class_weight[{lab!r}] = {val!r}: must be finite and >= 0")
+        k = kernel_param(self.kernel, self)
+        if isinstance(k, Precomputed):
+            raise ValueError(
+                f"{type(self).__name__} needs a kernel on vectors: a precomputed Gram matrix "
+                "cannot hold the rows of a growing support set. Use KernelSVC for 'precomputed'."
+            )
+        self._validated = params
+
+    @property
+    def _kernel(self):
+        return kernel_param(self.kernel, self)
+
+    # ------------------------------------------------------------------ state
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # an estimator unpickled from read-only memory maps gets arrays it can write to
+        for name, value in list(self.__dict__.items()):
+            if isinstance(value, np.ndarray):
+                self.__dict__[name] = _writable(value)
+        prog = self.__dict__.get("_prog")
+        if prog is not None:
+            prog.ops, prog.par, prog.ranges = map(_writable, (prog.ops, prog.par, prog.ranges))
+
+    def _rows(self, X):
+        """X (validated) in the form of the compiled program, on writable arrays."""
+        rows = self._prog.rows(X)
+        rows.data, rows.indices, rows.indptr = map(_writable, (rows.data, rows.indices,
+                                                               rows.indptr))  # fmt: skip
+        return rows
+
+    @property
+    def _b2(self):
+        return float(self.intercept_scaling) ** 2 if self.fit_intercept else 0.0
+
+    def _binary(self):
+        return self._coef.shape[1] == 1 and not self._always_multiclass
+
+    def _init_state(self, classes, n_features, sparse):
+        self.classes_ = classes
+        self._prog = Program(self._kernel, n_features)
+        self._sparse_input = bool(sparse)
+        n_cols = 1 if (len(classes) <= 2 and not self._always_multiclass) else len(classes)
+        L = self._prog.ranges.shape[0]
+        self._pool_d = np.zeros(0)
+        self._pool_i = np.zeros(0, dtype=np.int32)
+        self._sv_lo = np.zeros(0, dtype=np.int64)
+        self._sv_hi = np.zeros(0, dtype=np.int64)
+        self._sv_norm = np.zeros((0, L))
+        self._sv_kxx = np.zeros(0)
+        self._coef = np.zeros((0, n_cols))
+        self._A = np.zeros((0, n_cols))
+        self._last = np.zeros(0)
+        self._born = np.zeros(0)
+        self._label = np.zeros(0, dtype=np.int64)
+        self._sv_src = np.zeros(0, dtype=np.int64)
+        self._st = np.zeros(O.N_ST)
+        self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
+
+    @property
+    def _n_sv(self):
+        return int(self._st[O.N_SV])
+
+    def _compact(self):
+        n = self._n_sv
+        nnz = int((self._sv_hi[:n] - self._sv_lo[:n]).sum())
+        d = np.empty(nnz)
+        i = np.empty(nnz, dtype=np.int32)
+        p = np.empty(n + 1, dtype=np.int64)
+        O.compact_pool(self._pool_d, self._pool_i, self._sv_lo, self._sv_hi, n, d, i, p)
+        return d, i, p
+
+    def _ensure_capacity(self, n_rows, nnz):
+        """Room for ``n_rows`` more slots (at most the budget) and ``nnz`` more pool entries."""
+        n = self._n_sv
+        need = n + n_rows if self.budget is None else min(self.budget, n + n_rows)
+        cap = self._coef.shape[0]
+        if need > cap:
+            new_cap = max(need, 2 * cap) if self.budget is None else need
+            for a in _SLOT_ARRAYS:
+                old = getattr(self, a)
+                new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
+                new[:n] = old[:n]
+                setattr(self, a, new)
+        used = int(self._st[O.POOL_USED])
+        live = int((self._sv_hi[:n] - self._sv_lo[:n]).sum())
+        if used + nnz > self._pool_d.shape[0] or used > 2 * live + 1024:
+            d, i, p = self._compact()
+            size = max(live + nnz, 2 * (live + nnz) if self.budget is None else live + nnz)
+            self._pool_d = np.zeros(size)
+            self._pool_i = np.zeros(size, dtype=np.int32)
+            self._pool_d[:live] = d
+            self._pool_i[:live] = i
+            self._sv_lo[:n] = p[:-1]
+            self._sv_hi[:n] = p[1:]
+            self._st[O.POOL_USED] = live
+
+    def _flush(self):
+        if self.average:
+            O.flush_average(self._coef, self._A, self._last, self._st[O.S_CLOCK], self._n_sv)
+
+    def _grow(self, new_classes):
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        self._flush()
+        pos = np.searchsorted(new_classes, old)
+        K_new = len(new_classes)
+        cap = self._coef.shape[0]
+        if self._always_multiclass or K_new > 2:
+            coef = np.zeros((cap, K_new))
+            A = np.zeros((cap, K_new))
+            if self._binary() and len(old) == 2:
+                # one column c (class old[1] against old[0]) -> (-c/2, c/2): same decisions
+                coef[:, pos[0]], coef[:, pos[1]] = -0.5 * self._coef[:, 0], 0.5 * self._coef[:, 0]
+                A[:, pos[0]], A[:, pos[1]] = -0.5 * self._A[:, 0], 0.5 * self._A[:, 0]
+            elif len(old) >= 2 or self._always_multiclass:
+                coef[:, pos] = self._coef
+                A[:, pos] = self._A
+            self._coef, self._A = coef, A
+        self._label[: self._n_sv] = pos[self._label[: self._n_sv]]
+        counts = np.zeros(K_new, dtype=np.int64)
+        counts[pos] = self.class_counts_
+        self.class_counts_ = counts
+        self.classes_ = new_classes
+
+    def _shrink(self):
+        """A budget lowered since the last call: remove vectors by ``removal`` down to it."""
+        O.shrink(int(self.budget), _RULES[self.removal], self._sv_lo, self._sv_hi, self._sv_norm,
+                 self._sv_kxx, self._coef, self._A, self._last, self._born, self._label,
+                 self._sv_src, np.zeros(0, dtype=np.int64), self._st)  # fmt: skip
+
+    def _snapshot(self):
+        return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE if a in self.__dict__}
+
+    def _restore(self, snap):
+        for a in _STATE:
+            if a in snap:
+                self.__dict__[a] = snap[a]
+            else:
+                self.__dict__.pop(a, None)
+
+    # ------------------------------------------------------------------ the pass
+    def _run(self, rows, nnz, y_codes, weights, order, pred, loss, slot_of_row,
+             predict_average=False):  # fmt: skip
+        if len(self.classes_) < 2:
+            pred[order] = 0
+            loss[order] = 0.0
+            self._st[O.T] += len(order)
+            if self.average:
+                self._st[O.S_CLOCK] += len(order)
+            return
+        self._ensure_capacity(rows.n_rows, nnz)
+        step, C, gamma = self._step()
+        K = self._coef.shape[1]
+        prog = self._prog
+        status = O.kernel_pass(
+            rows.data, rows.indices, rows.indptr, rows.n_cols, rows.dense, rows.norms,
+            y_codes, weights, order, prog.ops, prog.par, prog.ranges, self._b2,
+            step, C, gamma, self._binary(), bool(self.average),
+            0 if self.budget is None else int(self.budget), _RULES[self.removal],
+            self._pool_d, self._pool_i, self._sv_lo, self._sv_hi, self._sv_norm, self._sv_kxx,
+            self._coef, self._A, self._last, self._born, self._label, self._sv_src,
+            slot_of_row, self._st, pred, loss,
+            np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K),
+            np.zeros(prog.ops.shape[0] + 1), bool(predict_average), np.zeros(K),
+        )  # fmt: skip
+        if status == O.FULL:  # pragma: no cover - capacity is reserved above
+            raise RuntimeError("internal error: support set capacity exhausted")
+        n = self._n_sv
+        if status == O.NONFINITE or not np.isfinite(self._coef[:n]).all():
+            raise FloatingPointError(
+                f"{type(self).__name__}: the kernel {self._kernel!r} gave NaN or infinity (or a "
+                "coefficient overflowed). The model was left as it was before this call. Scale "
+                "the features or the kernel's parameters (e.g. a smaller gamma)."
+            )
+
+    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
+        first = fit_mode or not hasattr(self, "classes_")
+        snap = self._snapshot()
+        try:
+            self._validate()
+            X, y = V.check_X_y(self, X, y, reset=first)
+            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
+            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            if first:
+                self._init_state(new_classes, X.shape[1], sp.issparse(X))
+            else:
+                if self._kernel != self._prog.kernel:
+                    raise ValueError(
+                        f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
+                        f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
+                        "start again with the new kernel."
+                    )
+                self._grow(new_classes)
+                if self.budget is not None and self._n_sv > self.budget:
+                    self._shrink()
+            rows = self._rows(X)
+            nnz = int(np.count_nonzero(rows.data))
+            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            n = rows.n_rows
+            pred = np.zeros(n, dtype=np.int64)
+            loss = np.zeros(n)
+            slot_of_row = np.full(n, -1, dtype=np.int64)
+            if fit_mode:
+                counts = np.bincount(y_codes, minlength=len(self.classes_))
+                sw = self._example_weights(y_codes, sw, counts)
+                rng = check_random_state(self.random_state)
+                for _ in range(self.n_epochs):
+                    order = rng.permutation(n) if self.shuffle else np.arange(n)
+                    self._run(rows, nnz, y_codes, sw, order.astype(np.int64), pred, loss,
+                              slot_of_row)  # fmt: skip
+            else:
+                sw = self._example_weights(y_codes, sw, None)
+                self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
+                          slot_of_row, predict_average)  # fmt: skip
+            self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
+            self.class_counts_ = self.class_counts_ + np.bincount(
+                y_codes, minlength=len(self.classes_)
+            )
+        except BaseException:
+            self._restore(snap)
+            raise
+        return self.classes_[pred]
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
+        ``random_state`` when ``shuffle`` (the same orders as the linear learners)."""
+        self._partial_fit(X, y, None, sample_weight, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch in the order given (one compiled call); labels never
+        seen before join ``classes_``."""
+        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+        return self
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
+                            predict_with="current"):  # fmt: skip
+        """Progressive validation: the label predicted for each row before its update, then
+        learn from it (as :meth:`partial_fit`).
+
+        ``predict_with='current'`` (default): the current iterate f_t, the learner's own
+        prediction (its mistakes are ``n_mistakes_``), also when ``average=True``.
+        ``predict_with='average'`` (needs ``average=True``): the averaged hypothesis in force
+        before each row, i.e. what :meth:`predict` would say row by row (the linear learners'
+        option, with the same meaning); learning is the same either way."""
+        if predict_with not in ("current", "average"):
+            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
+        if predict_with == "average" and not self.average:
+            raise ValueError(
+                "predict_with='average' needs average=True (there is no average to predict with)"
+            )
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
+                                 predict_average=predict_with == "average")  # fmt: skip
+
+    def _coef_in_use(self):
+        """(n_sv, n_cols) coefficients of the hypothesis used by predict (averaged when
+        ``average``: (1/T) sum over rounds of the coefficients after each round)."""
+        n = self._n_sv
+        if not self.average:
+            return self._coef[:n]
+        T = self._st[O.T]
+        if T <= 0:
+            return np.zeros_like(self._coef[:n])
+        S = self._st[O.S_CLOCK]
+        return (self._A[:n] + self._coef[:n] * (S - self._last[:n])[:, None]) / T
+
+    def _sv_rows(self):
+        d, i, p = self._compact()
+        r = Rows()
+        r.data, r.indices, r.indptr = d, i, p
+        r.n_rows, r.n_cols, r.dense = self._n_sv, self._prog.n_cols, False
+        r.norms = np.ascontiguousarray(self._sv_norm[: self._n_sv])
+        return r
+
+    def _raw_scores(self, X):
+        check_is_fitted(self, "classes_")
+        X = V.check_X(self, X, reset=False)
+        rows = self._rows(X)
+        coef = self._coef_in_use()
+        if coef.shape[0] == 0:
+            return np.zeros((rows.n_rows, coef.shape[1]))
+        Kx = self._prog.block(rows, self._sv_rows())
+        scores = Kx @ coef + self._b2 * coef.sum(axis=0)
+        if not np.isfinite(scores).all():
+            raise FloatingPointError(
+                f"the kernel {self._kernel!r} gave NaN or infinity on these inputs"
+            )
+        return scores
+
+    def decision_function(self, X):
+        """f_k(x) = sum_s c_sk (k(x_s, x) + b^2): shape (n,) for a binary learner (positive
+        means ``classes_[1]``), (n, n_classes) otherwise."""
+        scores = self._raw_scores(X)
+        if len(self.classes_) == 1:
+            return np.zeros(scores.shape[0])
+        if scores.shape[1] == 1:
+            return scores[:, 0]
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        """Sign for a binary learner, argmax (first maximum) otherwise."""
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def support_vectors_(self):
+        """The support vectors, shape (n_SV, n_features): CSR when fitted on CSR input."""
+        check_is_fitted(self, "classes_")
+        d, i, p = self._compact()
+        M = sp.csr_matrix((d, i, p), shape=(self._n_sv, self._prog.n_cols))
+        M = M[:, : self.n_features_in_]
+        return M.tocsr() if self._sparse_input else M.toarray()
+
+    @property
+    def dual_coef_(self):
+        """Coefficients c_s of the support vectors, shape (n_columns, n_SV): one row for a
+        binary learner, one per class otherwise (averaged when ``average``)."""
+        check_is_fitted(self, "classes_")
+        return np.array(self._coef_in_use().T, order="C")
+
+    @property
+    def intercept_(self):
+        """b^2 sum_s c_s per column: the bias, the weight of the constant feature times b."""
+        check_is_fitted(self, "classes_")
+        return self._b2 * self._coef_in_use().sum(axis=0)
+
+    @property
+    def n_support_(self):
+        """Number of support vectors of each class (by the label of the example)."""
+        check_is_fitted(self, "classes_")
+        return np.bincount(self._label[: self._n_sv], minlength=len(self.classes_))
+
+    @property
+    def n_updates_(self):
+        check_is_fitted(self, "classes_")
+        return int(self._st[O.N_UPDATES])
+
+    @property
+    def n_mistakes_(self):
+        check_is_fitted(self, "classes_")
+        return int(self._st[O.N_MISTAKES])
+
+    @property
+    def t_(self):
+        check_is_fitted(self, "classes_")
+        return int(self._st[O.T])
+
+    @property
+    def n_removed_(self):
+        """Support vectors removed to respect the budget."""
+        check_is_fitted(self, "classes_")
+        return int(self._st[O.N_REMOVED])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        check_is_fitted(self, "classes_")
+        n = self._n_sv
+        d, i, p = self._compact()
+        meta = {
+            "class": type(self).__name__,
+            "params": json_params(self),
+            "n_features_in_": int(self.n_features_in_),
+            "sparse_input": bool(self._sparse_input),
+        }
+        arrays = {
+            "classes_": np.asarray(self.classes_),
+            "sv_data": d,
+            "sv_indices": i,
+            "sv_indptr": p,
+            "st": self._st,
+            "class_counts": self.class_counts_,
+        }
+        for a in ("_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born", "_label"):
+            arrays[a[1:]] = np.ascontiguousarray(getattr(self, a)[:n])
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        est = cls(**params_from_json(meta["params"]))
+        est._validate()
+        classes = np.asarray(arrays["classes_"])
+        est.n_features_in_ = int(meta["n_features_in_"])
+        est._init_state(classes, est.n_features_in_, meta["sparse_input"])
+        st = np.asarray(arrays["st"], dtype=np.float64)
+        n = int(st[O.N_SV])
+        p = np.asarray(arrays["sv_indptr"], dtype=np.int64)
+        est._pool_d = np.ascontiguousarray(arrays["sv_data"], dtype=np.float64)
+        est._pool_i = np.ascontiguousarray(arrays["sv_indices"], dtype=np.int32)
+        est._sv_lo = p[:-1].copy()
+        est._sv_hi = p[1:].copy()
+        for a in ("_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born", "_label"):
+            ref = getattr(est, a)
+            setattr(est, a, np.ascontiguousarray(arrays[a[1:]], dtype=ref.dtype))
+        est._sv_src = np.full(n, -1, dtype=np.int64)
+        est._st = st
+        est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
+        n_cols = 1 if (len(classes) <= 2 and not cls._always_multiclass) else len(classes)
+        if est._coef.shape != (n, n_cols) or p.shape != (n + 1,) or st.shape != (O.N_ST,):
+            raise ValueError("model state is inconsistent: support set arrays of wrong shapes")
+        st[O.POOL_USED] = p[-1]
+        return est
