@@ -1,0 +1,268 @@
+"""One-vs-one kernel SVM: the binary problems of every pair of classes, solved by greedy dual
+coordinate ascent over a kernel cache of *class segments* shared by all the pairs.
+
+What
+    Rows are sorted by class (class c occupies rows [cs_c, cs_{c+1})).  The problem of the pair
+    (a, b), a < b, is the binary dual of :mod:`.svc` over the rows of a and b only, with
+    y = +1 for class a and -1 for class b::
+
+        max_alpha  sum_i alpha_i - 1/2 alpha' Q alpha,   0 <= alpha_i <= U_i
+        Q_ij = y_i y_j (k(x_i, x_j) + b^2),   i, j in rows(a) u rows(b)
+
+    Its local coordinates are q = 0 .. n_a + n_b - 1: q < n_a is row cs_a + q, the others row
+    cs_b + q - n_a.  A step on coordinate q needs the kernel values of its row against the
+    *active* rows of a and of b: the segments (row, a) and (row, b).
+
+Segment cache
+    A segment (i, c) = Kb(x_i, x_j) for the rows j of class c, kept in an LRU of ``slots``
+    segments.  Row i of class a appears in the K - 1 pairs of a, so its segment (i, a) is
+    computed once for all of them (libsvm's one-vs-one builds a fresh cache per pair and
+    computes it again in each).  A segment is computed only when some active row lies in
+    that class; on dense rows with one RBF / linear / polynomial leaf it is one BLAS
+    matrix-vector product over the class block.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._config import njit
+from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
+from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step
+
+CLOCK = 0
+
+
+@njit
+def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2,
+                pre, cstart, cache, seg_slot, slot_key, stamp, cstate, stack):  # fmt: skip
+    """Kb(x_i, x_j) for the rows j of class c (a view of length n_c) and a status."""
+    s0 = cstart[c]
+    s1 = cstart[c + 1]
+    nc = s1 - s0
+    if pre.shape[1] == n:
+        return pre[i, s0:s1], OK
+    K = seg_slot.shape[1]
+    cstate[CLOCK] += 1
+    s = seg_slot[i, c]
+    if s >= 0:
+        stamp[s] = cstate[CLOCK]
+        cstate[HITS] += 1
+        return cache[s, :nc], OK
+    cstate[MISSES] += 1
+    n_slots = cache.shape[0]
+    s = 0
+    best = stamp[0]
+    for t in range(n_slots):
+        if slot_key[t] < 0:
+            s = t
+            break
+        if stamp[t] < best:
+            best = stamp[t]
+            s = t
+    old = slot_key[s]
+    if old >= 0:
+        seg_slot[old // K, old % K] = -1
+    slot_key[s] = i * K + c
+    seg_slot[i, c] = s
+    stamp[s] = cstate[CLOCK]
+    col = cache[s, :nc]
+    a0, a1 = row_bounds(indptr, i, n_cols, dense)
+    code = ops[0, 0]
+    if dense and ops.shape[0] == 1 and (code == LINEAR or code == RBF or code == POLY) \
+            and ranges[0, 0] == 0 and ranges[0, 1] == n_cols:  # fmt: skip
+        # one leaf on dense rows: the segment's inner products in one BLAS call
+        M = data.reshape((n, n_cols))
+        dots = np.dot(M[s0:s1], M[i])
+        b = ops[0, 2]
+        for q in range(nc):
+            dt = np.float64(dots[q])
+            if code == LINEAR:
+                v = dt
+            elif code == RBF:
+                sq = norms[i, 0] + norms[s0 + q, 0] - 2.0 * dt
+                v = math.exp(-par[b] * (sq if sq > 0.0 else 0.0))
+            else:
+                v = _ipow(par[b] * dt + par[b + 1], int(par[b + 2]))
+            col[q] = v + b2
+        if code == RBF and s0 <= i < s1:
+            col[i - s0] = 1.0 + b2
+    else:
+        for q in range(nc):
+            j = s0 + q
+            b0, b1 = row_bounds(indptr, j, n_cols, dense)
+            col[q] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
+                                data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
+    for q in range(nc):
+        if not finite(col[q]):
+            slot_key[s] = -1
+            seg_slot[i, c] = -1
+            return col, NONFINITE
+    return col, OK
+
+
+@njit
+def _pair_update(d, y, G, act, m, na, sa, sb):
+    """G_j += d y_j Kb_ij over the active local coordinates (sa: class a, sb: class b)."""
+    for q in range(m):
+        j = act[q]
+        if j < na:
+            G[j] += d * y[j] * sa[j]
+        else:
+            G[j] += d * y[j] * sb[j - na]
+
+
+@njit
+def _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2,
+                      pre, cstart, cache, seg_slot, slot_key, stamp, cstate, y, alpha, G, act,
+                      m, stack):  # fmt: skip
+    """G_j = -1 + y_j sum_i alpha_i y_i Kb_ij for the local coordinates not in ``act[:m]``."""
+    nl = alpha.shape[0]
+    na = cstart[a + 1] - cstart[a]
+    inact = np.ones(nl, dtype=np.bool_)
+    for q in range(m):
+        inact[act[q]] = False
+    any_a = False
+    any_b = False
+    for j in range(nl):
+        if inact[j]:
+            G[j] = -1.0
+            if j < na:
+                any_a = True
+            else:
+                any_b = True
+    for q in range(nl):
+        if alpha[q] == 0.0:
+            continue
+        i = cstart[a] + q if q < na else cstart[b] + q - na
+        d = alpha[q] * y[q]
+        if any_a:
+            sa, st = get_segment(i, a, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
+                                 cstate, stack)  # fmt: skip
+            if st != OK:
+                return st
+            for j in range(na):
+                if inact[j]:
+                    G[j] += d * y[j] * sa[j]
+        if any_b:
+            sb, st = get_segment(i, b, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
+                                 cstate, stack)  # fmt: skip
+            if st != OK:
+                return st
+            for j in range(na, nl):
+                if inact[j]:
+                    G[j] += d * y[j] * sb[j - na]
+    return OK
+
+
+@njit
+def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2, pre,
+                cstart, cache, seg_slot, slot_key, stamp, cstate, y, U, Qd, alpha, G, max_steps,
+                check_every, tol, shrinking):  # fmt: skip
+    """Greedy (maximal violation) coordinate ascent on the problem of the pair (a, b) in its
+    local coordinates (``y``, ``U``, ``Qd``, ``alpha``, ``G`` of length n_a + n_b), with the
+    same shrinking and exact stopping rule as :func:`.svc.svc_greedy`: every ``check_every``
+    steps the bound coordinates whose gradient pushes outwards by more than the largest
+    violation leave the active set; when the gap meets ``tol`` (relative) the gradient of
+    the others is rebuilt from the support vectors and the exact gap decides.  Returns
+    (steps, converged, status), G exact for every coordinate on return."""
+    nl = alpha.shape[0]
+    na = cstart[a + 1] - cstart[a]
+    stack = np.zeros(ops.shape[0] + 1)
+    act = np.arange(nl)
+    m = nl
+    m_a = na  # active coordinates of class a (act is kept sorted: they come first)
+    empty = cache[0, :0]
+    for step in range(max_steps + 1):
+        if step % check_every == 0 or step == max_steps:
+            P_, D_, gap = _gap_terms(alpha, G, U)
+            if gap <= tol * P_ or step == max_steps:
+                if m < nl:
+                    st = _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n,
+                                           ops, par, ranges, b2, pre, cstart, cache, seg_slot,
+                                           slot_key, stamp, cstate, y, alpha, G, act, m,
+                                           stack)  # fmt: skip
+                    if st != OK:
+                        return step, False, st
+                    m = nl
+                    m_a = na
+                    for q in range(nl):
+                        act[q] = q
+                    P_, D_, gap = _gap_terms(alpha, G, U)
+                if gap <= tol * P_:
+                    return step, True, OK
+                if step == max_steps:
+                    return step, False, OK
+            elif shrinking:
+                vmax = 0.0
+                for q in range(m):
+                    j = act[q]
+                    g = G[j]
+                    if (g < 0.0 and alpha[j] < U[j]) and -g > vmax:
+                        vmax = -g
+                    elif (g > 0.0 and alpha[j] > 0.0) and g > vmax:
+                        vmax = g
+                k = 0
+                m_a = 0
+                for q in range(m):
+                    j = act[q]
+                    g = G[j]
+                    out = (alpha[j] <= 0.0 and g > vmax) or (alpha[j] >= U[j] and -g > vmax)
+                    if not out:
+                        act[k] = j
+                        k += 1
+                        if j < na:
+                            m_a += 1
+                m = k
+        best = 0.0
+        i = -1
+        for q in range(m):
+            j = act[q]
+            g = G[j]
+            v = 0.0
+            if g < 0.0:
+                if alpha[j] < U[j]:
+                    v = -g
+            elif alpha[j] > 0.0:
+                v = g
+            if v > best:
+                best = v
+                i = j
+        if i < 0 or coordinate_step(alpha[i], G[i], Qd[i], U[i]) == alpha[i]:
+            if m == nl:
+                P_, D_, gap = _gap_terms(alpha, G, U)
+                return step, gap <= tol * P_, OK
+            st = _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n, ops,
+                                   par, ranges, b2, pre, cstart, cache, seg_slot, slot_key,
+                                   stamp, cstate, y, alpha, G, act, m, stack)  # fmt: skip
+            if st != OK:
+                return step, False, st
+            m = nl
+            m_a = na
+            for q in range(nl):
+                act[q] = q
+            continue
+        t = coordinate_step(alpha[i], G[i], Qd[i], U[i])
+        gi = cstart[a] + i if i < na else cstart[b] + i - na
+        sa = empty
+        sb = empty
+        if m_a > 0:
+            sa, st = get_segment(gi, a, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
+                                 cstate, stack)  # fmt: skip
+            if st != OK:
+                return step, False, st
+        if m > m_a:
+            sb, st = get_segment(gi, b, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
+                                 cstate, stack)  # fmt: skip
+            if st != OK:
+                return step, False, st
+        d = (t - alpha[i]) * y[i]
+        alpha[i] = t
+        _pair_update(d, y, G, act, m, na, sa, sb)
+    return max_steps, False, OK
