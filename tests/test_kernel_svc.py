@@ -176,7 +176,7 @@ def test_crammer_singer_matches_generic_qp(selection, seed):
 def test_one_vs_rest_is_one_binary_problem_per_class():
     X, y = _problem(3, n=40, K_=3)
     k = K.RBF(0.5)
-    clf = KernelSVC(k, C=1.0, tol=1e-10, max_iter=5000).fit(X, y)
+    clf = KernelSVC(k, C=1.0, tol=1e-10, max_iter=5000, multi_class="ovr").fit(X, y)
     scores = clf.decision_function(X)
     for c in range(3):
         b = KernelSVC(k, C=1.0, tol=1e-10, max_iter=5000).fit(X, (y == c).astype(int))
@@ -290,3 +290,123 @@ def test_class_weight_is_sample_weight_per_class():
     swb = (len(y) / (3 * counts))[y]
     c = KernelSVC(K.RBF(0.5), tol=1e-10, max_iter=5000).fit(X, y, sample_weight=swb)
     np.testing.assert_allclose(bal.decision_function(X), c.decision_function(X), atol=1e-8)
+
+
+# ---------------------------------------------------------------------- one-vs-one
+OVO_CASES = [
+    (K.RBF(0.5), "dense"),
+    (K.Polynomial(2, 0.5, 1.0), "dense"),
+    (K.Laplacian(0.3) + K.Cosine(), "csr"),
+    (K.RBF(0.5), "precomputed"),
+]
+
+
+def _pairs(n_classes):
+    return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("kernel,mode", OVO_CASES, ids=lambda v: repr(v))
+def test_one_vs_one_pairs_match_generic_qp(kernel, mode, seed):
+    """Each pair problem (a, b) is the binary dual over the rows of a and b, solved to the
+    generic QP's optimum; the other rows get no coefficient."""
+    X, y = _problem(20 + seed, n=32, K_=4)
+    sw = np.random.default_rng(seed).uniform(0.2, 2.0, len(y))
+    C = [0.5, 2.0, 50.0][seed]
+    Xin = {"dense": X, "csr": sp.csr_matrix(X), "precomputed": kernel(X)}[mode]
+    est = KernelSVC("precomputed" if mode == "precomputed" else kernel, C=C, tol=1e-11,
+                    max_iter=20000)  # fmt: skip
+    clf = est.fit(Xin, y, sample_weight=sw)
+    assert clf.history_[-1]["gap"] <= clf.tol * clf.history_[-1]["primal"]
+    assert all(e["gap"] >= -1e-9 * abs(e["primal"]) for e in clf.history_)
+    Kb = kernel(X) + 1.0
+    coef = np.zeros((6, len(y)))
+    coef[:, clf.support_] = clf.dual_coef_
+    duals = 0.0
+    votes = np.zeros((len(y), 4))
+    for p, (a, b) in enumerate(_pairs(4)):
+        rows = np.flatnonzero((y == a) | (y == b))
+        yy = np.where(y[rows] == a, 1.0, -1.0)
+        alpha, dual = _binary_qp(Kb[np.ix_(rows, rows)], yy, C * sw[rows])
+        duals += dual
+        f_qp = Kb[:, rows] @ (alpha * yy)
+        f = Kb[:, clf.support_] @ clf.dual_coef_[p]
+        np.testing.assert_allclose(f, f_qp, atol=1e-6 * max(1.0, np.abs(f_qp).max()))
+        assert np.all(coef[p, (y != a) & (y != b)] == 0.0)
+        assert np.all(coef[p, y == a] >= 0.0) and np.all(coef[p, y == b] <= 0.0)
+        votes[:, a] += f_qp >= 0.0
+        votes[:, b] += f_qp < 0.0
+    assert clf.history_[-1]["dual"] == pytest.approx(duals, rel=1e-6)
+    # predictions are the votes (where the QP's votes have one winner)
+    scores = clf.decision_function(Xin)
+    assert scores.shape == (len(y), 4)
+    top = np.sort(votes, axis=1)
+    clear = top[:, -1] > top[:, -2]
+    assert clear.sum() >= len(y) // 2
+    np.testing.assert_array_equal(clf.predict(Xin)[clear], votes.argmax(axis=1)[clear])
+    np.testing.assert_array_equal(clf.predict(Xin), scores.argmax(axis=1))
+    np.testing.assert_array_equal(np.floor(scores + 0.5), votes)
+
+
+def test_one_vs_one_edge_cases():
+    X, y = _problem(30, n=24, K_=3)
+    X[:, :3] += 6.0 * np.eye(3)[y]  # separable pairs: huge C is a finite hard margin
+    X[:3] = 0.0
+    for C in (1e-6, 1e4):
+        clf = KernelSVC(K.Linear(), C=C, tol=1e-8, max_iter=100000, fit_intercept=False)
+        clf.fit(X, y)
+        assert clf.history_[-1]["gap"] <= 1e-8 * clf.history_[-1]["primal"]
+    # a class with a single row, string labels, and a tiny cache (two segments: LRU eviction)
+    y2 = np.array(["a", "b", "c"])[y]
+    y2[0] = "z"
+    big = KernelSVC(K.RBF(0.5), C=3.0, tol=1e-10, max_iter=5000).fit(X, y2)
+    small = KernelSVC(K.RBF(0.5), C=3.0, tol=1e-10, max_iter=5000, cache_size=1e-6).fit(X, y2)
+    assert small.cache_misses_ > big.cache_misses_
+    np.testing.assert_allclose(small.decision_function(X), big.decision_function(X), atol=1e-8)
+    assert set(big.predict(X)) <= set(y2)
+
+
+def test_one_vs_one_needs_greedy_and_bad_input_changes_nothing():
+    X, y = _problem(31, n=30, K_=3)
+    clf = KernelSVC(K.RBF(0.5)).fit(X, y)
+    before = clf.decision_function(X).copy()
+    with pytest.raises(ValueError, match="greedy"):
+        clf.set_params(selection="random").fit(X, y)
+    clf.set_params(selection="greedy", kernel=K.exp(K.Linear() * 1e3))
+    with pytest.raises(FloatingPointError, match="NaN or infinity"):
+        clf.fit(X * 10, y)
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+
+
+def test_one_vs_one_model_file_and_older_files(tmp_path):
+    from onlinelearn.model_io import load_model, save_model
+
+    X, y = _problem(32, n=30, K_=4)
+    clf = KernelSVC(K.RBF(0.5), multi_class="ovo").fit(sp.csr_matrix(X), y)
+    save_model(clf, tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+    np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
+    # a file written before 'ovo' existed has no such key: it is read as what it was
+    ovr = KernelSVC(K.RBF(0.5), multi_class="ovr").fit(X, y)
+    meta, arrays = ovr._get_state()
+    del meta["ovo"]
+    old = KernelSVC._from_state(meta, arrays)
+    np.testing.assert_array_equal(old.decision_function(X), ovr.decision_function(X))
+
+
+def test_one_vs_one_accuracy_close_to_sklearn_svc_on_pendigits_subsample():
+    from _data import require_shared_data
+    from sklearn.svm import SVC
+
+    from onlinelearn.datasets import load_shared
+
+    require_shared_data("pendigits")
+    X, y = load_shared("pendigits", "train")
+    Xt, yt = load_shared("pendigits", "test")
+    X, y, Xt, yt = X[:2000], y[:2000], Xt[:2000], yt[:2000]
+    ours = KernelSVC(K.RBF(2.0), C=10.0).fit(X, y)
+    ref = SVC(kernel="rbf", gamma=2.0, C=10.0).fit(X, y)
+    assert ours.score(Xt, yt) >= ref.score(Xt, yt) - 0.005
+    # the same decomposition as libsvm: mostly the same predictions
+    assert np.mean(ours.predict(Xt) == ref.predict(Xt)) >= 0.98

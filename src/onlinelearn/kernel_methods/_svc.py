@@ -50,13 +50,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         The SVM with hinge loss in the RKHS of ``kernel``, solved in the dual one coordinate
         at a time with the exact clipped step of the course (problem set 7, "SVM using
         coordinate descent"; thesis Sec. 5.2.2: dual coordinate ascent is the end of the
-        hierarchy of dual ascent steps where every dual variable is revisited).  Binary, one
-        problem per class (``multi_class='ovr'``, all solved side by side so that one kernel
-        column serves every class), or the Crammer-Singer multiclass dual
-        (``multi_class='crammer_singer'``, the sequential dual method of Keerthi et al. 2008,
-        LIBLINEAR -s 4, with kernel columns).
+        hierarchy of dual ascent steps where every dual variable is revisited).  Binary; for
+        more classes one problem per pair of classes (``multi_class='ovo'``, the default, as
+        libsvm: each problem only has the rows of its two classes, and a kernel cache of
+        (row, class) segments shared by all the pairs computes each segment once), one problem
+        per class (``'ovr'``, over all rows, solved side by side so that one kernel column
+        serves every class), or the Crammer-Singer multiclass dual (``'crammer_singer'``, the
+        sequential dual method of Keerthi et al. 2008, LIBLINEAR -s 4, with kernel columns).
 
-    Problem solved (binary; each one-vs-rest problem with y_i = +1 for its class)::
+    Problem solved (binary; each one-vs-rest problem with y_i = +1 for its class; each
+    one-vs-one problem (a, b), a < b, over the rows of a and b with y_i = +1 for class a)::
 
         min_f  1/2 ||f||_H^2 + sum_i U_i [1 - y_i (f(x_i))]_+
         dual:  max_{0 <= alpha_i <= U_i}  sum_i alpha_i - 1/2 alpha' Q alpha
@@ -86,7 +89,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         square symmetric Gram matrix of the training rows and ``predict`` the (n_test, n_train)
         kernel values.
     C : float > 0, default=1.0
-    multi_class : {'ovr', 'crammer_singer'}, default='ovr'
+    multi_class : {'ovo', 'ovr', 'crammer_singer'}, default='ovo'
+        'ovo' predicts by the votes of the K(K-1)/2 pair problems (ties broken by the summed
+        pair decision values, as scikit-learn's SVC); it is the fastest on many classes (see
+        docs/kernels.md) and needs ``selection='greedy'``.  Two classes: one problem whatever
+        the choice.
     tol : float > 0, default=1e-3
         Relative duality gap at which a problem stops.
     max_iter : int, default=1000
@@ -113,7 +120,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     ----------
     classes_, support_ (indices of the training rows with a nonzero dual variable),
     support_vectors_ (rows; CSR for CSR input; empty for 'precomputed'), n_support_ (per class),
-    dual_coef_ (n_problems, n_SV): alpha_i y_i (one-vs-rest) or alpha_im (Crammer-Singer),
+    dual_coef_ (n_problems, n_SV): alpha_i y_i (binary, one-vs-rest, and one-vs-one with one row
+    per pair (a, b) in the order (0, 1), (0, 2), ..., (1, 2), ...; zero outside a and b) or
+    alpha_im (Crammer-Singer), so that problem p decides by sum_i dual_coef_[p, i]
+    k(sv_i, x) + intercept_[p]; decision_function is (n, n_classes) for more than two classes
+    (one-vs-one: votes plus squashed confidences),
     intercept_ (b^2 times the sum of each row of dual_coef_), n_iter_ (epochs),
     history_ (one dict per epoch: epoch, primal, dual, gap, time; summed over problems),
     duality_gap_, cache_hits_, cache_misses_.
@@ -145,7 +156,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         "selection": [StrOptions({"greedy", "random"})],
     }
 
-    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovr", tol=1e-3, max_iter=1000,
+    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovo", tol=1e-3, max_iter=1000,
                  shrinking=True, cache_size=200.0, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, random_state=None, selection="greedy"):  # fmt: skip
         self.kernel = kernel

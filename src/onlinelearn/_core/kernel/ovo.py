@@ -36,22 +36,9 @@ CLOCK = 0
 
 
 @njit
-def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2,
-                pre, cstart, cache, seg_slot, slot_key, stamp, cstate, stack):  # fmt: skip
-    """Kb(x_i, x_j) for the rows j of class c (a view of length n_c) and a status."""
-    s0 = cstart[c]
-    s1 = cstart[c + 1]
-    nc = s1 - s0
-    if pre.shape[1] == n:
-        return pre[i, s0:s1], OK
+def _claim_slot(i, c, cache, seg_slot, slot_key, stamp, cstate):
+    """The least recently used slot (a free one first), now holding the segment (i, c)."""
     K = seg_slot.shape[1]
-    cstate[CLOCK] += 1
-    s = seg_slot[i, c]
-    if s >= 0:
-        stamp[s] = cstate[CLOCK]
-        cstate[HITS] += 1
-        return cache[s, :nc], OK
-    cstate[MISSES] += 1
     n_slots = cache.shape[0]
     s = 0
     best = stamp[0]
@@ -68,50 +55,116 @@ def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
     slot_key[s] = i * K + c
     seg_slot[i, c] = s
     stamp[s] = cstate[CLOCK]
-    col = cache[s, :nc]
-    a0, a1 = row_bounds(indptr, i, n_cols, dense)
+    cstate[MISSES] += 1
+    return s
+
+
+@njit
+def _blas_leaf(dense, ops, ranges, n_cols):
+    """The kernel is one linear / RBF / polynomial leaf over all columns of dense rows: its
+    values follow from inner products, which BLAS computes."""
     code = ops[0, 0]
-    if dense and ops.shape[0] == 1 and (code == LINEAR or code == RBF or code == POLY) \
-            and ranges[0, 0] == 0 and ranges[0, 1] == n_cols:  # fmt: skip
-        # one leaf on dense rows: the segment's inner products in one BLAS call
+    return (dense and ops.shape[0] == 1 and (code == LINEAR or code == RBF or code == POLY)
+            and ranges[0, 0] == 0 and ranges[0, 1] == n_cols)  # fmt: skip
+
+
+@njit
+def _leaf_value(code, dt, sqi, sqj, par, b):
+    """k from the inner product dt (and the squared norms, for RBF) of one pair of rows."""
+    if code == LINEAR:
+        return dt
+    if code == RBF:
+        sq = sqi + sqj - 2.0 * dt
+        return math.exp(-par[b] * (sq if sq > 0.0 else 0.0))
+    return _ipow(par[b] * dt + par[b + 1], int(par[b + 2]))
+
+
+@njit
+def _release_if_nonfinite(i, c, s, col, seg_slot, slot_key):
+    for q in range(col.shape[0]):
+        if not finite(col[q]):
+            slot_key[s] = -1
+            seg_slot[i, c] = -1
+            return NONFINITE
+    return OK
+
+
+@njit
+def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges, b2,
+                pre, cstart, cache, seg_slot, slot_key, stamp, cstate, stack):  # fmt: skip
+    """Kb(x_i, x_j) for the rows j of class c (a view of length n_c) and a status."""
+    s0 = cstart[c]
+    s1 = cstart[c + 1]
+    nc = s1 - s0
+    if pre.shape[1] == n:
+        return pre[i, s0:s1], OK
+    cstate[CLOCK] += 1
+    s = seg_slot[i, c]
+    if s >= 0:
+        stamp[s] = cstate[CLOCK]
+        cstate[HITS] += 1
+        return cache[s, :nc], OK
+    s = _claim_slot(i, c, cache, seg_slot, slot_key, stamp, cstate)
+    col = cache[s, :nc]
+    if _blas_leaf(dense, ops, ranges, n_cols):
+        # the segment's inner products in one BLAS matrix-vector product
         M = data.reshape((n, n_cols))
         dots = np.dot(M[s0:s1], M[i])
-        b = ops[0, 2]
+        code = ops[0, 0]
         for q in range(nc):
-            dt = np.float64(dots[q])
-            if code == LINEAR:
-                v = dt
-            elif code == RBF:
-                sq = norms[i, 0] + norms[s0 + q, 0] - 2.0 * dt
-                v = math.exp(-par[b] * (sq if sq > 0.0 else 0.0))
-            else:
-                v = _ipow(par[b] * dt + par[b + 1], int(par[b + 2]))
-            col[q] = v + b2
+            col[q] = _leaf_value(code, np.float64(dots[q]), norms[i, 0], norms[s0 + q, 0],
+                                 par, ops[0, 2]) + b2  # fmt: skip
         if code == RBF and s0 <= i < s1:
             col[i - s0] = 1.0 + b2
     else:
+        a0, a1 = row_bounds(indptr, i, n_cols, dense)
         for q in range(nc):
             j = s0 + q
             b0, b1 = row_bounds(indptr, j, n_cols, dense)
             col[q] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
                                 data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
-    for q in range(nc):
-        if not finite(col[q]):
-            slot_key[s] = -1
-            seg_slot[i, c] = -1
-            return col, NONFINITE
-    return col, OK
+    return col, _release_if_nonfinite(i, c, s, col, seg_slot, slot_key)
 
 
 @njit
-def _pair_update(d, y, G, act, m, na, sa, sb):
-    """G_j += d y_j Kb_ij over the active local coordinates (sa: class a, sb: class b)."""
+def _violation(a, g, u):
+    """How far coordinate (a, g) is from optimality: |projected gradient|."""
+    if g < 0.0:
+        return -g if a < u else 0.0
+    return g if a > 0.0 else 0.0
+
+
+@njit
+def _pair_update(d, y, G, alpha, U, act, m, na, sa, sb):
+    """G_j += d y_j Kb_ij over the active local coordinates (sa: class a, sb: class b), and in
+    the same pass the most violating active coordinate (the next greedy choice; -1 if none)."""
+    best = 0.0
+    i = -1
     for q in range(m):
         j = act[q]
         if j < na:
-            G[j] += d * y[j] * sa[j]
+            g = G[j] + d * y[j] * sa[j]
         else:
-            G[j] += d * y[j] * sb[j - na]
+            g = G[j] + d * y[j] * sb[j - na]
+        G[j] = g
+        v = _violation(alpha[j], g, U[j])
+        if v > best:
+            best = v
+            i = j
+    return i
+
+
+@njit
+def _most_violating(alpha, G, U, act, m):
+    best = 0.0
+    i = -1
+    for q in range(m):
+        j = act[q]
+        v = _violation(alpha[j], G[j], U[j])
+        if v > best:
+            best = v
+            i = j
+    return i
 
 
 @njit
@@ -177,8 +230,11 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
     m = nl
     m_a = na  # active coordinates of class a (act is kept sorted: they come first)
     empty = cache[0, :0]
+    stale = True  # i must be found by a scan (not known from the last update)
+    i = -1
     for step in range(max_steps + 1):
         if step % check_every == 0 or step == max_steps:
+            stale = True
             P_, D_, gap = _gap_terms(alpha, G, U)
             if gap <= tol * P_ or step == max_steps:
                 if m < nl:
@@ -218,20 +274,9 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                         if j < na:
                             m_a += 1
                 m = k
-        best = 0.0
-        i = -1
-        for q in range(m):
-            j = act[q]
-            g = G[j]
-            v = 0.0
-            if g < 0.0:
-                if alpha[j] < U[j]:
-                    v = -g
-            elif alpha[j] > 0.0:
-                v = g
-            if v > best:
-                best = v
-                i = j
+        if stale:
+            i = _most_violating(alpha, G, U, act, m)
+        stale = True
         if i < 0 or coordinate_step(alpha[i], G[i], Qd[i], U[i]) == alpha[i]:
             if m == nl:
                 P_, D_, gap = _gap_terms(alpha, G, U)
@@ -264,5 +309,6 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                 return step, False, st
         d = (t - alpha[i]) * y[i]
         alpha[i] = t
-        _pair_update(d, y, G, act, m, na, sa, sb)
+        i = _pair_update(d, y, G, alpha, U, act, m, na, sa, sb)
+        stale = False
     return max_steps, False, OK
