@@ -10,6 +10,7 @@ from scipy.optimize import Bounds, LinearConstraint, minimize, minimize_scalar
 
 from onlinelearn import KernelSVC
 from onlinelearn import kernels as K
+from onlinelearn._core.kernel.ovo import two_coordinate_step
 from onlinelearn._core.kernel.svc import coordinate_step, cs_subproblem
 
 
@@ -49,6 +50,41 @@ def test_coordinate_step_is_the_exact_1d_maximiser(seed):
                           options={"xatol": 1e-12 * max(U[i], 1.0)})  # fmt: skip
     best = min(vals.min(), res.fun)
     assert neg_dual(t) <= best + 1e-9 * max(1.0, abs(best))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_two_coordinate_step_is_the_exact_2d_box_minimiser(seed):
+    """The one-vs-one solver's step on (i, j) against brute force on a grid and L-BFGS-B."""
+    rng = np.random.default_rng(500 + seed)
+    V = rng.normal(size=(2, int(rng.integers(1, 4))))
+    if seed % 6 == 0:
+        V[1] = V[0] * rng.choice([1.0, -1.0])  # singular block: parallel (or opposite) rows
+    if seed % 10 == 1:
+        V[0] = 0.0  # q_ii = 0
+    Q = V @ V.T
+    g = rng.normal(size=2) * rng.choice([0.01, 1.0, 10.0])
+    u = rng.choice([1e-3, 0.5, 1.0, 1e4], size=2)
+    a = rng.uniform(0, 1, 2) * u
+    if seed % 4 == 0:
+        a = np.where(rng.random(2) < 0.5, 0.0, u)  # at the bounds
+
+    def F(x):
+        d = np.asarray(x) - a
+        return g @ d + 0.5 * d @ Q @ d
+
+    xi, xj = two_coordinate_step(a[0], a[1], g[0], g[1], Q[0, 0], Q[1, 1], Q[0, 1], u[0], u[1])
+    assert 0.0 <= xi <= u[0] and 0.0 <= xj <= u[1]
+    G1, G2 = np.meshgrid(np.linspace(0, u[0], 401), np.linspace(0, u[1], 401))
+    D1, D2 = G1 - a[0], G2 - a[1]
+    grid = g[0] * D1 + g[1] * D2 + 0.5 * (Q[0, 0] * D1**2 + 2 * Q[0, 1] * D1 * D2 + Q[1, 1] * D2**2)
+    res = minimize(F, a, jac=lambda x: g + Q @ (x - a), method="L-BFGS-B",
+                   bounds=[(0, u[0]), (0, u[1])],
+                   options={"ftol": 1e-16, "gtol": 1e-14})  # fmt: skip
+    best = min(grid.min(), res.fun)
+    scale = max(1.0, abs(best), float(np.abs(g) @ u))
+    assert F((xi, xj)) <= best + 1e-9 * scale
+    one = coordinate_step(a[0], g[0], Q[0, 0], u[0])
+    assert F((xi, xj)) <= F((one, a[1])) + 1e-12 * scale  # never less than the 1-D step
 
 
 @pytest.mark.parametrize("seed", range(40))

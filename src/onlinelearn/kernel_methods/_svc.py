@@ -406,7 +406,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         if pre_mode:
             cache = np.zeros((2, 1))
         else:
-            n_slots = int(max(2, min(n * K, self.cache_size * 2**20 // (8 * n_max))))
+            # >= 4: a two-coordinate step holds the segments of two rows in two classes
+            n_slots = int(max(4, min(n * K, self.cache_size * 2**20 // (8 * n_max))))
             cache = np.zeros((n_slots, n_max))
         seg_slot = np.full((n, K), -1, dtype=np.int64)
         slot_key = np.full(cache.shape[0], -1, dtype=np.int64)
@@ -433,7 +434,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         for it in range(self.max_iter):
             for p in np.flatnonzero(~done):
                 (a, b), (idx, yl, Ul, Ql, al, Gl) = pairs[p], local[p]
-                check = max(10, min(len(idx) // 20, 1000))
+                check = max(5, min(len(idx) // 200, 1000))  # shrink often: few steps a pair
                 _, _, status = OV.pair_greedy(a, b, *common, yl, Ul, Ql, al, Gl, len(idx), check,
                                               self.tol, self.shrinking)  # fmt: skip
                 if status != SV.OK:
