@@ -206,10 +206,14 @@ def two_coordinate_step(ai, aj, gi, gj, qii, qjj, qij, ui, uj):
 
 
 @njit
-def _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb):
+def _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb, cached_only, ga, gb, need_a, need_b,
+             seg_slot, a, b):  # fmt: skip
     """The second coordinate j for a two-coordinate step with i: the active j that can move
     whose unconstrained 2-D step gains most, (q_jj g_i^2 - 2 q_ij g_i g_j + q_ii g_j^2) /
-    (2 det), from the column of i; -1 if none (nearly parallel pairs are skipped)."""
+    (2 det), from the column of i; -1 if none (nearly parallel pairs are skipped).  With
+    ``cached_only``, only rows whose needed segments are in the cache (global row of local j:
+    ``ga + j`` in class a, ``gb + j - na`` in class b) are candidates: a partner then costs no
+    kernel evaluation."""
     qii = Qd[i]
     gi = G[i]
     best_num = 0.0
@@ -220,6 +224,10 @@ def _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb):
         gj = G[j]
         if j == i or _violation(alpha[j], gj, U[j]) <= 0.0:
             continue
+        if cached_only:
+            r = ga + j if j < na else gb + j - na
+            if (need_a and seg_slot[r, a] < 0) or (need_b and seg_slot[r, b] < 0):
+                continue
         kij = sa[j] if j < na else sb[j - na]
         qij = y[i] * y[j] * kij
         qjj = Qd[j]
@@ -334,6 +342,8 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
     m = nl
     m_a = na  # active coordinates of class a (act is kept sorted: they come first)
     empty = cache[0, :0]
+    # partners among rows with cached segments only (2x fewer kernel segments on pendigits)
+    cached_only = pre.shape[1] != n
     stale = True  # i must be found by a scan (not known from the last update)
     i = -1
     for step in range(max_steps + 1):
@@ -411,7 +421,8 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                                  cstate, stack)  # fmt: skip
             if st != OK:
                 return step, False, st
-        j = _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb)
+        j = _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb, cached_only, cstart[a],
+                     cstart[b], m_a > 0, m > m_a, seg_slot, a, b)  # fmt: skip
         if j < 0:
             d = (t - alpha[i]) * y[i]
             alpha[i] = t
