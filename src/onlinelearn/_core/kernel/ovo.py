@@ -30,7 +30,7 @@ import numpy as np
 
 from ..._config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
-from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step
+from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step, shrink
 
 CLOCK = 0
 
@@ -137,26 +137,6 @@ def _violation(a, g, u):
 
 
 @njit
-def _pair_update(d, y, G, alpha, U, act, m, na, sa, sb):
-    """G_j += d y_j Kb_ij over the active local coordinates (sa: class a, sb: class b), and in
-    the same pass the most violating active coordinate (the next greedy choice; -1 if none)."""
-    best = 0.0
-    i = -1
-    for q in range(m):
-        j = act[q]
-        if j < na:
-            g = G[j] + d * y[j] * sa[j]
-        else:
-            g = G[j] + d * y[j] * sb[j - na]
-        G[j] = g
-        v = _violation(alpha[j], g, U[j])
-        if v > best:
-            best = v
-            i = j
-    return i
-
-
-@njit
 def _q2(s, t, gi, gj, qii, qjj, qij):
     return gi * s + gj * t + 0.5 * (qii * s * s + 2.0 * qij * s * t + qjj * t * t)
 
@@ -244,8 +224,10 @@ def _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb, cached_only, ga, gb, nee
 
 @njit
 def _pair_update2(di, sai, sbi, dj, saj, sbj, y, G, alpha, U, act, m, na):
-    """:func:`_pair_update` for a step on two coordinates (their columns and y-signed
-    changes di, dj)."""
+    """G_k += y_k (di Kb_ik + dj Kb_jk) over the active local coordinates k (the columns of
+    i and j: ``sai``, ``saj`` over class a, ``sbi``, ``sbj`` over class b; di, dj the y-signed
+    changes), and in the same pass the most violating active coordinate (the next greedy
+    choice; -1 if none)."""
     best = 0.0
     i = -1
     for q in range(m):
@@ -368,26 +350,10 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                 if step == max_steps:
                     return step, False, OK
             elif shrinking:
-                vmax = 0.0
-                for q in range(m):
-                    j = act[q]
-                    g = G[j]
-                    if (g < 0.0 and alpha[j] < U[j]) and -g > vmax:
-                        vmax = -g
-                    elif (g > 0.0 and alpha[j] > 0.0) and g > vmax:
-                        vmax = g
-                k = 0
+                m = shrink(alpha, G, U, act, m)
                 m_a = 0
-                for q in range(m):
-                    j = act[q]
-                    g = G[j]
-                    out = (alpha[j] <= 0.0 and g > vmax) or (alpha[j] >= U[j] and -g > vmax)
-                    if not out:
-                        act[k] = j
-                        k += 1
-                        if j < na:
-                            m_a += 1
-                m = k
+                while m_a < m and act[m_a] < na:
+                    m_a += 1
         if stale:
             i = _most_violating(alpha, G, U, act, m)
         stale = True
@@ -426,7 +392,7 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
         if j < 0:
             d = (t - alpha[i]) * y[i]
             alpha[i] = t
-            i = _pair_update(d, y, G, alpha, U, act, m, na, sa, sb)
+            i = _pair_update2(d, sa, sb, 0.0, sa, sb, y, G, alpha, U, act, m, na)
             stale = False
             continue
         kij = sa[j] if j < na else sb[j - na]
