@@ -309,10 +309,11 @@ def test_model_file_round_trip(tmp_path):
         assert back.get_params()["kernel"] == clf.get_params()["kernel"]
 
 
-def test_sklearn_estimator_checks():
+@pytest.mark.parametrize("multi_class", ["ovo", "ovr"])
+def test_sklearn_estimator_checks(multi_class):
     from sklearn.utils.estimator_checks import check_estimator
 
-    check_estimator(KernelSVC(max_iter=200), expected_failed_checks={
+    check_estimator(KernelSVC(max_iter=200, multi_class=multi_class), expected_failed_checks={
         "check_sample_weight_equivalence_on_dense_data": (
             "stops on a relative duality gap of 1e-3: the two solutions agree to that gap, "
             "not to the 1e-7 the check asks"
