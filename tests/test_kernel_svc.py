@@ -365,14 +365,14 @@ def _pairs(n_classes):
     return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("kernel,mode", OVO_CASES, ids=lambda v: repr(v))
 def test_one_vs_one_pairs_match_generic_qp(kernel, mode, seed):
     """Each pair problem (a, b) is the binary dual over the rows of a and b, solved to the
     generic QP's optimum; the other rows get no coefficient."""
     X, y = _problem(20 + seed, n=32, K_=4)
     sw = np.random.default_rng(seed).uniform(0.2, 2.0, len(y))
-    C = [0.5, 2.0, 50.0][seed]
+    C = [0.5, 50.0][seed]
     Xin = {"dense": X, "csr": sp.csr_matrix(X), "precomputed": kernel(X)}[mode]
     est = KernelSVC("precomputed" if mode == "precomputed" else kernel, C=C, tol=1e-11,
                     max_iter=20000)  # fmt: skip
