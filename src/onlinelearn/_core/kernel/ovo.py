@@ -11,7 +11,9 @@ What
 
     Its local coordinates are q = 0 .. n_a + n_b - 1: q < n_a is row cs_a + q, the others row
     cs_b + q - n_a.  A step on coordinate q needs the kernel values of its row against the
-    *active* rows of a and of b: the segments (row, a) and (row, b).
+    *active* rows of a and of b: the segments (row, a) and (row, b).  Steps move two
+    coordinates at once, exactly (:func:`two_coordinate_step`; :func:`pair_greedy` says how
+    the two are chosen).
 
 Segment cache
     A segment (i, c) = Kb(x_i, x_j) for the rows j of class c, kept in an LRU of ``slots``
@@ -126,6 +128,29 @@ def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
             col[q] = pair_value(ops, par, ranges, data, indices, a0, a1, dense, norms[i],
                                 data, indices, b0, b1, dense, norms[j], stack) + b2  # fmt: skip
     return col, _release_if_nonfinite(i, c, s, col, seg_slot, slot_key)
+
+
+@njit
+def _row_segments(gi, a, b, need_a, need_b, data, indices, indptr, n_cols, dense, norms, n, ops,
+                  par, ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp, cstate,
+                  stack):  # fmt: skip
+    """The segments (gi, a) and (gi, b) of global row gi, each only if needed (else an empty
+    view), and a status (OK / NONFINITE)."""
+    sa = cache[0, :0]
+    sb = cache[0, :0]
+    if need_a:
+        sa, st = get_segment(gi, a, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                             ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp, cstate,
+                             stack)  # fmt: skip
+        if st != OK:
+            return sa, sb, st
+    if need_b:
+        sb, st = get_segment(gi, b, data, indices, indptr, n_cols, dense, norms, n, ops, par,
+                             ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp, cstate,
+                             stack)  # fmt: skip
+    else:
+        st = OK
+    return sa, sb, st
 
 
 @njit
@@ -281,21 +306,16 @@ def _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n, ops,
             continue
         i = cstart[a] + q if q < na else cstart[b] + q - na
         d = alpha[q] * y[q]
+        sa, sb, st = _row_segments(i, a, b, any_a, any_b, data, indices, indptr, n_cols, dense,
+                                   norms, n, ops, par, ranges, b2, pre, cstart, cache, seg_slot,
+                                   slot_key, stamp, cstate, stack)  # fmt: skip
+        if st != OK:
+            return st
         if any_a:
-            sa, st = get_segment(i, a, data, indices, indptr, n_cols, dense, norms, n, ops, par,
-                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
-                                 cstate, stack)  # fmt: skip
-            if st != OK:
-                return st
             for j in range(na):
                 if inact[j]:
                     G[j] += d * y[j] * sa[j]
         if any_b:
-            sb, st = get_segment(i, b, data, indices, indptr, n_cols, dense, norms, n, ops, par,
-                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
-                                 cstate, stack)  # fmt: skip
-            if st != OK:
-                return st
             for j in range(na, nl):
                 if inact[j]:
                     G[j] += d * y[j] * sb[j - na]
@@ -323,7 +343,6 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
     act = np.arange(nl)
     m = nl
     m_a = na  # active coordinates of class a (act is kept sorted: they come first)
-    empty = cache[0, :0]
     # partners among rows with cached segments only (2x fewer kernel segments on pendigits)
     cached_only = pre.shape[1] != n
     stale = True  # i must be found by a scan (not known from the last update)
@@ -373,20 +392,11 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
             continue
         t = coordinate_step(alpha[i], G[i], Qd[i], U[i])
         gi = cstart[a] + i if i < na else cstart[b] + i - na
-        sa = empty
-        sb = empty
-        if m_a > 0:
-            sa, st = get_segment(gi, a, data, indices, indptr, n_cols, dense, norms, n, ops, par,
-                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
-                                 cstate, stack)  # fmt: skip
-            if st != OK:
-                return step, False, st
-        if m > m_a:
-            sb, st = get_segment(gi, b, data, indices, indptr, n_cols, dense, norms, n, ops, par,
-                                 ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp,
-                                 cstate, stack)  # fmt: skip
-            if st != OK:
-                return step, False, st
+        sa, sb, st = _row_segments(gi, a, b, m_a > 0, m > m_a, data, indices, indptr, n_cols,
+                                   dense, norms, n, ops, par, ranges, b2, pre, cstart, cache,
+                                   seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
+        if st != OK:
+            return step, False, st
         j = _partner(i, y, G, alpha, U, Qd, act, m, na, sa, sb, cached_only, cstart[a],
                      cstart[b], m_a > 0, m > m_a, seg_slot, a, b)  # fmt: skip
         if j < 0:
@@ -399,20 +409,11 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
         xi, xj = two_coordinate_step(alpha[i], alpha[j], G[i], G[j], Qd[i], Qd[j],
                                      y[i] * y[j] * kij, U[i], U[j])  # fmt: skip
         gj = cstart[a] + j if j < na else cstart[b] + j - na
-        saj = empty
-        sbj = empty
-        if m_a > 0:
-            saj, st = get_segment(gj, a, data, indices, indptr, n_cols, dense, norms, n, ops,
-                                  par, ranges, b2, pre, cstart, cache, seg_slot, slot_key,
-                                  stamp, cstate, stack)  # fmt: skip
-            if st != OK:
-                return step, False, st
-        if m > m_a:
-            sbj, st = get_segment(gj, b, data, indices, indptr, n_cols, dense, norms, n, ops,
-                                  par, ranges, b2, pre, cstart, cache, seg_slot, slot_key,
-                                  stamp, cstate, stack)  # fmt: skip
-            if st != OK:
-                return step, False, st
+        saj, sbj, st = _row_segments(gj, a, b, m_a > 0, m > m_a, data, indices, indptr, n_cols,
+                                     dense, norms, n, ops, par, ranges, b2, pre, cstart, cache,
+                                     seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
+        if st != OK:
+            return step, False, st
         di = (xi - alpha[i]) * y[i]
         dj = (xj - alpha[j]) * y[j]
         alpha[i] = xi
