@@ -3,8 +3,9 @@ example of the budgeted kernel Perceptron.
 
 Run from the repository root (reads ``$ONLINELEARN_DATA`` or ``../shared/data``)::
 
-    python benchmarks/bench_kernel.py                 # pendigits + mnist-10k, about 5-10 minutes
+    python benchmarks/bench_kernel.py                 # pendigits + mnist-10k, a few minutes
     python benchmarks/bench_kernel.py --quick         # subsamples, a smoke test
+    python benchmarks/bench_kernel.py --extra ovr crammer_singer --datasets pendigits
 
 The budgeted kernel Perceptron's stream alone (about 1 minute of CPU)::
 
@@ -14,9 +15,10 @@ bench_kernel.report_budget()"
 Both SVMs get the same RBF kernel (gamma = 1 / (d Var X), scikit-learn's 'scale', computed once
 and passed to both), the same C and the same cache size.  Times are CPU seconds of this process
 (``time.process_time``; the machine may be shared) and wall seconds; compilation is excluded by
-a warm-up fit on a few rows.  BLAS runs on one thread (as libsvm).  KernelSVC runs at its
-default tol (relative duality gap 1e-3) and at looser ones, so that its time at equal accuracy
-can be read off.
+a warm-up fit on a few rows.  BLAS runs on one thread (as libsvm).  The fits are interleaved
+(scikit-learn, ours at each tol, scikit-learn, ...) and repeated; min and median are reported.
+KernelSVC (one-vs-one, its default) runs at its default tol (relative duality gap 1e-3) and at
+looser ones, so that its time at equal accuracy can be read off.
 """
 
 from __future__ import annotations
@@ -66,26 +68,56 @@ def _timed(fn):
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
-def bench_svc(name, quick, C, cache, cs):
+def _svc_methods(C, cache, gamma, extra):
+    """(label, factory) of the fits compared: scikit-learn's SVC, then KernelSVC."""
     from sklearn.svm import SVC
 
     from onlinelearn import KernelSVC
     from onlinelearn.kernels import RBF
 
+    out = [("sklearn SVC (libsvm, one-vs-one)",
+            lambda: SVC(kernel="rbf", gamma=gamma, C=C, cache_size=cache))]  # fmt: skip
+    for tol in (1e-3, 1e-2, 1e-1):
+        label = f"KernelSVC ovo, tol={tol:g}" + (" (default)" if tol == 1e-3 else "")
+        out.append((label, lambda t=tol: KernelSVC(RBF(gamma), C=C, tol=t, cache_size=cache)))
+    for mc in extra:
+        label = f"KernelSVC {mc}, tol=0.001 (one run)"
+        out.append(
+            (label, lambda m=mc: KernelSVC(RBF(gamma), C=C, cache_size=cache, multi_class=m))
+        )
+    return out
+
+
+def bench_svc(name, quick, C, cache, extra, repeats):
+    """Every method fitted ``repeats`` times, interleaved (sklearn, ours, sklearn, ours, ...)
+    so that a change of load on a shared machine hits both; the extra methods once."""
+    from onlinelearn import KernelSVC
+    from onlinelearn.kernels import RBF
+
     X, y, Xt, yt = _load(name, quick)
     gamma = 1.0 / (X.shape[1] * X.var())
-    KernelSVC(RBF(gamma), C=C).fit(X[:50], y[:50])  # compile outside the timing
+    for mc in ("ovo", "ovr", "crammer_singer"):  # compile outside the timing
+        KernelSVC(RBF(gamma), C=C, multi_class=mc).fit(X[:60], y[:60])
+    methods = _svc_methods(C, cache, gamma, extra)
+    times = {label: [] for label, _ in methods}
+    fitted = {}
+    for rep in range(repeats):
+        for label, make in methods:
+            if rep > 0 and "one run" in label:
+                continue
+            m, c, w = _timed(lambda make=make: make().fit(X, y))
+            times[label].append((c, w))
+            fitted[label] = m
     rows = []
-    ref, c, w = _timed(lambda: SVC(kernel="rbf", gamma=gamma, C=C, cache_size=cache).fit(X, y))
-    acc_ref = ref.score(Xt, yt)
-    rows.append(("sklearn SVC (libsvm, one-vs-one)", c, w, acc_ref, int(ref.n_support_.sum())))
-    for tol in (1e-3, 1e-2, 1e-1):
-        for mc in ("ovr", "crammer_singer") if (tol == 1e-3 and cs) else ("ovr",):
-            est = KernelSVC(RBF(gamma), C=C, tol=tol, cache_size=cache, multi_class=mc)
-            m, c, w = _timed(lambda est=est: est.fit(X, y))
-            rows.append((f"KernelSVC {mc}, tol={tol:g}", c, w, m.score(Xt, yt), len(m.support_)))
+    for label, _ in methods:
+        m = fitted[label]
+        cpu = np.array([t[0] for t in times[label]])
+        wall = np.array([t[1] for t in times[label]])
+        nsv = int(m.n_support_.sum())
+        rows.append((label, cpu.min(), np.median(cpu), wall.min(), np.median(wall),
+                     m.score(Xt, yt), nsv))  # fmt: skip
     return {"name": name, "n": X.shape[0], "n_test": Xt.shape[0], "gamma": gamma, "C": C,
-            "rows": rows, "ref_cpu": rows[0][1], "ref_acc": acc_ref}  # fmt: skip
+            "rows": rows}  # fmt: skip
 
 
 def bench_budget(quick, budget, repeats=2):
@@ -147,26 +179,34 @@ def main(argv=None):
     ap.add_argument("--C", type=float, default=10.0)
     ap.add_argument("--cache", type=float, default=500.0, help="cache size in MB for both")
     ap.add_argument("--budget", type=int, default=500)
+    ap.add_argument("--repeats", type=int, default=3, help="fits per method (interleaved)")
     ap.add_argument(
-        "--cs-datasets",
+        "--extra",
         nargs="*",
-        default=["pendigits"],
-        help="data sets on which Crammer-Singer also runs (slow on mnist)",
+        default=[],
+        choices=["ovr", "crammer_singer"],
+        help="also fit these multi_class modes once (slow: ovr ~2x, crammer_singer ~80x libsvm)",
     )
+    ap.add_argument("--no-budget", action="store_true", help="skip the kernel Perceptron part")
     args = ap.parse_args(argv)
     print("# Kernel family benchmark\n")
-    print("CPU and wall seconds of one fit on a shared machine; ratio = ours / scikit-learn "
-          "(CPU).\n")  # fmt: skip
+    print("CPU and wall seconds of one fit (min and median over the interleaved repeats) on a "
+          "possibly shared machine; ratio = ours / scikit-learn (medians).\n")  # fmt: skip
     for name in args.datasets:
-        r = bench_svc(name, args.quick, args.C, args.cache, name in args.cs_datasets)
+        r = bench_svc(name, args.quick, args.C, args.cache, args.extra, args.repeats)
         print(f"## {name}: n_train={r['n']}, n_test={r['n_test']}, RBF gamma={r['gamma']:.4g}, "
-              f"C={r['C']:g}, cache {args.cache:g} MB\n")  # fmt: skip
-        print("| method | CPU s | wall s | ratio (CPU) | test accuracy | acc - sklearn | n_SV |")
-        print("|---|---|---|---|---|---|---|")
-        for label, c, w, acc, nsv in r["rows"]:
-            print(f"| {label} | {c:.2f} | {w:.2f} | {c / r['ref_cpu']:.2f} | {acc:.4f} | "
-                  f"{acc - r['ref_acc']:+.4f} | {nsv} |")  # fmt: skip
+              f"C={r['C']:g}, cache {args.cache:g} MB, {args.repeats} repeats\n")  # fmt: skip
+        print("| method | CPU s min / median | wall s min / median | ratio CPU | ratio wall | "
+              "test accuracy | acc - sklearn | n_SV |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|")
+        ref = r["rows"][0]
+        for label, cmin, cmed, wmin, wmed, acc, nsv in r["rows"]:
+            print(f"| {label} | {cmin:.3f} / {cmed:.3f} | {wmin:.3f} / {wmed:.3f} | "
+                  f"{cmed / ref[2]:.2f} | {wmed / ref[4]:.2f} | {acc:.4f} | {acc - ref[5]:+.4f} "
+                  f"| {nsv} |")  # fmt: skip
         print(flush=True)
+    if args.no_budget:
+        return 0
     report_budget(args.quick, args.budget)
     return 0
 

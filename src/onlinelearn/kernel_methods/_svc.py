@@ -15,12 +15,32 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
+from .._core.kernel import ovo as OV
 from .._core.kernel import svc as SV
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ._online import json_params, kernel_param, labels_from_scores, params_from_json
 
 __all__ = ["KernelSVC"]
+
+
+def _ovo_scores(f, K):
+    """(n, K) class scores from the (n, K(K-1)/2) pair decision values f (pairs (a, b), a < b,
+    in lexicographic order; f > 0 votes for a, else for b): the votes plus the summed pair
+    confidences squashed into (-1/3, 1/3), so that they only break ties between votes (the
+    'ovr'-shaped decision function of libsvm's one-vs-one in scikit-learn)."""
+    votes = np.zeros((f.shape[0], K))
+    conf = np.zeros((f.shape[0], K))
+    p = 0
+    for a in range(K):
+        for b in range(a + 1, K):
+            win = f[:, p] >= 0.0
+            votes[:, a] += win
+            votes[:, b] += ~win
+            conf[:, a] += f[:, p]
+            conf[:, b] -= f[:, p]
+            p += 1
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
 class KernelSVC(ClassifierMixin, BaseEstimator):
@@ -30,13 +50,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         The SVM with hinge loss in the RKHS of ``kernel``, solved in the dual one coordinate
         at a time with the exact clipped step of the course (problem set 7, "SVM using
         coordinate descent"; thesis Sec. 5.2.2: dual coordinate ascent is the end of the
-        hierarchy of dual ascent steps where every dual variable is revisited).  Binary, one
-        problem per class (``multi_class='ovr'``, all solved side by side so that one kernel
-        column serves every class), or the Crammer-Singer multiclass dual
-        (``multi_class='crammer_singer'``, the sequential dual method of Keerthi et al. 2008,
-        LIBLINEAR -s 4, with kernel columns).
+        hierarchy of dual ascent steps where every dual variable is revisited).  Binary; for
+        more classes one problem per pair of classes (``multi_class='ovo'``, the default, as
+        libsvm: each problem only has the rows of its two classes, and a kernel cache of
+        (row, class) segments shared by all the pairs computes each segment once), one problem
+        per class (``'ovr'``, over all rows, solved side by side so that one kernel column
+        serves every class), or the Crammer-Singer multiclass dual (``'crammer_singer'``, the
+        sequential dual method of Keerthi et al. 2008, LIBLINEAR -s 4, with kernel columns).
 
-    Problem solved (binary; each one-vs-rest problem with y_i = +1 for its class)::
+    Problem solved (binary; each one-vs-rest problem with y_i = +1 for its class; each
+    one-vs-one problem (a, b), a < b, over the rows of a and b with y_i = +1 for class a)::
 
         min_f  1/2 ||f||_H^2 + sum_i U_i [1 - y_i (f(x_i))]_+
         dual:  max_{0 <= alpha_i <= U_i}  sum_i alpha_i - 1/2 alpha' Q alpha
@@ -66,7 +89,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         square symmetric Gram matrix of the training rows and ``predict`` the (n_test, n_train)
         kernel values.
     C : float > 0, default=1.0
-    multi_class : {'ovr', 'crammer_singer'}, default='ovr'
+    multi_class : {'ovo', 'ovr', 'crammer_singer'}, default='ovo'
+        'ovo' predicts by the votes of the K(K-1)/2 pair problems (ties broken by the summed
+        pair decision values, as scikit-learn's SVC); it is the fastest on many classes (see
+        docs/kernels.md) and needs ``selection='greedy'``.  Two classes: one problem whatever
+        the choice.
     tol : float > 0, default=1e-3
         Relative duality gap at which a problem stops.
     max_iter : int, default=1000
@@ -93,7 +120,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     ----------
     classes_, support_ (indices of the training rows with a nonzero dual variable),
     support_vectors_ (rows; CSR for CSR input; empty for 'precomputed'), n_support_ (per class),
-    dual_coef_ (n_problems, n_SV): alpha_i y_i (one-vs-rest) or alpha_im (Crammer-Singer),
+    dual_coef_ (n_problems, n_SV): alpha_i y_i (binary, one-vs-rest, and one-vs-one with one row
+    per pair (a, b) in the order (0, 1), (0, 2), ..., (1, 2), ...; zero outside a and b) or
+    alpha_im (Crammer-Singer), so that problem p decides by sum_i dual_coef_[p, i]
+    k(sv_i, x) + intercept_[p]; decision_function is (n, n_classes) for more than two classes
+    (one-vs-one: votes plus squashed confidences),
     intercept_ (b^2 times the sum of each row of dual_coef_), n_iter_ (epochs),
     history_ (one dict per epoch: epoch, primal, dual, gap, time; summed over problems),
     duality_gap_, cache_hits_, cache_misses_.
@@ -113,7 +144,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "kernel": "no_validation",
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "multi_class": [StrOptions({"ovr", "crammer_singer"})],
+        "multi_class": [StrOptions({"ovo", "ovr", "crammer_singer"})],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "shrinking": ["boolean"],
@@ -125,7 +156,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         "selection": [StrOptions({"greedy", "random"})],
     }
 
-    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovr", tol=1e-3, max_iter=1000,
+    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovo", tol=1e-3, max_iter=1000,
                  shrinking=True, cache_size=200.0, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, random_state=None, selection="greedy"):  # fmt: skip
         self.kernel = kernel
@@ -207,8 +238,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         X, y = V.check_X_y(self, X, y, reset=True)
         sw = V.check_sample_weight(sample_weight, X.shape[0])
         classes = np.unique(y)
-        if pre_mode:
-            Kmat = self._check_gram(X)
+        Kmat = self._check_gram(X) if pre_mode else None
         n = X.shape[0]
         self.classes_ = classes
         y_codes = np.searchsorted(classes, y).astype(np.int64)
@@ -216,6 +246,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         cw = self._class_weights(y_codes, K)
         u = self.C * sw * cw[y_codes]
         cs = self.multi_class == "crammer_singer" and K > 2
+        self._ovo = self.multi_class == "ovo" and K > 2
+        if self._ovo:
+            return self._fit_ovo(X, kernel, pre_mode, Kmat, y_codes, u)
         if K == 1:
             P = 1
         elif cs:
@@ -231,20 +264,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Y = np.ascontiguousarray(Y)
         U = np.ascontiguousarray(np.repeat(u[:, None], 1 if cs else P, axis=1))
 
-        # rows or the Gram matrix
-        if pre_mode:
-            prog = None
-            pre = Kmat + self._b2
-            rows = Rows()
-            rows.data, rows.indices = np.zeros(1), np.zeros(1, np.int32)
-            rows.indptr = np.zeros(1, np.int64)
-            rows.n_rows, rows.n_cols, rows.dense, rows.norms = n, 0, True, np.zeros((n, 1))
-            ops, par, ranges = np.zeros((1, 3), np.int64), np.zeros(1), np.zeros((1, 2), np.int64)
-        else:
-            prog = Program(kernel, X.shape[1])
-            rows = prog.rows(X)
-            pre = np.zeros((1, 1))
-            ops, par, ranges = prog.ops, prog.par, prog.ranges
+        prog, rows, pre, ops, par, ranges = self._rows(X, kernel, Kmat)
         n_slots = 1 if pre_mode else int(max(2, min(n, self.cache_size * 2**20 // (8 * n))))
         cache = np.zeros((n_slots, n if not pre_mode else 1))
         slot_row = np.full(n_slots, -1, dtype=np.int64)
@@ -254,11 +274,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         common = (rows.data, rows.indices, rows.indptr, rows.n_cols, rows.dense, rows.norms,
                   ops, par, ranges, self._b2, pre, cache, slot_row, row_slot, stamp,
                   cstate)  # fmt: skip
-        Qd = np.zeros(n)
-        SV.kernel_diag(rows.data, rows.indices, rows.indptr, rows.n_cols, rows.dense, rows.norms,
-                       n, ops, par, ranges, self._b2, pre, Qd)  # fmt: skip
-        if not np.isfinite(Qd).all():
-            self._nonfinite(kernel)
+        Qd = self._diag(rows, ops, par, ranges, pre, kernel)
         alpha = np.zeros((n, P))
         G = np.zeros((n, P))
         self.history_ = []
@@ -331,31 +347,127 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                     if n_active == 0:  # every gap term is 0: converged up to rounding
                         break
             else:
-                warnings.warn(
-                    f"KernelSVC did not reach the relative duality gap tol={self.tol} in "
-                    f"max_iter={self.max_iter} epochs (last gap {self.history_[-1]['gap']:.3g});"
-                    " increase max_iter or tol.",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+                self._warn_unconverged()
+        coef = alpha if cs else alpha * Y
+        return self._finish(coef.T, X, prog, y_codes, n_iter, cstate)
+
+    def _rows(self, X, kernel, Kmat):
+        """(program, rows, pre, ops, par, ranges) for the compiled core: the rows of X and the
+        kernel program, or (``Kmat`` given, 'precomputed') the Gram matrix plus b^2."""
+        n = X.shape[0]
+        if Kmat is not None:
+            rows = Rows()
+            rows.data, rows.indices = np.zeros(1), np.zeros(1, np.int32)
+            rows.indptr = np.zeros(1, np.int64)
+            rows.n_rows, rows.n_cols, rows.dense, rows.norms = n, 0, True, np.zeros((n, 1))
+            ops, par, ranges = np.zeros((1, 3), np.int64), np.zeros(1), np.zeros((1, 2), np.int64)
+            return None, rows, Kmat + self._b2, ops, par, ranges
+        prog = Program(kernel, X.shape[1])
+        return prog, prog.rows(X), np.zeros((1, 1)), prog.ops, prog.par, prog.ranges
+
+    def _diag(self, rows, ops, par, ranges, pre, kernel):
+        Qd = np.zeros(rows.n_rows)
+        SV.kernel_diag(rows.data, rows.indices, rows.indptr, rows.n_cols, rows.dense, rows.norms,
+                       rows.n_rows, ops, par, ranges, self._b2, pre, Qd)  # fmt: skip
+        if not np.isfinite(Qd).all():
+            self._nonfinite(kernel)
+        return Qd
+
+    def _finish(self, coef, X, prog, y_codes, n_iter, cstate):
+        """The learned attributes from the dual coefficients ``coef`` (n_problems, n)."""
         self.n_iter_ = n_iter
         self.cache_hits_ = int(cstate[SV.HITS])
         self.cache_misses_ = int(cstate[SV.MISSES])
         self.duality_gap_ = self.history_[-1]["gap"] if self.history_ else 0.0
-        coef = alpha if cs else alpha * Y
-        sv = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        sv = np.flatnonzero(np.any(coef != 0.0, axis=0))
         self.support_ = sv
-        self._dual = np.ascontiguousarray(coef[sv].T)  # (P, n_SV)
-        self._cs = bool(cs)
+        self._dual = np.ascontiguousarray(coef[:, sv])  # (P, n_SV)
+        self._cs = self.multi_class == "crammer_singer" and len(self.classes_) > 2
         self._prog = prog
-        self._n_train = n
+        self._n_train = X.shape[0]
         self._sparse_input = sp.issparse(X)
-        if pre_mode:
-            self._sv_rows = None
-        else:
-            self._sv_rows = prog.rows(X[sv])
+        self._sv_rows = None if prog is None else prog.rows(X[sv])
         self._sv_label = y_codes[sv]
         return self
+
+    def _fit_ovo(self, X, kernel, pre_mode, Kmat, y_codes, u):
+        """One-vs-one: the binary problem of every pair of classes (``_core/kernel/ovo.py``),
+        rows sorted by class so that a pair's rows are two blocks and each (row, class)
+        kernel segment is computed once for all the pairs."""
+        if self.selection != "greedy":
+            raise ValueError("multi_class='ovo' solves its pairs with selection='greedy' only")
+        n, K = X.shape[0], len(self.classes_)
+        order = np.argsort(y_codes, kind="stable")
+        cstart = np.searchsorted(y_codes[order], np.arange(K + 1)).astype(np.int64)
+        Xs = X[order] if Kmat is None else None
+        Ks = None if Kmat is None else np.ascontiguousarray(Kmat[np.ix_(order, order)])
+        prog, rows, pre, ops, par, ranges = self._rows(Xs if Kmat is None else Ks, kernel, Ks)
+        n_max = int(np.diff(cstart).max())
+        if pre_mode:
+            cache = np.zeros((2, 1))
+        else:
+            # >= 4: a two-coordinate step holds the segments of two rows in two classes
+            n_slots = int(max(4, min(n * K, self.cache_size * 2**20 // (8 * n_max))))
+            cache = np.zeros((n_slots, n_max))
+        seg_slot = np.full((n, K), -1, dtype=np.int64)
+        slot_key = np.full(cache.shape[0], -1, dtype=np.int64)
+        stamp = np.zeros(cache.shape[0], dtype=np.int64)
+        cstate = np.zeros(3, dtype=np.int64)
+        common = (rows.data, rows.indices, rows.indptr, rows.n_cols, rows.dense, rows.norms, n,
+                  ops, par, ranges, self._b2, pre, cstart, cache, seg_slot, slot_key, stamp,
+                  cstate)  # fmt: skip
+        Qd = self._diag(rows, ops, par, ranges, pre, kernel)
+        us = u[order]
+        pairs = [(a, b) for a in range(K) for b in range(a + 1, K)]
+        local = []
+        for a, b in pairs:
+            idx = np.r_[cstart[a] : cstart[a + 1], cstart[b] : cstart[b + 1]]
+            na = cstart[a + 1] - cstart[a]
+            yl = np.where(np.arange(len(idx)) < na, 1.0, -1.0)
+            local.append((idx, yl, us[idx], Qd[idx], np.zeros(len(idx)), np.full(len(idx), -1.0)))
+        P = len(pairs)
+        done = np.zeros(P, dtype=np.bool_)
+        obj = np.zeros((P, 3))
+        self.history_ = []
+        t0 = time.perf_counter()
+        n_iter = 0
+        for it in range(self.max_iter):
+            for p in np.flatnonzero(~done):
+                (a, b), (idx, yl, Ul, Ql, al, Gl) = pairs[p], local[p]
+                check = max(5, min(len(idx) // 200, 1000))  # shrink often: few steps a pair
+                _, _, status = OV.pair_greedy(a, b, *common, yl, Ul, Ql, al, Gl, len(idx), check,
+                                              self.tol, self.shrinking)  # fmt: skip
+                if status != SV.OK:
+                    self._nonfinite(kernel)
+                obj[p] = SV._gap_terms(al, Gl, Ul)
+            n_iter = it + 1
+            self.history_.append({
+                "epoch": n_iter,
+                "primal": float(obj[:, 0].sum()),
+                "dual": float(obj[:, 1].sum()),
+                "gap": float(obj[:, 2].sum()),
+                "time": time.perf_counter() - t0,
+            })  # fmt: skip
+            done |= obj[:, 2] <= self.tol * np.maximum(obj[:, 0], 1e-300)
+            if done.all():
+                break
+        else:
+            self._warn_unconverged()
+        coef_sorted = np.zeros((P, n))
+        for p, (idx, yl, _, _, al, _) in enumerate(local):
+            coef_sorted[p, idx] = al * yl
+        coef = np.empty_like(coef_sorted)
+        coef[:, order] = coef_sorted
+        return self._finish(coef, X, prog, y_codes, n_iter, cstate)
+
+    def _warn_unconverged(self):
+        warnings.warn(
+            f"KernelSVC did not reach the relative duality gap tol={self.tol} in "
+            f"max_iter={self.max_iter} epochs (last gap {self.history_[-1]['gap']:.3g});"
+            " increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
     def _nonfinite(self, kernel):
         raise FloatingPointError(
@@ -377,6 +489,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         scores = Kx @ self._dual.T + self._b2 * self._dual.sum(axis=1)
         if not np.isfinite(scores).all():
             raise FloatingPointError("KernelSVC: the kernel gave NaN or infinity on these inputs")
+        if getattr(self, "_ovo", False):
+            return _ovo_scores(scores, len(self.classes_))
         if len(self.classes_) == 1:
             return np.zeros(scores.shape[0])
         if scores.shape[1] == 1:
@@ -432,6 +546,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             "n_features_in_": int(self.n_features_in_),
             "n_train": int(self._n_train),
             "cs": self._cs,
+            "ovo": bool(getattr(self, "_ovo", False)),
             "n_iter_": int(self.n_iter_),
             "sparse_input": bool(self._sparse_input),
         }
@@ -457,6 +572,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         est._sv_label = np.asarray(arrays["sv_label"], dtype=np.int64)
         est._n_train = int(meta["n_train"])
         est._cs = bool(meta["cs"])
+        est._ovo = bool(meta.get("ovo", False))  # absent in files saved before 'ovo' existed
         est.n_iter_ = int(meta["n_iter_"])
         est._sparse_input = bool(meta["sparse_input"])
         est.history_ = []

@@ -457,6 +457,29 @@ def _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, 
 
 
 @njit
+def shrink(alpha, G, U, act, m):
+    """Drop from ``act[:m]`` (order kept) the coordinates at a bound whose gradient pushes
+    outwards by more than the largest violation of the active set; returns the new count."""
+    vmax = 0.0
+    for q in range(m):
+        j = act[q]
+        g = G[j]
+        if (g < 0.0 and alpha[j] < U[j]) and -g > vmax:
+            vmax = -g
+        elif (g > 0.0 and alpha[j] > 0.0) and g > vmax:
+            vmax = g
+    k = 0
+    for q in range(m):
+        j = act[q]
+        g = G[j]
+        out = (alpha[j] <= 0.0 and g > vmax) or (alpha[j] >= U[j] and -g > vmax)
+        if not out:
+            act[k] = j
+            k += 1
+    return k
+
+
+@njit
 def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, pre, cache,
                slot_row, row_slot, stamp, cstate, Y, U, Qd, alpha, G, max_steps, check_every,
                tol, shrinking):  # fmt: skip
@@ -494,23 +517,7 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
                 if step == max_steps:
                     return step, False, OK
             elif shrinking:
-                vmax = 0.0
-                for q in range(m):
-                    j = act[q]
-                    g = G[j]
-                    if (g < 0.0 and alpha[j] < U[j]) and -g > vmax:
-                        vmax = -g
-                    elif (g > 0.0 and alpha[j] > 0.0) and g > vmax:
-                        vmax = g
-                k = 0
-                for q in range(m):
-                    j = act[q]
-                    g = G[j]
-                    out = (alpha[j] <= 0.0 and g > vmax) or (alpha[j] >= U[j] and -g > vmax)
-                    if not out:
-                        act[k] = j
-                        k += 1
-                m = k
+                m = shrink(alpha, G, U, act, m)
         best = 0.0
         i = -1
         for q in range(m):
