@@ -7,8 +7,9 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _validation as V
 from .._core import regression as CR
-from ._base import OnlineLinearRegressor
+from ._base import OnlineLinearRegressor, _full
 
 
 class OnlineLeastSquares(OnlineLinearRegressor):
@@ -100,10 +101,16 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     def _alpha(self):
         return float(self.alpha)
 
-    def _run_pass(self, batch, y, sw, order, pred):
+    def _run_pass(self, X, y, sw, order, pred):
         if self.solver == "rls":
-            return CR.rls_pass(
-                batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._P,
+            if isinstance(X, np.ndarray):
+                if not np.isfinite(X).all():  # the RLS kernel does not look
+                    return CR.NONFINITE_INPUT
+                X = V.CSRBatch(X)
+            sw, order = _full(sw, order, X.n_rows)
+            ok = CR.rls_pass(
+                X.data, X.indices, X.indptr, y, sw, order, self._w, self._P,
                 self._st, self._b(), pred, np.empty(self._w.shape[0]),
             )  # fmt: skip
-        return self._sgd_pass(batch, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)
+            return CR.OK if ok else CR.NONFINITE_WEIGHTS
+        return self._sgd_pass(X, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)

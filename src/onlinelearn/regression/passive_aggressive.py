@@ -104,7 +104,7 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
 
-    def _run_pass(self, batch, y, sw, order, pred):
+    def _run_pass(self, X, y, sw, order, pred):
         return self._sgd_pass(
-            batch, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
+            X, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
         )
