@@ -87,6 +87,24 @@ def test_constraint_holds_after_fit_and_growth(constraint, dtype):
         assert in_set(grow._theta.astype(np.float64), constraint, z, tol)
 
 
+@pytest.mark.parametrize("constraint", ["l1", "simplex"])
+def test_more_classes_than_weights_per_column(constraint):
+    """K > R: the scratch of the pass is longer than a column; the projection reads R."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 1))
+    y = rng.integers(0, 5, 60)
+    con = PassiveAggressiveClassifier(constraint=constraint, radius=0.5, fit_intercept=False)
+    con.partial_fit(X[:1], y[:1], classes=np.arange(5))
+    for i in range(1, 60):
+        free = copy.deepcopy(con).set_params(constraint=None)
+        free.partial_fit(X[i : i + 1], y[i : i + 1])
+        expect = free._theta.copy()
+        for k in np.flatnonzero(np.any(free._theta != con._theta, axis=0)):
+            expect[:, k] = PROJECT[constraint](expect[:, k], 0.5)
+        con.partial_fit(X[i : i + 1], y[i : i + 1])
+        np.testing.assert_allclose(con._theta, expect, atol=1e-12, rtol=0)
+
+
 def test_fresh_model_starts_at_the_projection_of_zero():
     X, y = toy(K=2)
     est = Perceptron(constraint="simplex", radius=3.0)

@@ -55,7 +55,7 @@ OK = 0
 def project_column(theta, k, code, z, buf):
     """Column k of ``theta`` replaced by its projection onto the set ``code`` of radius z.
 
-    ``buf``: float64 scratch of length R.  Returns True when the column changed."""
+    ``buf``: float64 scratch of length >= R.  Returns True when the column changed."""
     R = theta.shape[0]
     if code == L1_BALL:
         l1 = 0.0
@@ -65,7 +65,7 @@ def project_column(theta, k, code, z, buf):
             return False
         for j in range(R):
             buf[j] = abs(np.float64(theta[j, k]))
-        th = simplex_theta(buf, 0, z)
+        th = simplex_theta(buf[:R], 0, z)
         for j in range(R):
             v = np.float64(theta[j, k])
             u = abs(v) - th
@@ -74,7 +74,7 @@ def project_column(theta, k, code, z, buf):
         return True
     for j in range(R):
         buf[j] = theta[j, k]
-    th = simplex_theta(buf, 0, z)
+    th = simplex_theta(buf[:R], 0, z)
     for j in range(R):
         u = buf[j] - th
         theta[j, k] = u if u > 0.0 else 0.0

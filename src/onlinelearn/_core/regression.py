@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from .._config import njit
+from .projected_pass import NO_CONSTRAINT, project_column
 from .sparse import row_offset, row_sqnorm
 
 EPS_PA1 = 0
@@ -105,9 +106,15 @@ def _axpy(data, indices, indptr, i, a, w, b, d):
 
 @njit
 def regression_pass(
-    data, indices, indptr, y, weight, order, w, U, st, loss_code, C, eps, b, average, pred_out
-):
+    data, indices, indptr, y, weight, order, w, U, st, loss_code, C, eps, b, average, pred_out,
+    constraint, z, buf,
+):  # fmt: skip
     """One pass over the rows ``order``; ``pred_out[i]`` = <w, x_i> before the update of row i.
+
+    ``constraint`` (a :mod:`.projected_pass` code; NO_CONSTRAINT: none): after every update
+    w is projected onto the l1 ball or the simplex of radius ``z`` (the projected update;
+    ``buf``: float64 scratch of length 2 R).  With ``average`` the projection's move counts in
+    the round's change Delta_t.
 
     Returns False when a weight became non-finite (the caller restores its snapshot)."""
     R = w.shape[0]
@@ -123,8 +130,16 @@ def regression_pass(
         if step != 0.0:
             if not math.isfinite(step):
                 return False
+            if constraint != NO_CONSTRAINT and average:
+                for j in range(R):
+                    buf[R + j] = w[j]
             _axpy(data, indices, indptr, i, step, w, b, d)
-            if average:
+            if constraint != NO_CONSTRAINT:
+                project_column(w.reshape((R, 1)), 0, constraint, z, buf[:R])
+                if average:
+                    for j in range(R):
+                        U[j] += st[T] * (w[j] - buf[R + j])
+            elif average:
                 _axpy(data, indices, indptr, i, step * st[T], U, b, d)
             st[N_UPDATES] += 1.0
     return all_finite(w)

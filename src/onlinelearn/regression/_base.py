@@ -7,14 +7,24 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state, column_or_1d
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
+from .._core import projected_pass as PP
 from .._core import regression as CR
 from .._estimator import state_meta
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
+
+
+_CONSTRAINTS = {"l1": PP.L1_BALL, "simplex": PP.SIMPLEX}
+
+#: Parameter constraints of ``constraint`` / ``radius`` (projected updates).
+CONSTRAINT_PARAMS = {
+    "constraint": [StrOptions(set(_CONSTRAINTS)), None],
+    "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+}
 
 
 def _full(sw, order, n):
@@ -102,16 +112,25 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
         :class:`~onlinelearn._validation.CSRBatch`.  Returns a ``CR`` status code."""
         b = self._b()
         avg = self._average()
+        code = self._constraint_code()
         if isinstance(X, np.ndarray):
-            return CR.regression_pass_dense(
-                X, y, sw, order, self._w, self._U, self._st, loss_code, C, eps, b, avg, pred
-            )
+            if code == PP.NO_CONSTRAINT:
+                return CR.regression_pass_dense(
+                    X, y, sw, order, self._w, self._U, self._st, loss_code, C, eps, b, avg, pred
+                )
+            if not np.isfinite(X).all():  # the CSR kernel does not look
+                return CR.NONFINITE_INPUT
+            X = V.CSRBatch(X)
         sw, order = _full(sw, order, X.n_rows)
+        z = float(self.radius) if code != PP.NO_CONSTRAINT else 1.0
         ok = CR.regression_pass(
             X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st,
-            loss_code, C, eps, b, avg, pred,
+            loss_code, C, eps, b, avg, pred, code, z, np.empty(2 * self._w.shape[0]),
         )  # fmt: skip
         return CR.OK if ok else CR.NONFINITE_WEIGHTS
+
+    def _check_params(self):
+        """Rules spanning two parameters (a hook)."""
 
     def _average(self):
         return bool(getattr(self, "average", False))
@@ -122,11 +141,22 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
     def _b(self):
         return float(self.intercept_scaling) if self.fit_intercept else 0.0
 
+    def _constraint_code(self):
+        c = getattr(self, "constraint", None)
+        return PP.NO_CONSTRAINT if c is None else _CONSTRAINTS[c]
+
     def _init_state(self, n_features):
         R = n_features + (1 if self.fit_intercept else 0)
         self._w, self._U, self._P, self._st = CR.empty_state(
             R, self._average(), self._uses_P, self._alpha()
         )
+        code = self._constraint_code()
+        if code != PP.NO_CONSTRAINT:
+            # start inside the set (the projection of 0); U = w_1 keeps the mean of the
+            # iterates ((T + 1) w_{T+1} - U) / T exact from a nonzero start
+            PP.project_column(self._w.reshape(R, 1), 0, code, float(self.radius), np.empty(R))
+            if self._average():
+                self._U[:] = self._w
 
     def _arrays(self):
         return ("_w", "_U", "_P", "_st")
@@ -177,6 +207,7 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
         snap = self._snapshot()
         try:
             self._validate_params_once()
+            self._check_params()
             Xd = _unchecked_dense(self, X, reset=first)
             if Xd is None:
                 Xc = V.check_X(self, X, reset=first)
