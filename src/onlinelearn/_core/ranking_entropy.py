@@ -234,19 +234,11 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
         if dn1 == dn1:
             smax = _ip_max_step(al, lam, dal, dlam)
             s = 0.995 * smax if smax < 1.0 else 1.0
-            for r in range(d):
-                tal[r] = al[r] + s * dal[r]
-                tlam[r] = lam[r] + s * dlam[r]
-            positive = True
-            for r in range(d):
-                if tal[r] <= 0.0 or tlam[r] <= 0.0:
-                    positive = False
-            if positive:
-                rn = _ip_residual(
-                    Y, cap, gamma, single, v, amass, wv, xv, m, tal, tlam,
-                    nu1 + s * dn1, nu2 + s * dn2, mu, tfp, tfpp,
-                )  # fmt: skip
-                accepted = rn <= (1.0 - 0.01 * s) * rnorm
+            rn = _ip_trial(
+                Y, cap, gamma, single, v, amass, wv, xv, m, al, lam, nu1, nu2, mu,
+                dal, dlam, dn1, dn2, s, tal, tlam, tfp, tfpp,
+            )  # fmt: skip
+            accepted = rn <= (1.0 - 0.01 * s) * rnorm
         if not accepted:
             for r in range(d):
                 tgt[r] = mu
@@ -255,26 +247,16 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
                 break
             smax = _ip_max_step(al, lam, dal, dlam)
             s = 0.995 * smax if smax < 1.0 else 1.0
-        # backtracking on the residual norm (trial point in tal, tlam)
-        for _ in range(0 if accepted else 60):
-            for r in range(d):
-                tal[r] = al[r] + s * dal[r]
-                tlam[r] = lam[r] + s * dlam[r]
-            ok = True
-            for r in range(d):
-                if tal[r] <= 0.0 or tlam[r] <= 0.0:
-                    ok = False
-                    break
-            if ok:
-                # the residual at the trial point (its f', f'' kept in tfp, tfpp)
-                rn = _ip_residual(
-                    Y, cap, gamma, single, v, amass, wv, xv, m, tal, tlam,
-                    nu1 + s * dn1, nu2 + s * dn2, mu, tfp, tfpp,
+            # backtracking on the residual norm
+            for _ in range(60):
+                rn = _ip_trial(
+                    Y, cap, gamma, single, v, amass, wv, xv, m, al, lam, nu1, nu2, mu,
+                    dal, dlam, dn1, dn2, s, tal, tlam, tfp, tfpp,
                 )  # fmt: skip
-                if rn <= (1.0 - 0.01 * s) * rnorm or s < 1e-10:
+                if rn <= (1.0 - 0.01 * s) * rnorm or (rn < math.inf and s < 1e-10):
                     accepted = True
                     break
-            s *= 0.5
+                s *= 0.5
         if not accepted:
             break
         for r in range(d):
@@ -391,6 +373,24 @@ def _ip_max_step(al, lam, dal, dlam):
         if dlam[r] < 0.0 and -lam[r] / dlam[r] < smax:
             smax = -lam[r] / dlam[r]
     return smax
+
+
+@njit(fastmath=False)
+def _ip_trial(
+    Y, cap, gamma, single, v, amass, wv, xv, m, al, lam, nu1, nu2, mu, dal, dlam, dn1, dn2, s,
+    tal, tlam, tfp, tfpp,
+):  # fmt: skip
+    """The trial point (al, lam) + s (dal, dlam) into (tal, tlam) and its residual norm (its
+    f', f'' kept in tfp, tfpp); infinity when it leaves alpha > 0, lambda > 0."""
+    for r in range(al.shape[0]):
+        tal[r] = al[r] + s * dal[r]
+        tlam[r] = lam[r] + s * dlam[r]
+        if tal[r] <= 0.0 or tlam[r] <= 0.0:
+            return math.inf
+    return _ip_residual(
+        Y, cap, gamma, single, v, amass, wv, xv, m, tal, tlam, nu1 + s * dn1, nu2 + s * dn2, mu,
+        tfp, tfpp,
+    )  # fmt: skip
 
 
 @njit(fastmath=False)
