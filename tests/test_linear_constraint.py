@@ -44,10 +44,9 @@ def in_set(W, constraint, z, tol):
 
 @pytest.mark.parametrize("learner", list(LEARNERS))
 @pytest.mark.parametrize("constraint", ["l1", "simplex"])
-@pytest.mark.parametrize("K", [2, 3])
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("K, sparse", [(2, False), (3, True), (3, False)])
 def test_step_then_projection(learner, constraint, K, sparse):
-    X, y = toy(K=K, seed=K)
+    X, y = toy(n=30, K=K, seed=K)
     Xb = sp.csr_matrix(X) if sparse else X
     z = 0.7
     make = LEARNERS[learner]

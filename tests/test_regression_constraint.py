@@ -34,10 +34,9 @@ def data(n=40, d=7, seed=0):
 
 @pytest.mark.parametrize("learner", list(MAKERS))
 @pytest.mark.parametrize("constraint", ["l1", "simplex"])
-@pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("sparse, fit_intercept", [(False, True), (True, False)])
 def test_step_then_projection(learner, constraint, sparse, fit_intercept):
-    X, y = data(seed=len(learner))
+    X, y = data(n=25, seed=len(learner))
     Xb = sp.csr_matrix(X) if sparse else X
     z = 0.8
     con = MAKERS[learner](constraint=constraint, radius=z, fit_intercept=fit_intercept)
