@@ -19,8 +19,9 @@ whole training part, or one ``learn_one`` per row for River):
   ``linear_model.LinearRegression`` (plain SGD, l2 = 0).
 
 Reported per set and learner: seconds per epoch (best of ``--repeats``, the learners taking
-turns, after a warm-up call that compiles the numba code), microseconds per row, test MSE
-and MAE, and the speed ratio against scikit-learn's learner of the same loss.  River runs on
+turns, after a warm-up call that compiles the numba code), the median, the best CPU time,
+microseconds per row, test MSE and MAE, and the speed ratios (best, median, CPU) against
+scikit-learn's learner of the same loss.  River runs on
 the first ``--river-rows`` rows only (it is pure Python); its time per epoch is scaled to the
 whole training part.
 
@@ -79,23 +80,29 @@ def errors(y, p):
 
 
 def run_interleaved(learners, Xtr, ytr, Xte, yte, repeats):
-    """Best-of-``repeats`` seconds per epoch of each learner, the learners taking turns within
-    each repeat (so that a burst of load on the shared machine hits all of them alike)."""
+    """Seconds per epoch of each learner over ``repeats`` runs, the learners taking turns within
+    each repeat (so that a burst of load on the shared machine hits all of them alike): wall
+    time (best, median) and CPU time of this process (best)."""
     for _, _, make in learners:
         make().partial_fit(Xtr[:50], ytr[:50])  # warm-up (numba compilation, imports)
-    best = {label: np.inf for _, label, _ in learners}
+    wall = {label: [] for _, label, _ in learners}
+    cpu = {label: [] for _, label, _ in learners}
     fitted = {}
     for _ in range(repeats):
         for _, label, make in learners:
             est = make()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             est.partial_fit(Xtr, ytr)
-            best[label] = min(best[label], time.perf_counter() - t0)
+            wall[label].append(time.perf_counter() - t0)
+            cpu[label].append(time.process_time() - c0)
             fitted[label] = est
     return {
-        label: (loss, best[label], *errors(yte, fitted[label].predict(Xte)))
+        label: (
+            loss, min(wall[label]), float(np.median(wall[label])), min(cpu[label]),
+            *errors(yte, fitted[label].predict(Xte)),
+        )
         for loss, label, _ in learners
-    }
+    }  # fmt: skip
 
 
 def run_river(make, Xtr, ytr, Xte, yte, n_rows):
@@ -114,7 +121,7 @@ def run_river(make, Xtr, ytr, Xte, yte, n_rows):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="+", default=list(SETS))
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--river-rows", type=int, default=5000)
     args = ap.parse_args(argv)
 
@@ -151,16 +158,21 @@ def main(argv=None):
         ]  # fmt: skip
         for loss, label, make in river:
             sec, (mse, mae) = run_river(make, Xtr, ytr, Xte, yte, n_r)
-            res[label + f" ({n_r} rows, scaled)"] = (loss, sec, mse, mae)
-        ref = {"PA-I": res["sklearn PassiveAggressiveRegressor"][1],
-               "squared": res["sklearn SGDRegressor"][1]}  # fmt: skip
-        print(f"{'learner':52s} {'s/epoch':>9s} {'us/row':>8s} {'test MSE':>9s} "
-              f"{'test MAE':>9s} {'sklearn/this':>12s}")  # fmt: skip
-        for label, (loss, sec, mse, mae) in res.items():
-            print(f"{label:52s} {sec:9.4f} {1e6 * sec / n:8.3f} {mse:9.4f} {mae:9.4f} "
-                  f"{ref[loss] / sec:12.2f}")  # fmt: skip
-            rows.append((name, label, sec, mse, mae, ref[loss] / sec))
-    print("\nmachine shared with other jobs: times are indicative; ratios come from one run.")
+            res[label + f" ({n_r} rows, scaled)"] = (loss, sec, sec, sec, mse, mae)
+        ref = {"PA-I": res["sklearn PassiveAggressiveRegressor"],
+               "squared": res["sklearn SGDRegressor"]}  # fmt: skip
+        head = ("learner", "best ms", "med ms", "cpu ms", "us/row", "test MSE", "test MAE",
+                "x best", "x med", "x cpu")  # fmt: skip
+        print("{:52s} {:>8s} {:>8s} {:>8s} {:>7s} {:>9s} {:>9s} {:>7s} {:>6s} {:>6s}".format(*head))
+        for label, (loss, best, med, cpu, mse, mae) in res.items():
+            r = ref[loss]
+            ratios = (r[1] / best, r[2] / med, r[3] / cpu if cpu > 0 else float("nan"))
+            print(f"{label:52s} {1e3 * best:8.3f} {1e3 * med:8.3f} {1e3 * cpu:8.3f} "
+                  f"{1e6 * best / n:7.3f} {mse:9.4f} {mae:9.4f} "
+                  f"{ratios[0]:7.2f} {ratios[1]:6.2f} {ratios[2]:6.2f}")  # fmt: skip
+            rows.append((name, label, best, med, mse, mae, *ratios))
+    print("\nx best / x med / x cpu: scikit-learn's time over ours for the same loss (best wall,")
+    print("median wall, best CPU time of this process), all from this one interleaved run.")
     return rows
 
 

@@ -243,3 +243,69 @@ def _expected_failures(est):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PassiveAggressiveRegressor(average=True),
+        lambda: PassiveAggressiveRegressor(loss="squared_epsilon_insensitive"),
+        lambda: OnlineLeastSquares(solver="proximal"),
+        lambda: OnlineLeastSquares(),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nonfinite_X_found_by_the_pass_changes_nothing(make, dtype, bad):
+    """The dense pass checks X as it reads it: a bad entry in a late row, after many updates of
+    this very call, still raises the usual ValueError and leaves the model as it was."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 5)).astype(dtype)
+    y = rng.normal(size=40)
+    est = make().partial_fit(X, y)
+    before = {k: v.copy() for k, v in est._get_state()[1].items()}
+    Xb = X.copy()
+    Xb[33, 2] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        est.partial_fit(Xb, y)
+    for k, v in est._get_state()[1].items():
+        np.testing.assert_array_equal(v, before[k])
+    fresh = make()
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        fresh.fit(Xb, y)
+    assert not hasattr(fresh, "_w") and not hasattr(fresh, "n_features_in_")
+
+
+def test_dense_pass_equals_csr_pass_with_huge_finite_rows():
+    """A finite row whose squared norm overflows is not bad input: the dense pass (which only
+    looks at a row when ||x||^2 is not finite) treats it as the CSR pass does."""
+    rng = np.random.default_rng(6)
+    for n_feat in (3, 13, 40):  # both sides of the unrolled dot product
+        X = rng.normal(size=(60, n_feat))
+        X[10] *= 1e160
+        y = rng.normal(size=60)
+        for make in (
+            lambda: PassiveAggressiveRegressor(C=0.5, shuffle=False, n_epochs=2),
+            lambda: PassiveAggressiveRegressor(
+                loss="squared_epsilon_insensitive", average=True, random_state=1
+            ),
+            lambda: OnlineLeastSquares(solver="proximal", C=0.1, random_state=0, n_epochs=3),
+        ):
+            for sw in (None, rng.uniform(0.5, 2.0, size=60)):
+                dense = make().fit(X, y, sample_weight=sw)
+                csr = make().fit(sp.csr_matrix(X), y, sample_weight=sw)
+                np.testing.assert_allclose(dense._w, csr._w, rtol=1e-12, atol=1e-12)
+                assert dense.t_ == csr.t_ and dense.n_updates_ == csr.n_updates_
+                assert np.isfinite(dense._w).all()
+
+
+def test_parameter_checks_still_run_for_fresh_values():
+    """Valid parameters are remembered per class; a new invalid value is still refused."""
+    X = np.ones((3, 2))
+    y = np.zeros(3)
+    PassiveAggressiveRegressor(C=0.3).fit(X, y)
+    for bad in (dict(C=-0.3), dict(epsilon=-1.0), dict(n_epochs=0), dict(loss="hinge")):
+        with pytest.raises(ValueError):
+            PassiveAggressiveRegressor(**bad).fit(X, y)
+    with pytest.raises(ValueError):
+        PassiveAggressiveRegressor(C="0.3").fit(X, y)

@@ -397,7 +397,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             return
         updates_before = self._st[N_UPDATES]
         scratch = empty_scratch(self._theta.shape[1])
-        kernel = euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
+        kernel = self._pass_kernel(ip)
         status = kernel(
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
@@ -438,6 +438,10 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
             )
         _checks.check_readout(self)  # the weights that predict, not only the state
+
+    def _pass_kernel(self, ip):
+        """The compiled pass of a call (a hook: projected updates substitute their own)."""
+        return euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation

@@ -9,11 +9,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core import links as L
 from .._core import steps as S
 from ..base import OnlineLinearClassifier
+from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 
 _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
 
-class PassiveAggressiveClassifier(OnlineLinearClassifier):
+class PassiveAggressiveClassifier(ProjectedUpdatesMixin, OnlineLinearClassifier):
     """Passive-Aggressive PA, PA-I and PA-II (Crammer et al. 2006), binary and multiclass.
 
     What
@@ -54,7 +55,8 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
     margin : float, default=1.0
         The margin gamma of the hinge loss: examples are updated until their margin
         reaches it.  Predictions of PA do not depend on its scale.
-    n_epochs, shuffle, average, random_state, fit_intercept, class_weight, dtype
+    n_epochs, shuffle, average, random_state, fit_intercept, class_weight, dtype, constraint,
+    radius
         As in :class:`onlinelearn.Perceptron`.
     intercept_scaling : float > 0 or 'auto', default=1.0
         Value b of the intercept feature (the intercept is b times its weight; b^2 enters
@@ -94,6 +96,7 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         "variant": [StrOptions(set(_VARIANTS))],
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "margin": [Interval(numbers.Real, 0, None, closed="left")],
+        **CONSTRAINT_PARAMS,
     }
 
     def __init__(
@@ -110,6 +113,8 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         intercept_scaling=1.0,
         class_weight=None,
         dtype=None,
+        constraint=None,
+        radius=1.0,
     ):
         self.variant = variant
         self.C = C
@@ -122,6 +127,8 @@ class PassiveAggressiveClassifier(OnlineLinearClassifier):
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
         self.dtype = dtype
+        self.constraint = constraint
+        self.radius = radius
 
     def _step_code(self):
         return _VARIANTS[self.variant]

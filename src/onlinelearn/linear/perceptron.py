@@ -8,9 +8,10 @@ from .._config import njit
 from .._core import links as L
 from .._core import steps as S
 from ..base import OnlineLinearClassifier
+from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 
 
-class Perceptron(OnlineLinearClassifier):
+class Perceptron(ProjectedUpdatesMixin, OnlineLinearClassifier):
     """Perceptron (Rosenblatt 1958), binary and true multiclass (max-score update).
 
     What
@@ -75,6 +76,14 @@ class Perceptron(OnlineLinearClassifier):
         weights, which halves the memory traffic of a pass on wide sparse data).  Scores,
         norms, step sizes and the averaging sums are always accumulated in float64; the model
         keeps its dtype for later batches and in model files.
+    constraint : {None, 'l1', 'simplex'}, default=None
+        Projected updates (thesis Sec. 7.1): after every update, each weight vector it changed
+        (a whole column, the intercept weight included) is projected back onto the l1 ball
+        {||w||_1 <= ``radius``} (Fig. 7.2) or the simplex {w >= 0, sum w = ``radius``}
+        (Fig. 7.1); a fresh model starts at the projection of 0.  O(R log R) per update for
+        R weights per column.  None: the plain learner, unchanged.
+    radius : float > 0, default=1.0
+        z of the constraint set.
 
     Attributes
     ----------
@@ -102,6 +111,7 @@ class Perceptron(OnlineLinearClassifier):
     """
 
     _link = L.EUCLID
+    _parameter_constraints = {**OnlineLinearClassifier._parameter_constraints, **CONSTRAINT_PARAMS}
 
     def __init__(
         self,
@@ -114,6 +124,8 @@ class Perceptron(OnlineLinearClassifier):
         intercept_scaling=1.0,
         class_weight=None,
         dtype=None,
+        constraint=None,
+        radius=1.0,
     ):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
@@ -123,6 +135,8 @@ class Perceptron(OnlineLinearClassifier):
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
         self.dtype = dtype
+        self.constraint = constraint
+        self.radius = radius
 
     def _step_code(self):
         return S.CONSERVATIVE

@@ -7,14 +7,33 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state, column_or_1d
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as V
+from .._core import projected_pass as PP
 from .._core import regression as CR
 from .._estimator import state_meta
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
+
+
+_CONSTRAINTS = {"l1": PP.L1_BALL, "simplex": PP.SIMPLEX}
+
+#: Parameter constraints of ``constraint`` / ``radius`` (projected updates).
+CONSTRAINT_PARAMS = {
+    "constraint": [StrOptions(set(_CONSTRAINTS)), None],
+    "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+}
+
+
+def _full(sw, order, n):
+    """The explicit weight vector and row order for kernels that do not take empty ones."""
+    if sw.shape[0] == 0:
+        sw = np.ones(n)
+    if order.shape[0] == 0:
+        order = np.arange(n, dtype=np.int64)
+    return sw, order
 
 
 def check_target(y, n_rows):
@@ -44,23 +63,34 @@ def check_target(y, n_rows):
     return np.ascontiguousarray(arr)
 
 
-def _check_X(estimator, X, *, reset):
-    """:func:`onlinelearn._validation.check_X`, with a shortcut for the first call on a plain
-    float C-contiguous ndarray (no feature names to record): shape, finiteness, n_features_in_."""
-    if (
-        reset
-        and type(X) is np.ndarray
+_NO_WEIGHTS = np.empty(0)  # the compiled pass reads an empty vector as unit weights
+_IN_ORDER = np.empty(0, dtype=np.int64)  # ... and an empty order as the rows in their order
+
+
+def _unchecked_dense(estimator, X, *, reset):
+    """X itself when it is what the dense kernel reads (a float32/64 C-contiguous 2-D ndarray,
+    non-empty, with the fitted feature count and no feature names in play), else None.
+    Finiteness is not checked here: the dense pass sees a NaN or infinite entry in the same
+    sweep that reads the row and stops (the caller then runs the full check for the message
+    and restores its snapshot), which saves a pass over X per call."""
+    if not (
+        type(X) is np.ndarray
         and X.ndim == 2
         and X.dtype in (np.float64, np.float32)
         and X.flags.c_contiguous
         and X.shape[0] >= 1
         and X.shape[1] >= 1
-        and np.isfinite(X.sum())  # finite sum: every entry finite (else the full check)
     ):
+        return None
+    if reset:
         estimator.n_features_in_ = X.shape[1]
         estimator.__dict__.pop("feature_names_in_", None)
-        return X
-    return V.check_X(estimator, X, reset=reset)
+    elif (
+        getattr(estimator, "feature_names_in_", None) is not None
+        or getattr(estimator, "n_features_in_", None) != X.shape[1]
+    ):
+        return None
+    return X
 
 
 class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
@@ -77,19 +107,30 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    def _sgd_pass(self, batch, y, sw, order, pred, loss_code, C, eps):
-        """The first-order pass: the dense kernel for a dense batch, the CSR one otherwise."""
+    def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
+        """The first-order pass: the dense kernel for an ndarray X, the CSR one for a
+        :class:`~onlinelearn._validation.CSRBatch`.  Returns a ``CR`` status code."""
         b = self._b()
         avg = self._average()
-        if batch.indices.shape[0] != batch.data.shape[0]:  # dense, more than one row
-            X2 = batch.data.reshape(batch.n_rows, batch.n_cols)
-            return CR.regression_pass_dense(
-                X2, y, sw, order, self._w, self._U, self._st, loss_code, C, eps, b, avg, pred
-            )
-        return CR.regression_pass(
-            batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._U, self._st,
-            loss_code, C, eps, b, avg, pred,
+        code = self._constraint_code()
+        if isinstance(X, np.ndarray):
+            if code == PP.NO_CONSTRAINT:
+                return CR.regression_pass_dense(
+                    X, y, sw, order, self._w, self._U, self._st, loss_code, C, eps, b, avg, pred
+                )
+            if not np.isfinite(X).all():  # the CSR kernel does not look
+                return CR.NONFINITE_INPUT
+            X = V.CSRBatch(X)
+        sw, order = _full(sw, order, X.n_rows)
+        z = float(self.radius) if code != PP.NO_CONSTRAINT else 1.0
+        ok = CR.regression_pass(
+            X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st,
+            loss_code, C, eps, b, avg, pred, code, z, np.empty(2 * self._w.shape[0]),
         )  # fmt: skip
+        return CR.OK if ok else CR.NONFINITE_WEIGHTS
+
+    def _check_params(self):
+        """Rules spanning two parameters (a hook)."""
 
     def _average(self):
         return bool(getattr(self, "average", False))
@@ -100,11 +141,22 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
     def _b(self):
         return float(self.intercept_scaling) if self.fit_intercept else 0.0
 
+    def _constraint_code(self):
+        c = getattr(self, "constraint", None)
+        return PP.NO_CONSTRAINT if c is None else _CONSTRAINTS[c]
+
     def _init_state(self, n_features):
         R = n_features + (1 if self.fit_intercept else 0)
         self._w, self._U, self._P, self._st = CR.empty_state(
             R, self._average(), self._uses_P, self._alpha()
         )
+        code = self._constraint_code()
+        if code != PP.NO_CONSTRAINT:
+            # start inside the set (the projection of 0); U = w_1 keeps the mean of the
+            # iterates ((T + 1) w_{T+1} - U) / T exact from a nonzero start
+            PP.project_column(self._w.reshape(R, 1), 0, code, float(self.radius), np.empty(R))
+            if self._average():
+                self._U[:] = self._w
 
     def _arrays(self):
         return ("_w", "_U", "_P", "_st")
@@ -124,39 +176,60 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
                 self.__dict__.pop(a, None)
 
     def _validate_params_once(self):
-        """Parameter checks, skipped while the parameters are the very objects last checked:
-        a stream of ``partial_fit`` calls pays for them once."""
-        key = tuple(getattr(self, n) for n in self._get_param_names())
+        """Parameter checks, skipped for values already found valid: by identity for this
+        object (a stream of ``partial_fit`` calls), and by (type, value) across the class (a
+        fresh estimator per ``fit`` with the usual parameters pays nothing either)."""
+        cls = type(self)
+        names = cls.__dict__.get("_param_names_cached")
+        if names is None:
+            names = cls._get_param_names()  # inspect.signature: ~0.3 ms, once per class
+            cls._param_names_cached = names
+        values = tuple(getattr(self, n) for n in names)
         last = self.__dict__.get("_validated_params")
-        if last is not None and all(a is b for a, b in zip(last, key, strict=True)):
+        if last is not None and all(a is b for a, b in zip(last, values, strict=True)):
             return
-        self._validate_params()
-        self._validated_params = key
+        key = tuple((type(v), v) for v in values)
+        seen = cls.__dict__.get("_valid_param_keys")
+        try:
+            known = seen is not None and key in seen
+        except TypeError:  # an unhashable parameter value: no class-wide memory
+            key, known = None, False
+        if not known:
+            self._validate_params()
+            if key is not None:
+                if seen is None or len(seen) > 256:
+                    seen = cls._valid_param_keys = set()
+                seen.add(key)
+        self._validated_params = values
 
     def _fit_batch(self, X, y, sample_weight, *, fit_mode):
         first = fit_mode or not hasattr(self, "_w")
         snap = self._snapshot()
         try:
             self._validate_params_once()
-            X = _check_X(self, X, reset=first)
-            y = check_target(y, X.shape[0])
+            self._check_params()
+            Xd = _unchecked_dense(self, X, reset=first)
+            if Xd is None:
+                Xc = V.check_X(self, X, reset=first)
+                Xd = np.ascontiguousarray(Xc) if isinstance(Xc, np.ndarray) else V.CSRBatch(Xc)
+            n, n_cols = (Xd.n_rows, Xd.n_cols) if isinstance(Xd, V.CSRBatch) else Xd.shape
+            y = check_target(y, n)
             if sample_weight is None:
-                sw = np.ones(X.shape[0])
+                sw = _NO_WEIGHTS
             else:
-                sw = V.check_sample_weight(sample_weight, X.shape[0])
-            batch = V.CSRBatch(X)
+                sw = V.check_sample_weight(sample_weight, n)
             if first:
-                self._init_state(batch.n_cols)
-            n = batch.n_rows
-            pred = np.zeros(n)
+                self._init_state(n_cols)
+            pred = np.empty(n)  # every row is written once per pass
             epochs = self.n_epochs if fit_mode else 1
-            rng = check_random_state(self.random_state)
+            rng = check_random_state(self.random_state) if fit_mode and self.shuffle else None
             for _ in range(epochs):
-                if fit_mode and self.shuffle:
-                    order = rng.permutation(n).astype(np.int64)
-                else:
-                    order = np.arange(n, dtype=np.int64)
-                if not self._run_pass(batch, y, sw, order, pred):
+                order = _IN_ORDER if rng is None else rng.permutation(n).astype(np.int64)
+                status = self._run_pass(Xd, y, sw, order, pred)
+                if status == CR.NONFINITE_INPUT:
+                    V.check_X(self, X, reset=first)  # raises with the usual message
+                    raise ValueError("Input X contains NaN or infinity.")
+                if status != CR.OK:
                     raise FloatingPointError(
                         f"{type(self).__name__}: a weight became infinite or NaN. The model was "
                         "left as it was before this call. Scale the features and the target, "

@@ -7,8 +7,9 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _validation as V
 from .._core import regression as CR
-from ._base import OnlineLinearRegressor
+from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor, _full
 
 
 class OnlineLeastSquares(OnlineLinearRegressor):
@@ -44,8 +45,9 @@ class OnlineLeastSquares(OnlineLinearRegressor):
         Proximal solver: predict with the mean of the iterates.
     n_epochs : int, default=1
         Passes of ``fit``; RLS after one pass is the ridge solution, more passes count rows again.
-    shuffle, random_state, fit_intercept, intercept_scaling
-        As in :class:`onlinelearn.PassiveAggressiveRegressor`.
+    shuffle, random_state, fit_intercept, intercept_scaling, constraint, radius
+        As in :class:`onlinelearn.PassiveAggressiveRegressor` (a constraint needs the proximal
+        solver: RLS keeps the exact ridge solution, which a projection would break).
 
     Examples
     --------
@@ -65,6 +67,7 @@ class OnlineLeastSquares(OnlineLinearRegressor):
         "C": [Interval(numbers.Real, 0, None, closed="right")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "average": ["boolean"],
+        **CONSTRAINT_PARAMS,
     }
 
     def __init__(
@@ -79,6 +82,8 @@ class OnlineLeastSquares(OnlineLinearRegressor):
         random_state=None,
         fit_intercept=True,
         intercept_scaling=1.0,
+        constraint=None,
+        radius=1.0,
     ):
         self.solver = solver
         self.C = C
@@ -89,6 +94,8 @@ class OnlineLeastSquares(OnlineLinearRegressor):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.constraint = constraint
+        self.radius = radius
 
     @property
     def _uses_P(self):
@@ -100,10 +107,23 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     def _alpha(self):
         return float(self.alpha)
 
-    def _run_pass(self, batch, y, sw, order, pred):
+    def _check_params(self):
+        if self.constraint is not None and self.solver == "rls":
+            raise ValueError(
+                f"constraint={self.constraint!r} needs solver='proximal': RLS keeps the exact "
+                "ridge solution after every row, which a projection would break."
+            )
+
+    def _run_pass(self, X, y, sw, order, pred):
         if self.solver == "rls":
-            return CR.rls_pass(
-                batch.data, batch.indices, batch.indptr, y, sw, order, self._w, self._P,
+            if isinstance(X, np.ndarray):
+                if not np.isfinite(X).all():  # the RLS kernel does not look
+                    return CR.NONFINITE_INPUT
+                X = V.CSRBatch(X)
+            sw, order = _full(sw, order, X.n_rows)
+            ok = CR.rls_pass(
+                X.data, X.indices, X.indptr, y, sw, order, self._w, self._P,
                 self._st, self._b(), pred, np.empty(self._w.shape[0]),
             )  # fmt: skip
-        return self._sgd_pass(batch, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)
+            return CR.OK if ok else CR.NONFINITE_WEIGHTS
+        return self._sgd_pass(X, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)

@@ -7,7 +7,7 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import regression as CR
-from ._base import OnlineLinearRegressor
+from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor
 
 _LOSSES = {"epsilon_insensitive": CR.EPS_PA1, "squared_epsilon_insensitive": CR.EPS_PA2}
 
@@ -52,6 +52,13 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         Shuffle the rows before each pass of ``fit`` (same seed, same weights).
     fit_intercept, intercept_scaling
         Learn a bias as the weight of a constant feature of value ``intercept_scaling``.
+    constraint : {None, 'l1', 'simplex'}, default=None
+        Projected updates (thesis Sec. 7.1): after every update w (the intercept weight
+        included) is projected onto the l1 ball {||w||_1 <= ``radius``} (Fig. 7.2) or the
+        simplex {w >= 0, sum w = ``radius``} (Fig. 7.1); a fresh model starts at the projection
+        of 0.  O(R log R) per update, through the CSR pass.  None: the plain learner.
+    radius : float > 0, default=1.0
+        z of the constraint set.
 
     Attributes
     ----------
@@ -79,6 +86,7 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
         "loss": [StrOptions(set(_LOSSES))],
         "average": ["boolean"],
+        **CONSTRAINT_PARAMS,
     }
 
     def __init__(
@@ -93,6 +101,8 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         random_state=None,
         fit_intercept=True,
         intercept_scaling=1.0,
+        constraint=None,
+        radius=1.0,
     ):
         self.C = C
         self.epsilon = epsilon
@@ -103,8 +113,10 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.constraint = constraint
+        self.radius = radius
 
-    def _run_pass(self, batch, y, sw, order, pred):
+    def _run_pass(self, X, y, sw, order, pred):
         return self._sgd_pass(
-            batch, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
+            X, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
         )

@@ -1,0 +1,29 @@
+"""Codes and state slots of the label-ranking kernels (one table, read by every module)."""
+
+from __future__ import annotations
+
+EUCLID = 0
+ENTROPY = 1
+
+UPD_I = 0
+UPD_II = 1
+UPD_III = 2
+
+#: slots of the statistics vector ``st``
+T_SEEN = 0
+N_UPDATES = 1
+N_MISTAKES = 2
+GAIN = 3  # gamma * sum of tau over the relevant labels, all rounds: D = GAIN - sum_r f*(theta_r)
+IP_ITER_MAX = 4
+IP_ITER_SUM = 5
+IP_CALLS = 6
+N_ST = 7
+
+#: constraints on every weight vector, applied after each update (a projected update)
+NO_CONSTRAINT = 0
+L1_BALL = 1  # Euclidean: w_r <- the Euclidean projection onto {||w||_1 <= z}   (Fig. 7.2)
+FLOOR = 2  # entropy: w_r <- the entropic projection onto {w in simplex, w >= eps} (Fig. 7.3)
+
+#: status codes of a pass
+OK = 0
+NONFINITE = 1
