@@ -16,9 +16,9 @@ and z is the radius.  Projecting after a step of the unconstrained problem is th
 moves every weight of the column, so a round costs O(nnz(x) K + R log R) (the sort of Fig.
 7.1/7.2) instead of O(nnz(x) K).
 
-Averaging: the lazy scheme of the Euclidean pass (``A``, ``lastS``, ``S`` = the round count;
-average = (A + theta (S - lastS)) / T) with every entry of a projected column folded before the
-projection moves it.
+Averaging: the one-array scheme of the Euclidean pass (U in the slot of ``A``, ``S`` = the
+round count; average = (S theta - U) / T): the step and the projection after it are one move
+delta of the column on its round, and U += S delta over the column.
 """
 
 from __future__ import annotations
@@ -82,21 +82,33 @@ def project_column(theta, k, code, z, buf):
 
 
 @njit
-def fold_column(theta, A, lastS, k, S):
-    """Lazy averaging: bring every entry of column k up to S before the column moves."""
+def save_column(theta, k, old):
+    """old[:R] = column k of ``theta`` (the stored values, before the column moves)."""
     for j in range(theta.shape[0]):
-        A[j, k] += theta[j, k] * (S - lastS[j, k])
-        lastS[j, k] = S
+        old[j] = theta[j, k]
+
+
+@njit
+def average_moved_column(theta, U, k, S, old):
+    """The one-array average of :mod:`.euclid_pass`: U_jk += S delta_jk for every entry of
+    column k that moved by delta_jk (stored new minus stored old) on a round of count S."""
+    for j in range(theta.shape[0]):
+        U[j, k] += S * (np.float64(theta[j, k]) - old[j])
 
 
 @njit
 def project_all_columns(theta, A, lastS, st, average, code, z):
-    """Every column onto the set (a model whose columns were made some other way)."""
-    buf = np.empty(theta.shape[0])
+    """Every column onto the set (a model whose columns were made some other way).  ``A``
+    holds the one-array average U of :mod:`.euclid_pass` (``lastS`` is its placeholder)."""
+    R = theta.shape[0]
+    buf = np.empty(R)
+    old = np.empty(R)
     for k in range(theta.shape[1]):
         if average:
-            fold_column(theta, A, lastS, k, st[S_SUM])
+            save_column(theta, k, old)
         project_column(theta, k, code, z, buf)
+        if average:
+            average_moved_column(theta, A, k, st[S_SUM], old)
 
 
 @njit
@@ -106,8 +118,10 @@ def projected_pass(
 ):  # fmt: skip
     """One pass of a Euclidean learner with projected updates over the rows ``order``.
 
-    Arguments as :func:`.euclid_pass.euclid_pass` (COPA excluded), plus the constraint ``code``,
-    its radius ``z`` and a float64 scratch ``buf`` of length max(R, K)."""
+    Arguments as :func:`.euclid_pass.euclid_pass` (COPA excluded; ``A`` holds its one-array
+    average U, ``lastS`` is unused), plus the constraint ``code``, its radius ``z`` and a
+    float64 scratch ``buf`` of length max(R, K).  A step and the projection after it are one
+    move of the column on its round, averaged as U += S delta."""
     step = ip[IP_STEP]
     average = ip[IP_AVERAGE] != 0
     predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
@@ -119,6 +133,8 @@ def projected_pass(
     d = R - 1 if b != 0.0 else R
     binary = K == 1
     kappa = 1.0 if binary else 2.0
+    old_y = np.empty(R)
+    old_r = np.empty(R)
     for ii in range(order.shape[0]):
         i = order[ii]
         yi = y[i]
@@ -142,7 +158,7 @@ def projected_pass(
             for k in range(K):
                 scores[k] += v * theta[j, k]
                 if predict_average:
-                    buf[k] += v * (A[j, k] + theta[j, k] * (S - lastS[j, k]))
+                    buf[k] += v * (S * theta[j, k] - A[j, k])
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
         if pred != yi:
             st[N_MISTAKES] += 1.0
@@ -157,9 +173,9 @@ def projected_pass(
         if tau > 0.0:
             ky = 0 if binary else yi
             if average:
-                fold_column(theta, A, lastS, ky, S)
+                save_column(theta, ky, old_y)
                 if not binary:
-                    fold_column(theta, A, lastS, rival, S)
+                    save_column(theta, rival, old_r)
             if binary:
                 tau *= ysign
             for q in range(start, stop + (1 if b != 0.0 else 0)):
@@ -175,6 +191,10 @@ def projected_pass(
             project_column(theta, ky, code, z, buf)
             if not binary:
                 project_column(theta, rival, code, z, buf)
+            if average:
+                average_moved_column(theta, A, ky, S, old_y)
+                if not binary:
+                    average_moved_column(theta, A, rival, S, old_r)
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
