@@ -280,10 +280,11 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
             alpha = alpha0 if alpha0 is not None else np.zeros((n_prob, n))
             W = np.zeros((n_prob, R))
             pos = np.arange(n_prob, dtype=np.int64) if n_prob > 1 else np.array([1], np.int64)
+            nodes, ptr = dcd.pack_rows(batch.data, batch.indices, batch.indptr, b, d)
             epochs, rows, n_done = dcd.ovr_dcd(
-                batch.data, batch.indices, batch.indptr, b, y_codes, pos, Ci,
-                self.loss == "squared_hinge", alpha, W, float(self.tol), int(self.max_iter),
-                bool(self.shrinking), seed, check_every, hist,
+                nodes, ptr, y_codes, pos, Ci, self.loss == "squared_hinge", alpha, W,
+                float(self.tol), int(self.max_iter), bool(self.shrinking), seed, check_every,
+                hist,
             )  # fmt: skip
             converged = n_done == n_prob
             alpha_out = alpha

@@ -1,0 +1,388 @@
+"""Binary and one-vs-rest linear SVMs by dual coordinate ascent (Hsieh, Chang, Lin, Keerthi,
+Sundararajan, ICML 2008, Algorithm 3; LIBLINEAR ``-s 3`` / ``-s 1``).
+
+For one binary problem with labels y_i in {-1, +1} and per-example costs C_i > 0::
+
+    primal  P(w)     = 1/2 ||w||^2 + sum_i C_i xi_i(w),   xi_i = [1 - y_i <w, x_i>]_+    (L1)
+                                                          xi_i = [1 - y_i <w, x_i>]_+^2  (L2)
+    dual    D(alpha) = sum_i alpha_i - 1/2 ||w(alpha)||^2 - sum_i alpha_i^2 D_ii / 2
+            w(alpha) = sum_i alpha_i y_i x_i,   0 <= alpha_i <= U_i
+            L1: U_i = C_i, D_ii = 0;   L2: U_i = inf, D_ii = 1 / (2 C_i)
+
+The coordinate step maximises D exactly along alpha_i: with the gradient
+G = y_i <w, x_i> - 1 + D_ii alpha_i and the curvature Qbar_ii = ||x_i||^2 + D_ii,
+alpha_i <- min(max(alpha_i - G / Qbar_ii, 0), U_i) (the clipped Newton step of a 1-D concave
+quadratic), and w <- w + (alpha_i^new - alpha_i) y_i x_i keeps w = w(alpha) at O(nnz(x_i)).
+Every epoch visits the active examples in a fresh random order; shrinking drops an example
+at a bound whose projected gradient points out of the box by more than last epoch's extreme
+projected gradients (Hsieh et al. 2008, Sec. 3.2).
+
+The stopping rule is the duality gap P - D <= tol * P over all examples (shrunk or not),
+evaluated exactly but without a pass over every nonzero (:func:`binary_objectives_screened`):
+each example keeps its margin m_i = y_i <w, x_i> from the last evaluation that computed it,
+and the solver keeps the weights of the last evaluation and the length of the chain of
+displacements between evaluations, sum_e ||w_e - w_{e-1}||; since
+|m_i(now) - m_i(then)| <= ||x_i|| ||w_now - w_then|| <= ||x_i|| x (chain length since then),
+an example whose cached margin is farther than that from 1 is known to have a zero loss
+(margin above 1), or (L1, alpha_i = C_i, margin below 1) a loss C_i (1 - m_i) that is linear
+in w and summed through v = sum_{alpha_i = C_i} C_i y_i x_i, kept up to date when an alpha_i
+reaches or leaves C_i.  Only the remaining examples are read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._config import njit
+from .dcd_common import (
+    node_axpy,
+    node_dot,
+    node_sqnorm,
+    now,
+    rng_state,
+    row_dot,
+    shuffle_prefix,
+    write_row,
+)
+
+#: relative slack on a cached margin for rounding (an example this close to 1 is recomputed)
+MARGIN_SAFETY = 1e-9
+
+
+@njit
+def binary_objectives(data, indices, indptr, b, ycodes, pos, Ci, l2, alpha_k, w):
+    """(primal, dual) of one binary problem (class ``pos`` against the rest) at (w, alpha_k),
+    by a pass over every example; ``w`` is taken as given (it equals w(alpha_k) up to
+    rounding)."""
+    n = indptr.shape[0] - 1
+    R = w.shape[0]
+    d = R - 1 if b != 0.0 else R
+    wsq = 0.0
+    for j in range(R):
+        wsq += w[j] * w[j]
+    loss = 0.0
+    asum = 0.0
+    a2 = 0.0
+    for i in range(n):
+        c = Ci[i]
+        if c <= 0.0:
+            continue
+        z = row_dot(data, indices, indptr, i, w, b, d)
+        xi = 1.0 - z if ycodes[i] == pos else 1.0 + z
+        if xi > 0.0:
+            loss += c * (xi * xi if l2 else xi)
+        a = alpha_k[i]
+        asum += a
+        if l2:
+            a2 += a * a / (4.0 * c)
+    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2
+
+
+#: the per-example record of one binary problem: alpha_i, y_i, Qbar_ii, C_i
+S_ALPHA, S_Y, S_QD, S_C = range(4)
+
+
+@njit
+def binary_objectives_screened(
+    nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
+):  # fmt: skip
+    """(primal, dual, chain length now, work) of one binary problem at (w, alpha), reading only
+    the rows whose loss the cached margins ``marg`` do not settle (all of them when ``full``).
+    ``st[i]`` = (alpha_i, y_i, Qbar_ii, C_i); ``marg[i]`` was computed when the chain of
+    displacements between evaluations had length ``mchain[i]``; the chain has length
+    ``chain`` at the weights ``wsnap`` of the last evaluation (``wsnap`` becomes ``w``).
+    ``vC``, ``csum`` (L1): sum of C_i y_i x_i and of C_i over the examples at alpha_i = C_i.
+    Equals :func:`binary_objectives` up to rounding."""
+    R = w.shape[0]
+    wsq = 0.0
+    lin = 0.0
+    dist = 0.0
+    for j in range(R):
+        wsq += w[j] * w[j]
+        lin += w[j] * vC[j]
+        dist += (w[j] - wsnap[j]) * (w[j] - wsnap[j])
+        wsnap[j] = w[j]
+    path = chain + np.sqrt(dist)
+    loss = 0.0 if l2 else csum - lin  # L1: sum over alpha_i = C_i of C_i (1 - m_i)
+    asum = 0.0
+    a2 = 0.0
+    work = 0
+    for s in range(base.shape[0]):
+        i = base[s]
+        a = st[i, S_ALPHA]
+        c = st[i, S_C]
+        asum += a
+        m = marg[i]
+        slack = xn[i] * (path - mchain[i]) + MARGIN_SAFETY * (1.0 + abs(m))
+        if l2:
+            a2 += a * a / (4.0 * c)
+            if full or m - slack < 1.0:
+                m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
+                work += ptr[i + 1] - ptr[i]
+                marg[i] = m
+                mchain[i] = path
+                if m < 1.0:
+                    loss += c * (1.0 - m) * (1.0 - m)
+        elif a == c:
+            # counted as C_i (1 - m_i) above; add C_i (m_i - 1) where the margin exceeds 1
+            if full or m + slack > 1.0:
+                m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
+                work += ptr[i + 1] - ptr[i]
+                marg[i] = m
+                mchain[i] = path
+                if m > 1.0:
+                    loss += c * (m - 1.0)
+        elif full or m - slack < 1.0:
+            m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
+            work += ptr[i + 1] - ptr[i]
+            marg[i] = m
+            mchain[i] = path
+            if m < 1.0:
+                loss += c * (1.0 - m)
+    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2, path, work + base.shape[0] + R
+
+
+@njit(inline="always")
+def binary_cd_step(alpha_i, G, Qbar, U):
+    """The clipped closed-form maximiser of the dual along one coordinate:
+    argmax_{0 <= a <= U} of  -(Qbar/2) (a - alpha_i)^2 - G (a - alpha_i)."""
+    if Qbar > 0.0:
+        a = alpha_i - G / Qbar
+        if a < 0.0:
+            a = 0.0
+        if a > U:
+            a = U
+        return a
+    # a zero row without intercept (L1): the objective is linear in a with slope -G
+    if G < 0.0:
+        return U
+    if G > 0.0:
+        return 0.0
+    return alpha_i
+
+
+@njit(nogil=False)
+def ovr_dcd(
+    nodes, ptr, ycodes, pos, Ci, l2, alpha, W, tol, max_iter, shrinking, seed, check_every, hist
+):  # fmt: skip
+    """Solve the K binary problems "class pos[k] against the rest" (K = 1: binary) by dual
+    coordinate ascent, interleaved epoch by epoch.  Rows are packed (:func:`.pack_rows`, the
+    intercept feature included); ``alpha`` (K, n) is the dual start and the result, ``W``
+    (K, R) is rewritten as w(alpha).
+
+    The objectives are evaluated every ``check_every`` epochs, or, with ``check_every`` = 0,
+    once the coordinate steps since the last evaluation have cost twice what that evaluation
+    did (a screened evaluation reads few rows), and whenever an epoch that shrank nothing
+    looks optimal (its projected gradients span at most eps_pg: LIBLINEAR's stopping rule);
+    always after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums
+    over the K problems (the one-vs-rest objective is their sum).
+
+    Stops when every problem has reached its own relative gap, or when the summed objective
+    has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
+    number of problems that reached the gap, K when the sum did).
+    """
+    t0 = now()
+    n = ptr.shape[0] - 1
+    K, R = W.shape
+    rng = rng_state(seed)
+
+    xn = np.zeros(n)
+    m = 0
+    for i in range(n):
+        if Ci[i] > 0.0:
+            m += 1
+    base = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if Ci[i] > 0.0:
+            base[m] = i
+            m += 1
+    # one record per example and problem, read together at each step
+    st = np.zeros((K, n, 4))
+    for s in range(m):
+        i = base[s]
+        c = Ci[i]
+        xx = node_sqnorm(nodes, ptr, i)
+        xn[i] = np.sqrt(xx)
+        for k in range(K):
+            st[k, i, S_ALPHA] = alpha[k, i]
+            st[k, i, S_Y] = 1.0 if ycodes[i] == pos[k] else -1.0
+            st[k, i, S_QD] = xx + 0.5 / c if l2 else xx
+            st[k, i, S_C] = c
+
+    # w(alpha): exact start from the given dual point; v = sum_{alpha_i = C_i} C_i y_i x_i
+    vC = np.zeros((K, R))
+    csum = np.zeros(K)
+    for k in range(K):
+        for j in range(R):
+            W[k, j] = 0.0
+        for s in range(m):
+            i = base[s]
+            a = st[k, i, S_ALPHA]
+            if a != 0.0:
+                y = st[k, i, S_Y]
+                node_axpy(nodes, ptr, i, a * y, W[k])
+                if not l2 and a == st[k, i, S_C]:
+                    node_axpy(nodes, ptr, i, a * y, vC[k])
+                    csum[k] += a
+
+    marg = np.zeros((K, n))
+    mchain = np.zeros((K, n))
+    wsnap = np.zeros((K, R))
+    chain = np.zeros(K)
+    index = np.empty((K, m), dtype=np.int64)
+    for k in range(K):
+        index[k, :] = base
+    active = np.full(K, m, dtype=np.int64)
+    pgmax_old = np.full(K, np.inf)
+    pgmin_old = np.full(K, -np.inf)
+    eps_pg = np.full(K, 0.1)
+    pg_conv = np.zeros(K, dtype=np.bool_)
+    done = np.zeros(K, dtype=np.bool_)
+    prim = np.zeros(K)
+    dual = np.zeros(K)
+    n_done = 0
+    ecost = 0
+    for k in range(K):
+        p, q, chain[k], ek = binary_objectives_screened(
+            nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k], chain[k],
+            vC[k], csum[k], True,
+        )  # fmt: skip
+        ecost += ek
+        prim[k] = p
+        dual[k] = q
+        if p - q <= tol * p:
+            done[k] = True
+            n_done += 1
+    row = 0
+    write_row(hist, row, 0.0, prim.sum(), dual.sum(), now() - t0, active.sum())
+
+    work = 0
+    epoch = 0
+    while epoch < max_iter and n_done < K:
+        epoch += 1
+        any_pg = False
+        for k in range(K):
+            if done[k]:
+                continue
+            wk = W[k]
+            sk = st[k]
+            vk = vC[k]
+            idx = index[k]
+            act = active[k]
+            shuffle_prefix(idx, act, rng)
+            pgmax_new = -np.inf
+            pgmin_new = np.inf
+            s = 0
+            while s < act:
+                i = idx[s]
+                a = sk[i, S_ALPHA]
+                y = sk[i, S_Y]
+                c = sk[i, S_C]
+                if l2:
+                    Ui = np.inf
+                    G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
+                else:
+                    Ui = c
+                    G = y * node_dot(nodes, ptr, i, wk) - 1.0
+                nnz_i = ptr[i + 1] - ptr[i]
+                work += nnz_i
+                PG = 0.0
+                if a == 0.0:
+                    if shrinking and G > pgmax_old[k]:
+                        act -= 1
+                        idx[s] = idx[act]
+                        idx[act] = i
+                        continue
+                    elif G < 0.0:
+                        PG = G
+                elif a == Ui:
+                    if shrinking and G < pgmin_old[k]:
+                        act -= 1
+                        idx[s] = idx[act]
+                        idx[act] = i
+                        continue
+                    elif G > 0.0:
+                        PG = G
+                else:
+                    PG = G
+                if PG > pgmax_new:
+                    pgmax_new = PG
+                if PG < pgmin_new:
+                    pgmin_new = PG
+                if abs(PG) > 1e-12:
+                    an = binary_cd_step(a, G, sk[i, S_QD], Ui)
+                    if an != a:
+                        sk[i, S_ALPHA] = an
+                        node_axpy(nodes, ptr, i, (an - a) * y, wk)
+                        work += nnz_i
+                        if a == Ui or an == Ui:  # (L1) alpha_i reached or left C_i
+                            f = Ui if an == Ui else -Ui
+                            node_axpy(nodes, ptr, i, f * y, vk)
+                            csum[k] += f
+                            work += nnz_i
+                s += 1
+            active[k] = act
+            pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
+            if pg_conv[k]:
+                # optimal to eps_pg with nothing shrunk: where LIBLINEAR stops, worth a check
+                # (with a shrunk active set LIBLINEAR re-opens it: done below, no evaluation)
+                if act == m:
+                    any_pg = True
+            else:
+                pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
+                pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
+
+        if check_every > 0:
+            check = epoch % check_every == 0
+        else:
+            check = any_pg or work >= 2 * ecost
+        if epoch == max_iter:
+            check = True
+        for k in range(K):
+            if done[k] or not pg_conv[k]:
+                continue
+            if check:
+                continue  # decided after the evaluation below
+            # (no evaluation this epoch) unshrink as LIBLINEAR would
+            if active[k] < m:
+                active[k] = m
+            else:
+                eps_pg[k] *= 0.1
+            pgmax_old[k] = np.inf
+            pgmin_old[k] = -np.inf
+        if not check:
+            continue
+        work = 0
+        ecost = 0
+        for k in range(K):
+            if done[k]:
+                continue
+            p, q, chain[k], ek = binary_objectives_screened(
+                nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
+                chain[k], vC[k], csum[k], False,
+            )  # fmt: skip
+            ecost += ek
+            prim[k] = p
+            dual[k] = q
+            if p - q <= tol * p:
+                done[k] = True
+                n_done += 1
+            elif pg_conv[k]:
+                # the active set is optimal to eps_pg but the gap is not reached: unshrink,
+                # or (already on every example) ask for more before the next unshrinking
+                if active[k] < m:
+                    active[k] = m
+                else:
+                    eps_pg[k] *= 0.1
+                pgmax_old[k] = np.inf
+                pgmin_old[k] = -np.inf
+        row += 1
+        write_row(hist, row, epoch, prim.sum(), dual.sum(), now() - t0, active.sum())
+        if prim.sum() - dual.sum() <= tol * prim.sum():
+            # the one-vs-rest objective (the sum) has reached the gap
+            n_done = K
+    for k in range(K):
+        for i in range(n):
+            alpha[k, i] = st[k, i, S_ALPHA]
+    return epoch, row + 1, n_done

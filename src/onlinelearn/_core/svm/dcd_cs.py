@@ -1,0 +1,287 @@
+"""Crammer-Singer multiclass SVM by dual coordinate ascent (Keerthi, Sundararajan, Chang, Hsieh,
+Lin, KDD 2008; LIBLINEAR ``-s 4``)::
+
+    primal  P(W) = 1/2 sum_m ||w_m||^2 + sum_i C_i max_m (e_i^m + <w_m, x_i> - <w_{y_i}, x_i>)
+            e_i^m = 1 - [m = y_i]
+    dual    D(alpha) = sum_i alpha_i^{y_i} - 1/2 sum_m ||w_m(alpha)||^2,
+            w_m(alpha) = sum_i alpha_i^m x_i,
+            alpha_i^m <= C_i [m = y_i],  sum_m alpha_i^m = 0
+
+The sequential dual method optimises the K variables of one example at a time: the
+sub-problem min 1/2 A_i ||a||^2 + B'a over the same constraints (A_i = ||x_i||^2,
+B_m = G_m - A_i alpha_i^m, G_m = <w_m, x_i> + e_i^m) is solved exactly by sorting
+(Keerthi et al. 2008, Sec. 3; LIBLINEAR's ``solve_sub_problem``); shrinking drops classes
+m of an example at their bound whose gradient is below the smallest free gradient.
+
+``alpha`` (n, K) holds the dual variables in LIBLINEAR's scale; ``W`` (R, K) is rewritten
+from ``alpha`` at the start of a call (so a warm start is exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._config import njit
+from ..sparse import row_dot_euclid, row_offset, row_sqnorm
+from .dcd_common import now, rng_state, shuffle_prefix, write_row
+
+
+@njit
+def cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W):
+    """(primal, dual) of the Crammer-Singer problem at (W, alpha)."""
+    n = indptr.shape[0] - 1
+    R, K = W.shape
+    d = R - 1 if b != 0.0 else R
+    wsq = 0.0
+    for j in range(R):
+        for m in range(K):
+            wsq += W[j, m] * W[j, m]
+    sc = np.empty(K)
+    loss = 0.0
+    asum = 0.0
+    for i in range(n):
+        c = Ci[i]
+        if c <= 0.0:
+            continue
+        row_dot_euclid(data, indices, indptr, i, W, b, d, sc)
+        yi = ycodes[i]
+        mx = 0.0
+        for m in range(K):
+            if m != yi:
+                v = 1.0 + sc[m] - sc[yi]
+                if v > mx:
+                    mx = v
+        loss += c * mx
+        asum += alpha[i, yi]
+    return 0.5 * wsq + loss, asum - 0.5 * wsq
+
+
+@njit
+def cs_subproblem(A, B, yi, Cy, n_act, out, work):
+    """Exact minimiser of 1/2 A ||a||^2 + B'a over a in R^n_act subject to a_m <= Cy [m = yi],
+    sum_m a_m = -(fixed part) (Keerthi et al. 2008, Sec. 3; LIBLINEAR solve_sub_problem).
+    ``yi`` >= n_act means the true class is shrunk (fixed at its bound Cy)."""
+    for r in range(n_act):
+        work[r] = B[r]
+    if yi < n_act:
+        work[yi] += A * Cy
+    # sort work[:n_act] in decreasing order (n_act = number of classes: insertion sort)
+    for r in range(1, n_act):
+        v = work[r]
+        q = r - 1
+        while q >= 0 and work[q] < v:
+            work[q + 1] = work[q]
+            q -= 1
+        work[q + 1] = v
+    beta = work[0] - A * Cy
+    r = 1
+    while r < n_act and beta < r * work[r]:
+        beta += work[r]
+        r += 1
+    beta /= r
+    for q in range(n_act):
+        v = (beta - B[q]) / A
+        if q == yi:
+            out[q] = v if v < Cy else Cy
+        else:
+            out[q] = v if v < 0.0 else 0.0
+
+
+@njit(nogil=False)
+def cs_dcd(
+    data, indices, indptr, b, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every,
+    hist,
+):  # fmt: skip
+    """Crammer-Singer multiclass SVM by the sequential dual method.  ``alpha`` (n, K),
+    ``W`` (R, K).  ``check_every`` as in :func:`.dcd_binary.ovr_dcd` (with 0, the objectives
+    are evaluated once the steps since the last evaluation read as many nonzeros as it does, and
+    also when the largest violation of an epoch falls below the unshrinking threshold).
+    Returns (epochs run, rows of ``hist`` written, 1 if the gap was reached)."""
+    t0 = now()
+    n = indptr.shape[0] - 1
+    R, K = W.shape
+    d = R - 1 if b != 0.0 else R
+    rng = rng_state(seed)
+
+    QD = np.zeros(n)
+    m_ex = 0
+    for i in range(n):
+        if Ci[i] > 0.0:
+            m_ex += 1
+    index = np.empty(m_ex, dtype=np.int64)
+    m_ex = 0
+    nnz_all = 0
+    for i in range(n):
+        if Ci[i] > 0.0:
+            index[m_ex] = i
+            m_ex += 1
+            QD[i] = row_sqnorm(data, indptr, i, b)
+            nnz_all += (indptr[i + 1] - indptr[i] + 1) * K
+    for j in range(R):
+        for m in range(K):
+            W[j, m] = 0.0
+    for s in range(m_ex):
+        i = index[s]
+        start = indptr[i]
+        off = row_offset(data, indices, start)
+        for p in range(start, indptr[i + 1]):
+            j = indices[p - off]
+            v = data[p]
+            for m in range(K):
+                W[j, m] += alpha[i, m] * v
+        if b != 0.0:
+            for m in range(K):
+                W[d, m] += alpha[i, m] * b
+
+    alpha_index = np.empty((n, K), dtype=np.int64)
+    for i in range(n):
+        for m in range(K):
+            alpha_index[i, m] = m
+    y_index = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        y_index[i] = ycodes[i]
+    active_size_i = np.full(n, K, dtype=np.int64)
+    active = m_ex
+    G = np.empty(K)
+    B = np.empty(K)
+    anew = np.empty(K)
+    wbuf = np.empty(K)
+    d_ind = np.empty(K, dtype=np.int64)
+    d_val = np.empty(K)
+    eps_shrink = 1.0
+    start_from_all = True
+
+    p0, q0 = cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W)
+    row = 0
+    write_row(hist, row, 0.0, p0, q0, now() - t0, active_size_i.sum())
+    reached = 1 if p0 - q0 <= tol * p0 else 0
+
+    work = 0
+    epoch = 0
+    while epoch < max_iter and reached == 0:
+        epoch += 1
+        stopping = -np.inf
+        shuffle_prefix(index, active, rng)
+        s = 0
+        while s < active:
+            i = index[s]
+            Ai = QD[i]
+            Cy = Ci[i]
+            ai = alpha[i]
+            aidx = alpha_index[i]
+            if Ai <= 0.0:
+                s += 1
+                continue
+            na = active_size_i[i]
+            yix = y_index[i]
+            for q in range(na):
+                G[q] = 1.0
+            if yix < na:
+                G[yix] = 0.0
+            start = indptr[i]
+            off = row_offset(data, indices, start)
+            work += (indptr[i + 1] - start + 1) * na
+            for p in range(start, indptr[i + 1]):
+                j = indices[p - off]
+                v = data[p]
+                for q in range(na):
+                    G[q] += W[j, aidx[q]] * v
+            if b != 0.0:
+                for q in range(na):
+                    G[q] += W[d, aidx[q]] * b
+            minG = np.inf
+            maxG = -np.inf
+            for q in range(na):
+                if ai[aidx[q]] < 0.0 and G[q] < minG:
+                    minG = G[q]
+                if G[q] > maxG:
+                    maxG = G[q]
+            if yix < na:
+                if ai[ycodes[i]] < Cy and G[yix] < minG:
+                    minG = G[yix]
+            if shrinking:
+                q = 0
+                while q < na:
+                    bound = Cy if q == yix else 0.0
+                    if ai[aidx[q]] == bound and G[q] < minG:
+                        # shrink class q of example i: swap it behind the active classes
+                        na -= 1
+                        while na > q:
+                            bound2 = Cy if na == yix else 0.0
+                            if not (ai[aidx[na]] == bound2 and G[na] < minG):
+                                t = aidx[q]
+                                aidx[q] = aidx[na]
+                                aidx[na] = t
+                                tg = G[q]
+                                G[q] = G[na]
+                                G[na] = tg
+                                if yix == na:
+                                    yix = q
+                                elif yix == q:
+                                    yix = na
+                                break
+                            na -= 1
+                    q += 1
+                active_size_i[i] = na
+                y_index[i] = yix
+                if na <= 1:
+                    active -= 1
+                    index[s] = index[active]
+                    index[active] = i
+                    continue
+            if maxG - minG <= 1e-12:
+                s += 1
+                continue
+            if maxG - minG > stopping:
+                stopping = maxG - minG
+            for q in range(na):
+                B[q] = G[q] - Ai * ai[aidx[q]]
+            cs_subproblem(Ai, B, yix, Cy, na, anew, wbuf)
+            nz = 0
+            for q in range(na):
+                dv = anew[q] - ai[aidx[q]]
+                ai[aidx[q]] = anew[q]
+                if abs(dv) >= 1e-12:
+                    d_ind[nz] = aidx[q]
+                    d_val[nz] = dv
+                    nz += 1
+            work += (indptr[i + 1] - start + 1) * nz
+            for p in range(start, indptr[i + 1]):
+                j = indices[p - off]
+                v = data[p]
+                for q in range(nz):
+                    W[j, d_ind[q]] += d_val[q] * v
+            if b != 0.0:
+                for q in range(nz):
+                    W[d, d_ind[q]] += d_val[q] * b
+            s += 1
+
+        unshrink = stopping < eps_shrink
+        if check_every > 0:
+            check = epoch % check_every == 0
+        else:
+            # LIBLINEAR stops when an epoch that started from every variable looks optimal
+            check = (unshrink and start_from_all) or work >= nnz_all
+        if epoch == max_iter:
+            check = True
+        if check:
+            work = 0
+            pk, qk = cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W)
+            row += 1
+            n_act = 0
+            for s2 in range(active):
+                n_act += active_size_i[index[s2]]
+            write_row(hist, row, epoch, pk, qk, now() - t0, n_act)
+            if pk - qk <= tol * pk:
+                reached = 1
+                break
+        if unshrink:
+            # the active variables are optimal to eps_shrink: unshrink and ask for more
+            active = m_ex
+            for i in range(n):
+                active_size_i[i] = K
+            eps_shrink *= 0.5
+            start_from_all = True
+        else:
+            start_from_all = False
+    return epoch, row + 1, reached
