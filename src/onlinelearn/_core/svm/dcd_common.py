@@ -125,11 +125,14 @@ def _fill_nodes(data, indices, indptr, b, d, ptr, node_j, node_v):
 def pack_rows(data, indices, indptr, b, d):
     """(nodes, ptr): the rows of a CSR batch (dense: ``indices`` = arange(d) shared) as one
     array of (feature, value) records, row i at ``nodes[ptr[i]:ptr[i + 1]]``, with the
-    intercept feature (index d, value b) appended to every row when b != 0."""
+    intercept feature (index d, value b) appended to every row when b != 0.  Values keep
+    their dtype (float32 or float64), unless b is not exactly a float32 number."""
     n = indptr.shape[0] - 1
     dense = indices.shape[0] != data.shape[0]
     nnz = n * indices.shape[0] if dense else int(indptr[-1])
-    nodes = np.empty(nnz + (n if b != 0.0 else 0), dtype=node_dtype(data.dtype))
+    # float32 values stay float32 unless the intercept value b is not a float32 number
+    vdtype = data.dtype if np.float64(data.dtype.type(b)) == b else np.dtype(np.float64)
+    nodes = np.empty(nnz + (n if b != 0.0 else 0), dtype=node_dtype(vdtype))
     ptr = np.zeros(n + 1, dtype=np.int64)
     _fill_nodes(data, indices, indptr, float(b), int(d), ptr, nodes["j"], nodes["v"])
     return nodes, ptr
