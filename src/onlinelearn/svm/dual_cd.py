@@ -267,9 +267,10 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         if cs:
             alpha = np.ascontiguousarray(alpha0.T) if alpha0 is not None else np.zeros((n, K))
             W = np.zeros((R, K))
+            nodes, ptr = dcd.pack_rows(batch.data, batch.indices, batch.indptr, b, d)
             epochs, rows, reached = dcd.cs_dcd(
-                batch.data, batch.indices, batch.indptr, b, y_codes, Ci, alpha, W,
-                float(self.tol), int(self.max_iter), bool(self.shrinking), seed, check_every, hist,
+                nodes, ptr, y_codes, Ci, alpha, W, float(self.tol), int(self.max_iter),
+                bool(self.shrinking), seed, check_every, hist,
             )  # fmt: skip
             converged = reached == 1
             alpha_out = np.ascontiguousarray(alpha.T)

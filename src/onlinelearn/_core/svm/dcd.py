@@ -24,7 +24,7 @@ from .dcd_common import (
     N_HIST,
     pack_rows,
 )
-from .dcd_cs import cs_dcd, cs_objectives, cs_subproblem
+from .dcd_cs import cs_dcd, cs_objectives, cs_objectives_screened, cs_subproblem
 
 __all__ = [
     "H_ACTIVE",
@@ -39,6 +39,7 @@ __all__ = [
     "binary_objectives_screened",
     "cs_dcd",
     "cs_objectives",
+    "cs_objectives_screened",
     "cs_subproblem",
     "ovr_dcd",
     "pack_rows",

@@ -15,6 +15,13 @@ m of an example at their bound whose gradient is below the smallest free gradien
 
 ``alpha`` (n, K) holds the dual variables in LIBLINEAR's scale; ``W`` (R, K) is rewritten
 from ``alpha`` at the start of a call (so a warm start is exact).
+
+The gap is evaluated exactly without reading every row (:func:`cs_objectives_screened`): the
+loss of example i is C_i [1 - mu_i]_+ with the multiclass margin
+mu_i = <w_{y_i}, x_i> - max_{m != y_i} <w_m, x_i>, and |mu_i(now) - mu_i(then)| <=
+2 ||x_i|| max_m ||w_m(now) - w_m(then)||; an example whose cached margin exceeds 1 by more
+than that bound (summed over the displacements between evaluations) has a zero loss and is
+not read.
 """
 
 from __future__ import annotations
@@ -22,8 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..._config import njit
-from ..sparse import row_dot_euclid, row_offset, row_sqnorm
-from .dcd_common import now, rng_state, shuffle_prefix, write_row
+from ..sparse import row_dot_euclid
+from .dcd_common import H_GAP, H_PRIMAL, node_sqnorm, now, rng_state, shuffle_prefix, write_row
+
+#: relative slack on a cached margin for rounding (an example this close to 1 is recomputed)
+MARGIN_SAFETY = 1e-9
 
 
 @njit
@@ -54,6 +64,62 @@ def cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W):
         loss += c * mx
         asum += alpha[i, yi]
     return 0.5 * wsq + loss, asum - 0.5 * wsq
+
+
+@njit
+def cs_objectives_screened(
+    nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, chain, full, sc
+):  # fmt: skip
+    """(primal, dual, chain length now, work) of the Crammer-Singer problem at (W, alpha),
+    reading only the rows whose cached margin ``marg[i]`` (computed when the chain of
+    displacements 2 max_m ||w_m - w_m^snap|| between evaluations had length ``mchain[i]``)
+    does not settle a zero loss (every row when ``full``).  ``Wsnap`` (the weights of the last
+    evaluation, where the chain had length ``chain``) becomes ``W``.  Equals
+    :func:`cs_objectives` up to rounding."""
+    R, K = W.shape
+    wsq = 0.0
+    for m in range(K):
+        sc[m] = 0.0
+    for j in range(R):
+        for m in range(K):
+            v = W[j, m]
+            wsq += v * v
+            dv = v - Wsnap[j, m]
+            sc[m] += dv * dv
+            Wsnap[j, m] = v
+    dmax = 0.0
+    for m in range(K):
+        if sc[m] > dmax:
+            dmax = sc[m]
+    path = chain + 2.0 * np.sqrt(dmax)
+    loss = 0.0
+    asum = 0.0
+    work = 0
+    for s in range(base.shape[0]):
+        i = base[s]
+        yi = ycodes[i]
+        asum += alpha[i, yi]
+        mu = marg[i]
+        if not full and mu - xn[i] * (path - mchain[i]) - MARGIN_SAFETY * (1.0 + abs(mu)) >= 1.0:
+            continue
+        for m in range(K):
+            sc[m] = 0.0
+        for p in range(ptr[i], ptr[i + 1]):
+            j = nodes[p].j
+            v = nodes[p].v
+            for m in range(K):
+                sc[m] += v * W[j, m]
+        work += (ptr[i + 1] - ptr[i]) * K
+        mx = -np.inf
+        for m in range(K):
+            if m != yi and sc[m] > mx:
+                mx = sc[m]
+        mu = sc[yi] - mx
+        marg[i] = mu
+        mchain[i] = path
+        if mu < 1.0:
+            loss += Ci[i] * (1.0 - mu)
+    return 0.5 * wsq + loss, asum - 0.5 * wsq, path, work + base.shape[0] + R * K
 
 
 @njit
@@ -89,49 +155,47 @@ def cs_subproblem(A, B, yi, Cy, n_act, out, work):
 
 @njit(nogil=False)
 def cs_dcd(
-    data, indices, indptr, b, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every,
-    hist,
+    nodes, ptr, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every, hist
 ):  # fmt: skip
-    """Crammer-Singer multiclass SVM by the sequential dual method.  ``alpha`` (n, K),
-    ``W`` (R, K).  ``check_every`` as in :func:`.dcd_binary.ovr_dcd` (with 0, the objectives
-    are evaluated once the steps since the last evaluation read as many nonzeros as it does, and
-    also when the largest violation of an epoch falls below the unshrinking threshold).
-    Returns (epochs run, rows of ``hist`` written, 1 if the gap was reached)."""
+    """Crammer-Singer multiclass SVM by the sequential dual method.  Rows are packed
+    (:func:`.pack_rows`, the intercept feature included); ``alpha`` (n, K), ``W`` (R, K).
+    ``check_every`` as in :func:`.dcd_binary.ovr_dcd` (with 0, the objectives are also
+    evaluated when an epoch that started from every variable looks optimal).  Returns
+    (epochs run, rows of ``hist`` written, 1 if the gap was reached)."""
     t0 = now()
-    n = indptr.shape[0] - 1
+    n = ptr.shape[0] - 1
     R, K = W.shape
-    d = R - 1 if b != 0.0 else R
     rng = rng_state(seed)
 
     QD = np.zeros(n)
+    xn = np.zeros(n)
     m_ex = 0
     for i in range(n):
         if Ci[i] > 0.0:
             m_ex += 1
     index = np.empty(m_ex, dtype=np.int64)
     m_ex = 0
-    nnz_all = 0
     for i in range(n):
         if Ci[i] > 0.0:
             index[m_ex] = i
             m_ex += 1
-            QD[i] = row_sqnorm(data, indptr, i, b)
-            nnz_all += (indptr[i + 1] - indptr[i] + 1) * K
+            QD[i] = node_sqnorm(nodes, ptr, i)
+            xn[i] = np.sqrt(QD[i])
+    base = index.copy()
+    cold = True
     for j in range(R):
         for m in range(K):
             W[j, m] = 0.0
     for s in range(m_ex):
         i = index[s]
-        start = indptr[i]
-        off = row_offset(data, indices, start)
-        for p in range(start, indptr[i + 1]):
-            j = indices[p - off]
-            v = data[p]
+        for m in range(K):
+            if alpha[i, m] != 0.0:
+                cold = False
+        for p in range(ptr[i], ptr[i + 1]):
+            j = nodes[p].j
+            v = nodes[p].v
             for m in range(K):
                 W[j, m] += alpha[i, m] * v
-        if b != 0.0:
-            for m in range(K):
-                W[d, m] += alpha[i, m] * b
 
     alpha_index = np.empty((n, K), dtype=np.int64)
     for i in range(n):
@@ -151,7 +215,19 @@ def cs_dcd(
     eps_shrink = 1.0
     start_from_all = True
 
-    p0, q0 = cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W)
+    marg = np.zeros(n)
+    mchain = np.zeros(n)
+    Wsnap = np.zeros((R, K))
+    sc = np.empty(K)
+    if cold:
+        # W = 0: every margin is 0 (the cached zeros are exact), every loss is C_i
+        p0, q0, chain, ecost = 0.0, 0.0, 0.0, m_ex
+        for s in range(m_ex):
+            p0 += Ci[base[s]]
+    else:
+        p0, q0, chain, ecost = cs_objectives_screened(
+            nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, 0.0, True, sc
+        )
     row = 0
     write_row(hist, row, 0.0, p0, q0, now() - t0, active_size_i.sum())
     reached = 1 if p0 - q0 <= tol * p0 else 0
@@ -178,17 +254,14 @@ def cs_dcd(
                 G[q] = 1.0
             if yix < na:
                 G[yix] = 0.0
-            start = indptr[i]
-            off = row_offset(data, indices, start)
-            work += (indptr[i + 1] - start + 1) * na
-            for p in range(start, indptr[i + 1]):
-                j = indices[p - off]
-                v = data[p]
+            start = ptr[i]
+            end = ptr[i + 1]
+            work += (end - start) * na
+            for p in range(start, end):
+                j = nodes[p].j
+                v = nodes[p].v
                 for q in range(na):
                     G[q] += W[j, aidx[q]] * v
-            if b != 0.0:
-                for q in range(na):
-                    G[q] += W[d, aidx[q]] * b
             minG = np.inf
             maxG = -np.inf
             for q in range(na):
@@ -245,28 +318,30 @@ def cs_dcd(
                     d_ind[nz] = aidx[q]
                     d_val[nz] = dv
                     nz += 1
-            work += (indptr[i + 1] - start + 1) * nz
-            for p in range(start, indptr[i + 1]):
-                j = indices[p - off]
-                v = data[p]
+            work += (end - start) * nz
+            for p in range(start, end):
+                j = nodes[p].j
+                v = nodes[p].v
                 for q in range(nz):
                     W[j, d_ind[q]] += d_val[q] * v
-            if b != 0.0:
-                for q in range(nz):
-                    W[d, d_ind[q]] += d_val[q] * b
             s += 1
 
         unshrink = stopping < eps_shrink
         if check_every > 0:
             check = epoch % check_every == 0
         else:
-            # LIBLINEAR stops when an epoch that started from every variable looks optimal
-            check = (unshrink and start_from_all) or work >= nnz_all
+            # LIBLINEAR stops when an epoch that started from every variable looks optimal;
+            # otherwise as in ovr_dcd: the farther the gap from tol, the rarer the evaluations
+            far = hist[row, H_GAP] / (tol * hist[row, H_PRIMAL]) if tol > 0.0 else np.inf
+            rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
+            check = (unshrink and start_from_all) or work >= rho * ecost
         if epoch == max_iter:
             check = True
         if check:
             work = 0
-            pk, qk = cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W)
+            pk, qk, chain, ecost = cs_objectives_screened(
+                nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, chain, False, sc
+            )
             row += 1
             n_act = 0
             for s2 in range(active):
