@@ -255,7 +255,8 @@ def ovr_dcd(
     for k in range(K):
         if cold:
             # w = 0: every margin is 0 (the cached zeros are exact), every loss is C_i
-            p, q, ek = csum_all, 0.0, m
+            # (the next evaluation reads every row: schedule it as after a full pass)
+            p, q, ek = csum_all, 0.0, m + ptr[n]
         else:
             p, q, chain[k], ek = binary_objectives_screened(
                 nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k], chain[k],

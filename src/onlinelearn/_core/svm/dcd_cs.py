@@ -221,7 +221,8 @@ def cs_dcd(
     sc = np.empty(K)
     if cold:
         # W = 0: every margin is 0 (the cached zeros are exact), every loss is C_i
-        p0, q0, chain, ecost = 0.0, 0.0, 0.0, m_ex
+        # (the next evaluation reads every row: schedule it as after a full pass)
+        p0, q0, chain, ecost = 0.0, 0.0, 0.0, m_ex + ptr[n] * K
         for s in range(m_ex):
             p0 += Ci[base[s]]
     else:
