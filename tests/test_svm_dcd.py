@@ -250,15 +250,15 @@ def test_screened_objectives_equal_a_full_pass(l2, sparse):
         nodes, ptr = pack_rows(batch.data, batch.indices, batch.indptr, b, d)
         Xa = _augment(X.astype(np.float64), b) if b else np.hstack([X, np.zeros((n, 1))])
         base = np.nonzero(Ci > 0)[0].astype(np.int64)
-        xn = np.sqrt((Xa * Xa).sum(axis=1))
+        xn = np.column_stack([np.sqrt((Xa * Xa).sum(axis=1)), np.abs(Xa).sum(axis=1)])
 
         alpha = _random_alpha(rng, Ci, l2)
-        marg, mchain, wsnap = np.zeros(n), np.zeros(n), np.zeros(d + 1)
-        chain = 0.0
+        marg, mchain, wsnap = np.zeros(n), np.zeros((n, 2)), np.zeros(d + 1)
+        chain = np.zeros(2)
         for step in range(4):
             st, w, vC, csum = _screen_point(alpha, ys, Ci, Xa, l2)
             full = step == 0
-            p, q, chain, work = binary_objectives_screened(
+            p, q, work = binary_objectives_screened(
                 nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
             )
             p_ref, q_ref = binary_objectives(

@@ -20,9 +20,10 @@ projected gradients (Hsieh et al. 2008, Sec. 3.2).
 The stopping rule is the duality gap P - D <= tol * P over all examples (shrunk or not),
 evaluated exactly but without a pass over every nonzero (:func:`binary_objectives_screened`):
 each example keeps its margin m_i = y_i <w, x_i> from the last evaluation that computed it,
-and the solver keeps the weights of the last evaluation and the length of the chain of
-displacements between evaluations, sum_e ||w_e - w_{e-1}||; since
-|m_i(now) - m_i(then)| <= ||x_i|| ||w_now - w_then|| <= ||x_i|| x (chain length since then),
+and the solver keeps the weights of the last evaluation and the lengths of the chain of
+displacements between evaluations, sum_e ||w_e - w_{e-1}|| in the 2-norm and in the max-norm;
+since |m_i(now) - m_i(then)| <= min(||x_i||_2 ||w_now - w_then||_2,
+||x_i||_1 ||w_now - w_then||_inf) <= the same with the chain lengths since then,
 an example whose cached margin is farther than that from 1 is known to have a zero loss
 (margin above 1), or (L1, alpha_i = C_i, margin below 1) a loss C_i (1 - m_i) that is linear
 in w and summed through v = sum_{alpha_i = C_i} C_i y_i x_i, kept up to date when an alpha_i
@@ -86,23 +87,31 @@ S_ALPHA, S_Y, S_QD, S_C = range(4)
 def binary_objectives_screened(
     nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
 ):  # fmt: skip
-    """(primal, dual, chain length now, work) of one binary problem at (w, alpha), reading only
-    the rows whose loss the cached margins ``marg`` do not settle (all of them when ``full``).
-    ``st[i]`` = (alpha_i, y_i, Qbar_ii, C_i); ``marg[i]`` was computed when the chain of
-    displacements between evaluations had length ``mchain[i]``; the chain has length
-    ``chain`` at the weights ``wsnap`` of the last evaluation (``wsnap`` becomes ``w``).
+    """(primal, dual, work) of one binary problem at (w, alpha), reading only the rows whose
+    loss the cached margins ``marg`` do not settle (all of them when ``full``).
+    ``st[i]`` = (alpha_i, y_i, Qbar_ii, C_i), ``xn[i]`` = (||x_i||_2, ||x_i||_1);
+    ``marg[i]`` was computed when the chain of displacements between evaluations had the
+    lengths ``mchain[i]`` (2-norm, max-norm); the chain has the lengths ``chain`` at the
+    weights ``wsnap`` of the last evaluation (both are brought to ``w``).
     ``vC``, ``csum`` (L1): sum of C_i y_i x_i and of C_i over the examples at alpha_i = C_i.
     Equals :func:`binary_objectives` up to rounding."""
     R = w.shape[0]
     wsq = 0.0
     lin = 0.0
     dist = 0.0
+    dmax = 0.0
     for j in range(R):
         wsq += w[j] * w[j]
         lin += w[j] * vC[j]
-        dist += (w[j] - wsnap[j]) * (w[j] - wsnap[j])
+        dw = abs(w[j] - wsnap[j])
+        dist += dw * dw
+        if dw > dmax:
+            dmax = dw
         wsnap[j] = w[j]
-    path = chain + np.sqrt(dist)
+    chain[0] += np.sqrt(dist)
+    chain[1] += dmax
+    c2 = chain[0]
+    ci = chain[1]
     loss = 0.0 if l2 else csum - lin  # L1: sum over alpha_i = C_i of C_i (1 - m_i)
     asum = 0.0
     a2 = 0.0
@@ -113,14 +122,16 @@ def binary_objectives_screened(
         c = st[i, S_C]
         asum += a
         m = marg[i]
-        slack = xn[i] * (path - mchain[i]) + MARGIN_SAFETY * (1.0 + abs(m))
+        slack = min(xn[i, 0] * (c2 - mchain[i, 0]), xn[i, 1] * (ci - mchain[i, 1]))
+        slack += MARGIN_SAFETY * (1.0 + abs(m))
         if l2:
             a2 += a * a / (4.0 * c)
             if full or m - slack < 1.0:
                 m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
                 work += ptr[i + 1] - ptr[i]
                 marg[i] = m
-                mchain[i] = path
+                mchain[i, 0] = c2
+                mchain[i, 1] = ci
                 if m < 1.0:
                     loss += c * (1.0 - m) * (1.0 - m)
         elif a == c:
@@ -129,17 +140,19 @@ def binary_objectives_screened(
                 m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
                 work += ptr[i + 1] - ptr[i]
                 marg[i] = m
-                mchain[i] = path
+                mchain[i, 0] = c2
+                mchain[i, 1] = ci
                 if m > 1.0:
                     loss += c * (m - 1.0)
         elif full or m - slack < 1.0:
             m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
             work += ptr[i + 1] - ptr[i]
             marg[i] = m
-            mchain[i] = path
+            mchain[i, 0] = c2
+            mchain[i, 1] = ci
             if m < 1.0:
                 loss += c * (1.0 - m)
-    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2, path, work + base.shape[0] + R
+    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2, work + base.shape[0] + R
 
 
 @njit(inline="always")
@@ -187,7 +200,7 @@ def ovr_dcd(
     K, R = W.shape
     rng = rng_state(seed)
 
-    xn = np.zeros(n)
+    xn = np.zeros((n, 2))
     m = 0
     for i in range(n):
         if Ci[i] > 0.0:
@@ -204,7 +217,9 @@ def ovr_dcd(
         i = base[s]
         c = Ci[i]
         xx = node_sqnorm(nodes, ptr, i)
-        xn[i] = np.sqrt(xx)
+        xn[i, 0] = np.sqrt(xx)
+        for p in range(ptr[i], ptr[i + 1]):
+            xn[i, 1] += abs(nodes[p].v)
         for k in range(K):
             st[k, i, S_ALPHA] = alpha[k, i]
             st[k, i, S_Y] = 1.0 if ycodes[i] == pos[k] else -1.0
@@ -228,9 +243,9 @@ def ovr_dcd(
                     csum[k] += a
 
     marg = np.zeros((K, n))
-    mchain = np.zeros((K, n))
+    mchain = np.zeros((K, n, 2))
     wsnap = np.zeros((K, R))
-    chain = np.zeros(K)
+    chain = np.zeros((K, 2))
     index = np.empty((K, m), dtype=np.int64)
     for k in range(K):
         index[k, :] = base
@@ -258,7 +273,7 @@ def ovr_dcd(
             # (the next evaluation reads every row: schedule it as after a full pass)
             p, q, ek = csum_all, 0.0, m + ptr[n]
         else:
-            p, q, chain[k], ek = binary_objectives_screened(
+            p, q, ek = binary_objectives_screened(
                 nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k], chain[k],
                 vC[k], csum[k], True,
             )  # fmt: skip
@@ -376,7 +391,7 @@ def ovr_dcd(
         for k in range(K):
             if done[k]:
                 continue
-            p, q, chain[k], ek = binary_objectives_screened(
+            p, q, ek = binary_objectives_screened(
                 nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
                 chain[k], vC[k], csum[k], False,
             )  # fmt: skip
