@@ -290,7 +290,6 @@ def ovr_dcd(
     epoch = 0
     while epoch < max_iter and n_done < K:
         epoch += 1
-        any_pg = False
         for k in range(K):
             if done[k]:
                 continue
@@ -353,63 +352,57 @@ def ovr_dcd(
                 s += 1
             active[k] = act
             pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
-            if pg_conv[k]:
-                # optimal to eps_pg with nothing shrunk: where LIBLINEAR stops, worth a check
-                # (with a shrunk active set LIBLINEAR re-opens it: done below, no evaluation)
-                if act == m:
-                    any_pg = True
-            else:
+            if not pg_conv[k]:
                 pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
                 pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
 
         if check_every > 0:
-            check = epoch % check_every == 0
+            check_all = epoch % check_every == 0
         else:
             # the farther the last gap from tol, the rarer the evaluations: at most about
             # 1 / (2 + 2 ln(gap / tol P)) of the work goes into them
             far = (prim.sum() - dual.sum()) / (tol * prim.sum()) if tol > 0.0 else np.inf
             rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
-            check = any_pg or work >= rho * ecost
+            check_all = work >= rho * ecost
         if epoch == max_iter:
-            check = True
-        for k in range(K):
-            if done[k] or not pg_conv[k]:
-                continue
-            if check:
-                continue  # decided after the evaluation below
-            # (no evaluation this epoch) unshrink as LIBLINEAR would
-            if active[k] < m:
-                active[k] = m
-            else:
-                eps_pg[k] *= 0.1
-            pgmax_old[k] = np.inf
-            pgmin_old[k] = -np.inf
-        if not check:
-            continue
-        work = 0
-        ecost = 0
+            check_all = True
+        # evaluate every problem (check_all), or (check_every = 0) the problems whose epoch
+        # shrank nothing and looks optimal: where LIBLINEAR stops that problem
+        n_eval = 0
+        n_open = K - n_done
+        ecost_new = 0
         for k in range(K):
             if done[k]:
                 continue
-            p, q, ek = binary_objectives_screened(
-                nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
-                chain[k], vC[k], csum[k], False,
-            )  # fmt: skip
-            ecost += ek
-            prim[k] = p
-            dual[k] = q
-            if p - q <= tol * p:
-                done[k] = True
-                n_done += 1
-            elif pg_conv[k]:
-                # the active set is optimal to eps_pg but the gap is not reached: unshrink,
-                # or (already on every example) ask for more before the next unshrinking
+            at_stop = pg_conv[k] and active[k] == m and check_every == 0
+            if check_all or at_stop:
+                p, q, ek = binary_objectives_screened(
+                    nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
+                    chain[k], vC[k], csum[k], False,
+                )  # fmt: skip
+                ecost_new += ek
+                n_eval += 1
+                prim[k] = p
+                dual[k] = q
+                if p - q <= tol * p:
+                    done[k] = True
+                    n_done += 1
+                    continue
+            if pg_conv[k]:
+                # the active set is optimal to eps_pg (and the gap is not reached): unshrink
+                # as LIBLINEAR would, or (already on every example) ask for more before the
+                # next unshrinking
                 if active[k] < m:
                     active[k] = m
                 else:
                     eps_pg[k] *= 0.1
                 pgmax_old[k] = np.inf
                 pgmin_old[k] = -np.inf
+        if n_eval < n_open:
+            continue  # (problems that finished are frozen: their values stay exact)
+        # every open problem was evaluated at this epoch: the sums are those of the iterate
+        work = 0
+        ecost = ecost_new
         row += 1
         write_row(hist, row, epoch, prim.sum(), dual.sum(), now() - t0, active.sum())
         if prim.sum() - dual.sum() <= tol * prim.sum():
