@@ -42,6 +42,7 @@ from .dcd_common import (
     now,
     rng_state,
     row_dot,
+    rows_with_cost,
     shuffle_prefix,
     write_row,
 )
@@ -126,32 +127,21 @@ def binary_objectives_screened(
         slack += MARGIN_SAFETY * (1.0 + abs(m))
         if l2:
             a2 += a * a / (4.0 * c)
-            if full or m - slack < 1.0:
-                m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
-                work += ptr[i + 1] - ptr[i]
-                marg[i] = m
-                mchain[i, 0] = c2
-                mchain[i, 1] = ci
-                if m < 1.0:
-                    loss += c * (1.0 - m) * (1.0 - m)
-        elif a == c:
-            # counted as C_i (1 - m_i) above; add C_i (m_i - 1) where the margin exceeds 1
-            if full or m + slack > 1.0:
-                m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
-                work += ptr[i + 1] - ptr[i]
-                marg[i] = m
-                mchain[i, 0] = c2
-                mchain[i, 1] = ci
-                if m > 1.0:
-                    loss += c * (m - 1.0)
-        elif full or m - slack < 1.0:
-            m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
-            work += ptr[i + 1] - ptr[i]
-            marg[i] = m
-            mchain[i, 0] = c2
-            mchain[i, 1] = ci
-            if m < 1.0:
-                loss += c * (1.0 - m)
+        # L1 at alpha_i = C_i: counted as C_i (1 - m_i) above, C_i (m_i - 1) is added where
+        # the margin exceeds 1; otherwise the loss is zero where the margin exceeds 1
+        at_c = not l2 and a == c
+        if not full and (m + slack <= 1.0 if at_c else m - slack >= 1.0):
+            continue
+        m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
+        work += ptr[i + 1] - ptr[i]
+        marg[i] = m
+        mchain[i, 0] = c2
+        mchain[i, 1] = ci
+        if at_c:
+            if m > 1.0:
+                loss += c * (m - 1.0)
+        elif m < 1.0:
+            loss += c * ((1.0 - m) * (1.0 - m) if l2 else 1.0 - m)
     return 0.5 * wsq + loss, asum - 0.5 * wsq - a2, work + base.shape[0] + R
 
 
@@ -201,16 +191,8 @@ def ovr_dcd(
     rng = rng_state(seed)
 
     xn = np.zeros((n, 2))
-    m = 0
-    for i in range(n):
-        if Ci[i] > 0.0:
-            m += 1
-    base = np.empty(m, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if Ci[i] > 0.0:
-            base[m] = i
-            m += 1
+    base = rows_with_cost(Ci)
+    m = base.shape[0]
     # one record per example and problem, read together at each step
     st = np.zeros((K, n, 4))
     for s in range(m):
@@ -371,33 +353,43 @@ def ovr_dcd(
         n_eval = 0
         n_open = K - n_done
         ecost_new = 0
-        for k in range(K):
-            if done[k]:
-                continue
-            at_stop = pg_conv[k] and active[k] == m and check_every == 0
-            if check_all or at_stop:
-                p, q, ek = binary_objectives_screened(
-                    nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
-                    chain[k], vC[k], csum[k], False,
-                )  # fmt: skip
-                ecost_new += ek
-                n_eval += 1
-                prim[k] = p
-                dual[k] = q
-                if p - q <= tol * p:
-                    done[k] = True
-                    n_done += 1
+        evald = np.zeros(K, dtype=np.bool_)
+        for sweep in range(2):
+            for k in range(K):
+                if done[k] or evald[k]:
                     continue
-            if pg_conv[k]:
-                # the active set is optimal to eps_pg (and the gap is not reached): unshrink
-                # as LIBLINEAR would, or (already on every example) ask for more before the
-                # next unshrinking
-                if active[k] < m:
-                    active[k] = m
-                else:
-                    eps_pg[k] *= 0.1
-                pgmax_old[k] = np.inf
-                pgmin_old[k] = -np.inf
+                at_stop = pg_conv[k] and active[k] == m and check_every == 0
+                if check_all or at_stop or sweep == 1:
+                    p, q, ek = binary_objectives_screened(
+                        nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
+                        chain[k], vC[k], csum[k], False,
+                    )  # fmt: skip
+                    ecost_new += ek
+                    n_eval += 1
+                    evald[k] = True
+                    prim[k] = p
+                    dual[k] = q
+                    if p - q <= tol * p:
+                        done[k] = True
+                        n_done += 1
+                        continue
+                if pg_conv[k] and sweep == 0:
+                    # the active set is optimal to eps_pg (and the gap is not reached):
+                    # unshrink as LIBLINEAR would, or (already on every example) ask for
+                    # more before the next unshrinking
+                    if active[k] < m:
+                        active[k] = m
+                    else:
+                        eps_pg[k] *= 0.1
+                    pgmax_old[k] = np.inf
+                    pgmin_old[k] = -np.inf
+            # some problems were evaluated: when the sums (the others' values are from their
+            # last evaluation) are within twice tol, evaluate the others too (the summed
+            # objective may have reached the gap)
+            if n_eval == 0 or n_eval == n_open:
+                break
+            if prim.sum() - dual.sum() > 2.0 * tol * prim.sum():
+                break
         if n_eval < n_open:
             continue  # (problems that finished are frozen: their values stay exact)
         # every open problem was evaluated at this epoch: the sums are those of the iterate

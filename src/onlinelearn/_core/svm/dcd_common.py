@@ -52,6 +52,22 @@ def rng_state(seed):
     return st
 
 
+@njit
+def rows_with_cost(Ci):
+    """Indices of the rows with a positive cost C_i (a row of cost 0 is not in the problem)."""
+    m = 0
+    for i in range(Ci.shape[0]):
+        if Ci[i] > 0.0:
+            m += 1
+    base = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(Ci.shape[0]):
+        if Ci[i] > 0.0:
+            base[m] = i
+            m += 1
+    return base
+
+
 @njit(inline="always")
 def shuffle_prefix(idx, act, rng):
     """A uniformly random permutation of ``idx[:act]`` in place (Fisher-Yates)."""

@@ -30,7 +30,16 @@ import numpy as np
 
 from ..._config import njit
 from ..sparse import row_dot_euclid
-from .dcd_common import H_GAP, H_PRIMAL, node_sqnorm, now, rng_state, shuffle_prefix, write_row
+from .dcd_common import (
+    H_GAP,
+    H_PRIMAL,
+    node_sqnorm,
+    now,
+    rng_state,
+    rows_with_cost,
+    shuffle_prefix,
+    write_row,
+)
 
 #: relative slack on a cached margin for rounding (an example this close to 1 is recomputed)
 MARGIN_SAFETY = 1e-9
@@ -169,19 +178,13 @@ def cs_dcd(
 
     QD = np.zeros(n)
     xn = np.zeros(n)
-    m_ex = 0
-    for i in range(n):
-        if Ci[i] > 0.0:
-            m_ex += 1
-    index = np.empty(m_ex, dtype=np.int64)
-    m_ex = 0
-    for i in range(n):
-        if Ci[i] > 0.0:
-            index[m_ex] = i
-            m_ex += 1
-            QD[i] = node_sqnorm(nodes, ptr, i)
-            xn[i] = np.sqrt(QD[i])
-    base = index.copy()
+    base = rows_with_cost(Ci)
+    m_ex = base.shape[0]
+    for s in range(m_ex):
+        i = base[s]
+        QD[i] = node_sqnorm(nodes, ptr, i)
+        xn[i] = np.sqrt(QD[i])
+    index = base.copy()
     cold = True
     for j in range(R):
         for m in range(K):
