@@ -238,6 +238,7 @@ def cs_dcd(
 
     work = 0
     epoch = 0
+    last = 0
     while epoch < max_iter and reached == 0:
         epoch += 1
         stopping = -np.inf
@@ -339,10 +340,12 @@ def cs_dcd(
             far = hist[row, H_GAP] / (tol * hist[row, H_PRIMAL]) if tol > 0.0 else np.inf
             rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
             check = (unshrink and start_from_all) or work >= rho * ecost
+            check = check or epoch - last >= max(10, epoch // 4)
         if epoch == max_iter:
             check = True
         if check:
             work = 0
+            last = epoch
             pk, qk, chain, ecost = cs_objectives_screened(
                 nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, chain, False, sc
             )
