@@ -92,17 +92,6 @@ def row_dot(data, indices, indptr, i, w, b, d):
 
 
 @njit(inline="always")
-def row_axpy(data, indices, indptr, i, a, w, b, d):
-    """w += a x_i (and w[d] += a b)."""
-    start = indptr[i]
-    off = row_offset(data, indices, start)
-    for p in range(start, indptr[i + 1]):
-        w[indices[p - off]] += a * data[p]
-    if b != 0.0:
-        w[d] += a * b
-
-
-@njit(inline="always")
 def write_row(hist, row, epoch, primal, dual, t, n_active):
     """One history row: epoch, primal, dual, gap, seconds, active variables."""
     hist[row, H_EPOCH] = epoch
