@@ -57,7 +57,8 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
                               + sum_i C_i max_m (1 - [m = y_i] + <w_m - w_{y_i}, x_i>)
 
     and its dual, maximised one coordinate (one example) at a time by the exact clipped step
-    (see :mod:`onlinelearn._core.svm.dcd` for the formulas).  The course's form
+    (see :mod:`onlinelearn._core.svm.dcd_binary` and :mod:`onlinelearn._core.svm.dcd_cs`
+    for the formulas).  The course's form
     (``lam`` given) is the same problem divided by C, with lambda = 1 / C::
 
         min_w sum_i [1 - y_i <w, x_i>]_+ + lambda/2 ||w||^2
@@ -103,11 +104,14 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         stopping gap is evaluated over all variables and an active set that looks optimal
         is re-opened until the gap is reached.
     check_every : int or 'auto', default='auto'
-        Evaluate the primal, the dual and the gap (one pass over all examples) every that
-        many epochs; 'auto' evaluates once the coordinate steps since the last evaluation
-        have cost as much as an evaluation does, and whenever the active set looks optimal,
-        so that stopping costs at most about half the time.  ``history_`` has one row per
-        evaluation (``check_every=1``: one per epoch).
+        Evaluate the primal, the dual and the gap over all examples every that many epochs;
+        'auto' evaluates where LIBLINEAR would stop (an epoch that shrank nothing looks
+        optimal) and once the coordinate steps since the last evaluation have cost
+        2 + 2 ln(gap / (tol P)) times what it cost (rarely while the gap is far from tol).
+        An evaluation is exact but reads only the rows whose loss the margins cached at
+        earlier evaluations do not settle (see :mod:`onlinelearn._core.svm.dcd_binary`), so
+        late evaluations are cheap.  ``history_`` has one row per evaluation
+        (``check_every=1``: one per epoch).
     warm_start : bool, default=False
         Start from the dual variables of the previous fit when it had the same examples
         count, classes and problem (alpha is clipped into the new box when C changed); the
@@ -267,9 +271,10 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         if cs:
             alpha = np.ascontiguousarray(alpha0.T) if alpha0 is not None else np.zeros((n, K))
             W = np.zeros((R, K))
+            nodes, ptr = dcd.pack_rows(batch.data, batch.indices, batch.indptr, b, d)
             epochs, rows, reached = dcd.cs_dcd(
-                batch.data, batch.indices, batch.indptr, b, y_codes, Ci, alpha, W,
-                float(self.tol), int(self.max_iter), bool(self.shrinking), seed, check_every, hist,
+                nodes, ptr, y_codes, Ci, alpha, W, float(self.tol), int(self.max_iter),
+                bool(self.shrinking), seed, check_every, hist,
             )  # fmt: skip
             converged = reached == 1
             alpha_out = np.ascontiguousarray(alpha.T)
@@ -280,10 +285,11 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
             alpha = alpha0 if alpha0 is not None else np.zeros((n_prob, n))
             W = np.zeros((n_prob, R))
             pos = np.arange(n_prob, dtype=np.int64) if n_prob > 1 else np.array([1], np.int64)
+            nodes, ptr = dcd.pack_rows(batch.data, batch.indices, batch.indptr, b, d)
             epochs, rows, n_done = dcd.ovr_dcd(
-                batch.data, batch.indices, batch.indptr, b, y_codes, pos, Ci,
-                self.loss == "squared_hinge", alpha, W, float(self.tol), int(self.max_iter),
-                bool(self.shrinking), seed, check_every, hist,
+                nodes, ptr, y_codes, pos, Ci, self.loss == "squared_hinge", alpha, W,
+                float(self.tol), int(self.max_iter), bool(self.shrinking), seed, check_every,
+                hist,
             )  # fmt: skip
             converged = n_done == n_prob
             alpha_out = alpha

@@ -1,0 +1,410 @@
+"""Binary and one-vs-rest linear SVMs by dual coordinate ascent (Hsieh, Chang, Lin, Keerthi,
+Sundararajan, ICML 2008, Algorithm 3; LIBLINEAR ``-s 3`` / ``-s 1``).
+
+For one binary problem with labels y_i in {-1, +1} and per-example costs C_i > 0::
+
+    primal  P(w)     = 1/2 ||w||^2 + sum_i C_i xi_i(w),   xi_i = [1 - y_i <w, x_i>]_+    (L1)
+                                                          xi_i = [1 - y_i <w, x_i>]_+^2  (L2)
+    dual    D(alpha) = sum_i alpha_i - 1/2 ||w(alpha)||^2 - sum_i alpha_i^2 D_ii / 2
+            w(alpha) = sum_i alpha_i y_i x_i,   0 <= alpha_i <= U_i
+            L1: U_i = C_i, D_ii = 0;   L2: U_i = inf, D_ii = 1 / (2 C_i)
+
+The coordinate step maximises D exactly along alpha_i: with the gradient
+G = y_i <w, x_i> - 1 + D_ii alpha_i and the curvature Qbar_ii = ||x_i||^2 + D_ii,
+alpha_i <- min(max(alpha_i - G / Qbar_ii, 0), U_i) (the clipped Newton step of a 1-D concave
+quadratic), and w <- w + (alpha_i^new - alpha_i) y_i x_i keeps w = w(alpha) at O(nnz(x_i)).
+Every epoch visits the active examples in a fresh random order; shrinking drops an example
+at a bound whose projected gradient points out of the box by more than last epoch's extreme
+projected gradients (Hsieh et al. 2008, Sec. 3.2).
+
+The stopping rule is the duality gap P - D <= tol * P over all examples (shrunk or not),
+evaluated exactly but without a pass over every nonzero (:func:`binary_objectives_screened`):
+each example keeps its margin m_i = y_i <w, x_i> from the last evaluation that computed it,
+and the solver keeps the weights of the last evaluation and the lengths of the chain of
+displacements between evaluations, sum_e ||w_e - w_{e-1}|| in the 2-norm and in the max-norm;
+since |m_i(now) - m_i(then)| <= min(||x_i||_2 ||w_now - w_then||_2,
+||x_i||_1 ||w_now - w_then||_inf) <= the same with the chain lengths since then,
+an example whose cached margin is farther than that from 1 is known to have a zero loss
+(margin above 1), or (L1, alpha_i = C_i, margin below 1) a loss C_i (1 - m_i) that is linear
+in w and summed through v = sum_{alpha_i = C_i} C_i y_i x_i, kept up to date when an alpha_i
+reaches or leaves C_i.  Only the remaining examples are read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._config import njit
+from .dcd_common import (
+    node_axpy,
+    node_dot,
+    node_sqnorm,
+    now,
+    rng_state,
+    row_dot,
+    rows_with_cost,
+    shuffle_prefix,
+    write_row,
+)
+
+#: relative slack on a cached margin for rounding (an example this close to 1 is recomputed)
+MARGIN_SAFETY = 1e-9
+
+
+@njit
+def binary_objectives(data, indices, indptr, b, ycodes, pos, Ci, l2, alpha_k, w):
+    """(primal, dual) of one binary problem (class ``pos`` against the rest) at (w, alpha_k),
+    by a pass over every example; ``w`` is taken as given (it equals w(alpha_k) up to
+    rounding)."""
+    n = indptr.shape[0] - 1
+    R = w.shape[0]
+    d = R - 1 if b != 0.0 else R
+    wsq = 0.0
+    for j in range(R):
+        wsq += w[j] * w[j]
+    loss = 0.0
+    asum = 0.0
+    a2 = 0.0
+    for i in range(n):
+        c = Ci[i]
+        if c <= 0.0:
+            continue
+        z = row_dot(data, indices, indptr, i, w, b, d)
+        xi = 1.0 - z if ycodes[i] == pos else 1.0 + z
+        if xi > 0.0:
+            loss += c * (xi * xi if l2 else xi)
+        a = alpha_k[i]
+        asum += a
+        if l2:
+            a2 += a * a / (4.0 * c)
+    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2
+
+
+#: the per-example record of one binary problem: alpha_i, y_i, Qbar_ii, C_i
+S_ALPHA, S_Y, S_QD, S_C = range(4)
+
+
+@njit
+def binary_objectives_screened(
+    nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
+):  # fmt: skip
+    """(primal, dual, work) of one binary problem at (w, alpha), reading only the rows whose
+    loss the cached margins ``marg`` do not settle (all of them when ``full``).
+    ``st[i]`` = (alpha_i, y_i, Qbar_ii, C_i), ``xn[i]`` = (||x_i||_2, ||x_i||_1);
+    ``marg[i]`` was computed when the chain of displacements between evaluations had the
+    lengths ``mchain[i]`` (2-norm, max-norm); the chain has the lengths ``chain`` at the
+    weights ``wsnap`` of the last evaluation (both are brought to ``w``).
+    ``vC``, ``csum`` (L1): sum of C_i y_i x_i and of C_i over the examples at alpha_i = C_i.
+    Equals :func:`binary_objectives` up to rounding."""
+    R = w.shape[0]
+    wsq = 0.0
+    lin = 0.0
+    dist = 0.0
+    dmax = 0.0
+    for j in range(R):
+        wsq += w[j] * w[j]
+        lin += w[j] * vC[j]
+        dw = abs(w[j] - wsnap[j])
+        dist += dw * dw
+        if dw > dmax:
+            dmax = dw
+        wsnap[j] = w[j]
+    chain[0] += np.sqrt(dist)
+    chain[1] += dmax
+    c2 = chain[0]
+    ci = chain[1]
+    loss = 0.0 if l2 else csum - lin  # L1: sum over alpha_i = C_i of C_i (1 - m_i)
+    asum = 0.0
+    a2 = 0.0
+    work = 0
+    for s in range(base.shape[0]):
+        i = base[s]
+        a = st[i, S_ALPHA]
+        c = st[i, S_C]
+        asum += a
+        m = marg[i]
+        slack = min(xn[i, 0] * (c2 - mchain[i, 0]), xn[i, 1] * (ci - mchain[i, 1]))
+        slack += MARGIN_SAFETY * (1.0 + abs(m))
+        if l2:
+            a2 += a * a / (4.0 * c)
+        # L1 at alpha_i = C_i: counted as C_i (1 - m_i) above, C_i (m_i - 1) is added where
+        # the margin exceeds 1; otherwise the loss is zero where the margin exceeds 1
+        at_c = not l2 and a == c
+        if not full and (m + slack <= 1.0 if at_c else m - slack >= 1.0):
+            continue
+        m = st[i, S_Y] * node_dot(nodes, ptr, i, w)
+        work += ptr[i + 1] - ptr[i]
+        marg[i] = m
+        mchain[i, 0] = c2
+        mchain[i, 1] = ci
+        if at_c:
+            if m > 1.0:
+                loss += c * (m - 1.0)
+        elif m < 1.0:
+            loss += c * ((1.0 - m) * (1.0 - m) if l2 else 1.0 - m)
+    return 0.5 * wsq + loss, asum - 0.5 * wsq - a2, work + base.shape[0] + R
+
+
+@njit(inline="always")
+def binary_cd_step(alpha_i, G, Qbar, U):
+    """The clipped closed-form maximiser of the dual along one coordinate:
+    argmax_{0 <= a <= U} of  -(Qbar/2) (a - alpha_i)^2 - G (a - alpha_i)."""
+    if Qbar > 0.0:
+        a = alpha_i - G / Qbar
+        if a < 0.0:
+            a = 0.0
+        if a > U:
+            a = U
+        return a
+    # a zero row without intercept (L1): the objective is linear in a with slope -G
+    if G < 0.0:
+        return U
+    if G > 0.0:
+        return 0.0
+    return alpha_i
+
+
+@njit(nogil=False)
+def ovr_dcd(
+    nodes, ptr, ycodes, pos, Ci, l2, alpha, W, tol, max_iter, shrinking, seed, check_every, hist
+):  # fmt: skip
+    """Solve the K binary problems "class pos[k] against the rest" (K = 1: binary) by dual
+    coordinate ascent, interleaved epoch by epoch.  Rows are packed (:func:`.pack_rows`, the
+    intercept feature included); ``alpha`` (K, n) is the dual start and the result, ``W``
+    (K, R) is rewritten as w(alpha).
+
+    The objectives are evaluated every ``check_every`` epochs, or, with ``check_every`` = 0,
+    once the coordinate steps since the last evaluation have cost 2 + 2 ln(gap / (tol P))
+    times what that evaluation did (a screened evaluation reads few rows; a gap far from tol
+    is evaluated rarely), and whenever an epoch that shrank nothing
+    looks optimal (its projected gradients span at most eps_pg: LIBLINEAR's stopping rule);
+    always after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums
+    over the K problems (the one-vs-rest objective is their sum).
+
+    Stops when every problem has reached its own relative gap, or when the summed objective
+    has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
+    number of problems that reached the gap, K when the sum did).
+    """
+    t0 = now()
+    n = ptr.shape[0] - 1
+    K, R = W.shape
+    rng = rng_state(seed)
+
+    xn = np.zeros((n, 2))
+    base = rows_with_cost(Ci)
+    m = base.shape[0]
+    # one record per example and problem, read together at each step
+    st = np.zeros((K, n, 4))
+    for s in range(m):
+        i = base[s]
+        c = Ci[i]
+        xx = node_sqnorm(nodes, ptr, i)
+        xn[i, 0] = np.sqrt(xx)
+        for p in range(ptr[i], ptr[i + 1]):
+            xn[i, 1] += abs(nodes[p].v)
+        for k in range(K):
+            st[k, i, S_ALPHA] = alpha[k, i]
+            st[k, i, S_Y] = 1.0 if ycodes[i] == pos[k] else -1.0
+            st[k, i, S_QD] = xx + 0.5 / c if l2 else xx
+            st[k, i, S_C] = c
+
+    # w(alpha): exact start from the given dual point; v = sum_{alpha_i = C_i} C_i y_i x_i
+    vC = np.zeros((K, R))
+    csum = np.zeros(K)
+    for k in range(K):
+        for j in range(R):
+            W[k, j] = 0.0
+        for s in range(m):
+            i = base[s]
+            a = st[k, i, S_ALPHA]
+            if a != 0.0:
+                y = st[k, i, S_Y]
+                node_axpy(nodes, ptr, i, a * y, W[k])
+                if not l2 and a == st[k, i, S_C]:
+                    node_axpy(nodes, ptr, i, a * y, vC[k])
+                    csum[k] += a
+
+    marg = np.zeros((K, n))
+    mchain = np.zeros((K, n, 2))
+    wsnap = np.zeros((K, R))
+    chain = np.zeros((K, 2))
+    index = np.empty((K, m), dtype=np.int64)
+    for k in range(K):
+        index[k, :] = base
+    active = np.full(K, m, dtype=np.int64)
+    pgmax_old = np.full(K, np.inf)
+    pgmin_old = np.full(K, -np.inf)
+    eps_pg = np.full(K, 0.1)
+    pg_conv = np.zeros(K, dtype=np.bool_)
+    done = np.zeros(K, dtype=np.bool_)
+    prim = np.zeros(K)
+    dual = np.zeros(K)
+    n_done = 0
+    ecost = 0
+    cold = True
+    for k in range(K):
+        for s in range(m):
+            if st[k, base[s], S_ALPHA] != 0.0:
+                cold = False
+    csum_all = 0.0
+    for s in range(m):
+        csum_all += Ci[base[s]]
+    for k in range(K):
+        if cold:
+            # w = 0: every margin is 0 (the cached zeros are exact), every loss is C_i
+            # (the next evaluation reads every row: schedule it as after a full pass)
+            p, q, ek = csum_all, 0.0, m + ptr[n]
+        else:
+            p, q, ek = binary_objectives_screened(
+                nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k], chain[k],
+                vC[k], csum[k], True,
+            )  # fmt: skip
+        ecost += ek
+        prim[k] = p
+        dual[k] = q
+        if p - q <= tol * p:
+            done[k] = True
+            n_done += 1
+    row = 0
+    write_row(hist, row, 0.0, prim.sum(), dual.sum(), now() - t0, active.sum())
+
+    work = 0
+    epoch = 0
+    last = 0
+    while epoch < max_iter and n_done < K:
+        epoch += 1
+        for k in range(K):
+            if done[k]:
+                continue
+            wk = W[k]
+            sk = st[k]
+            vk = vC[k]
+            idx = index[k]
+            act = active[k]
+            shuffle_prefix(idx, act, rng)
+            pgmax_new = -np.inf
+            pgmin_new = np.inf
+            s = 0
+            while s < act:
+                i = idx[s]
+                a = sk[i, S_ALPHA]
+                y = sk[i, S_Y]
+                c = sk[i, S_C]
+                if l2:
+                    Ui = np.inf
+                    G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
+                else:
+                    Ui = c
+                    G = y * node_dot(nodes, ptr, i, wk) - 1.0
+                nnz_i = ptr[i + 1] - ptr[i]
+                work += nnz_i
+                PG = 0.0
+                if a == 0.0:
+                    if shrinking and G > pgmax_old[k]:
+                        act -= 1
+                        idx[s] = idx[act]
+                        idx[act] = i
+                        continue
+                    elif G < 0.0:
+                        PG = G
+                elif a == Ui:
+                    if shrinking and G < pgmin_old[k]:
+                        act -= 1
+                        idx[s] = idx[act]
+                        idx[act] = i
+                        continue
+                    elif G > 0.0:
+                        PG = G
+                else:
+                    PG = G
+                if PG > pgmax_new:
+                    pgmax_new = PG
+                if PG < pgmin_new:
+                    pgmin_new = PG
+                if abs(PG) > 1e-12:
+                    an = binary_cd_step(a, G, sk[i, S_QD], Ui)
+                    if an != a:
+                        sk[i, S_ALPHA] = an
+                        node_axpy(nodes, ptr, i, (an - a) * y, wk)
+                        work += nnz_i
+                        if a == Ui or an == Ui:  # (L1) alpha_i reached or left C_i
+                            f = Ui if an == Ui else -Ui
+                            node_axpy(nodes, ptr, i, f * y, vk)
+                            csum[k] += f
+                            work += nnz_i
+                s += 1
+            active[k] = act
+            pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
+            if not pg_conv[k]:
+                pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
+                pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
+
+        if check_every > 0:
+            check_all = epoch % check_every == 0
+        else:
+            # the farther the last gap from tol, the rarer the evaluations: at most about
+            # 1 / (2 + 2 ln(gap / tol P)) of the work goes into them
+            far = (prim.sum() - dual.sum()) / (tol * prim.sum()) if tol > 0.0 else np.inf
+            rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
+            # and at least once the epochs since the last evaluation reach a quarter of all
+            # (when shrinking makes epochs cheap: at most ~25% more epochs than needed)
+            check_all = work >= rho * ecost or epoch - last >= max(10, epoch // 4)
+        if epoch == max_iter:
+            check_all = True
+        # evaluate every problem (check_all), or (check_every = 0) the problems whose epoch
+        # shrank nothing and looks optimal: where LIBLINEAR stops that problem
+        n_eval = 0
+        n_open = K - n_done
+        ecost_new = 0
+        evald = np.zeros(K, dtype=np.bool_)
+        for sweep in range(2):
+            for k in range(K):
+                if done[k] or evald[k]:
+                    continue
+                at_stop = pg_conv[k] and active[k] == m and check_every == 0
+                if check_all or at_stop or sweep == 1:
+                    p, q, ek = binary_objectives_screened(
+                        nodes, ptr, l2, base, xn, st[k], W[k], marg[k], mchain[k], wsnap[k],
+                        chain[k], vC[k], csum[k], False,
+                    )  # fmt: skip
+                    ecost_new += ek
+                    n_eval += 1
+                    evald[k] = True
+                    prim[k] = p
+                    dual[k] = q
+                    if p - q <= tol * p:
+                        done[k] = True
+                        n_done += 1
+                        continue
+                if pg_conv[k] and sweep == 0:
+                    # the active set is optimal to eps_pg (and the gap is not reached):
+                    # unshrink as LIBLINEAR would, or (already on every example) ask for
+                    # more before the next unshrinking
+                    if active[k] < m:
+                        active[k] = m
+                    else:
+                        eps_pg[k] *= 0.1
+                    pgmax_old[k] = np.inf
+                    pgmin_old[k] = -np.inf
+            # some problems were evaluated: when the sums (the others' values are from their
+            # last evaluation) are within twice tol, evaluate the others too (the summed
+            # objective may have reached the gap)
+            if n_eval == 0 or n_eval == n_open:
+                break
+            if prim.sum() - dual.sum() > 2.0 * tol * prim.sum():
+                break
+        if n_eval < n_open:
+            continue  # (problems that finished are frozen: their values stay exact)
+        # every open problem was evaluated at this epoch: the sums are those of the iterate
+        work = 0
+        ecost = ecost_new
+        last = epoch
+        row += 1
+        write_row(hist, row, epoch, prim.sum(), dual.sum(), now() - t0, active.sum())
+        if prim.sum() - dual.sum() <= tol * prim.sum():
+            # the one-vs-rest objective (the sum) has reached the gap
+            n_done = K
+    for k in range(K):
+        for i in range(n):
+            alpha[k, i] = st[k, i, S_ALPHA]
+    return epoch, row + 1, n_done

@@ -1,0 +1,169 @@
+"""What the dual coordinate ascent solvers share: the clock, the random generator, row
+operations with the intercept feature, and the columns of the history array."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import objmode
+
+from ..._config import njit
+from ..sparse import row_offset
+
+#: columns of the history array
+H_EPOCH, H_PRIMAL, H_DUAL, H_GAP, H_TIME, H_ACTIVE = range(6)
+N_HIST = 6
+
+
+@njit(nogil=False)
+def now():
+    """Wall clock (seconds) from inside compiled code."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit(inline="always")
+def rand_below(state, n):
+    """A pseudo-random integer in [0, n) (0 < n < 2**32) from the xorshift64* generator whose
+    state is ``state[0]`` (uint64, never 0): the high 32 bits of the output scaled by n
+    (a multiplication and a shift instead of a 64-bit division; bias below n / 2**32)."""
+    x = state[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    state[0] = x
+    hi = (x * np.uint64(2685821657736338717)) >> np.uint64(32)
+    return np.int64((hi * np.uint64(n)) >> np.uint64(32))
+
+
+@njit
+def rng_state(seed):
+    """A non-zero xorshift64* state from an integer seed (splitmix64 of the seed)."""
+    z = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    if z == np.uint64(0):
+        z = np.uint64(1)
+    st = np.empty(1, dtype=np.uint64)
+    st[0] = z
+    return st
+
+
+@njit
+def rows_with_cost(Ci):
+    """Indices of the rows with a positive cost C_i (a row of cost 0 is not in the problem)."""
+    m = 0
+    for i in range(Ci.shape[0]):
+        if Ci[i] > 0.0:
+            m += 1
+    base = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(Ci.shape[0]):
+        if Ci[i] > 0.0:
+            base[m] = i
+            m += 1
+    return base
+
+
+@njit(inline="always")
+def shuffle_prefix(idx, act, rng):
+    """A uniformly random permutation of ``idx[:act]`` in place (Fisher-Yates)."""
+    for s in range(act):
+        j = s + rand_below(rng, act - s)
+        t = idx[s]
+        idx[s] = idx[j]
+        idx[j] = t
+
+
+@njit(inline="always")
+def row_dot(data, indices, indptr, i, w, b, d):
+    """<w, x_i> (+ b w[d] for the intercept feature)."""
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    s = 0.0
+    for p in range(start, indptr[i + 1]):
+        s += data[p] * w[indices[p - off]]
+    if b != 0.0:
+        s += b * w[d]
+    return s
+
+
+@njit(inline="always")
+def write_row(hist, row, epoch, primal, dual, t, n_active):
+    """One history row: epoch, primal, dual, gap, seconds, active variables."""
+    hist[row, H_EPOCH] = epoch
+    hist[row, H_PRIMAL] = primal
+    hist[row, H_DUAL] = dual
+    hist[row, H_GAP] = primal - dual
+    hist[row, H_TIME] = t
+    hist[row, H_ACTIVE] = n_active
+
+
+# ---------------------------------------------------------------------------- packed rows
+def node_dtype(value_dtype):
+    """One nonzero of a packed row: its feature index and value side by side (16 bytes for
+    float64 values, 8 for float32), so that a row is one contiguous run of memory."""
+    return np.dtype([("j", np.int32), ("v", value_dtype)], align=True)
+
+
+@njit
+def _fill_nodes(data, indices, indptr, b, d, ptr, node_j, node_v):
+    n = indptr.shape[0] - 1
+    q = 0
+    for i in range(n):
+        start = indptr[i]
+        off = row_offset(data, indices, start)
+        for p in range(start, indptr[i + 1]):
+            node_j[q] = indices[p - off]
+            node_v[q] = data[p]
+            q += 1
+        if b != 0.0:
+            node_j[q] = d
+            node_v[q] = b
+            q += 1
+        ptr[i + 1] = q
+
+
+def pack_rows(data, indices, indptr, b, d):
+    """(nodes, ptr): the rows of a CSR batch (dense: ``indices`` = arange(d) shared) as one
+    array of (feature, value) records, row i at ``nodes[ptr[i]:ptr[i + 1]]``, with the
+    intercept feature (index d, value b) appended to every row when b != 0.  Values keep
+    their dtype (float32 or float64), unless b is not exactly a float32 number."""
+    n = indptr.shape[0] - 1
+    dense = indices.shape[0] != data.shape[0]
+    nnz = n * indices.shape[0] if dense else int(indptr[-1])
+    # float32 values stay float32 unless the intercept value b is not a float32 number
+    vdtype = data.dtype if np.float64(data.dtype.type(b)) == b else np.dtype(np.float64)
+    nodes = np.empty(nnz + (n if b != 0.0 else 0), dtype=node_dtype(vdtype))
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    _fill_nodes(data, indices, indptr, float(b), int(d), ptr, nodes["j"], nodes["v"])
+    return nodes, ptr
+
+
+@njit(inline="always")
+def node_dot(nodes, ptr, i, w):
+    """<w, x_i> over a packed row."""
+    s = 0.0
+    for p in range(ptr[i], ptr[i + 1]):
+        s += nodes[p].v * w[nodes[p].j]
+    return s
+
+
+@njit(inline="always")
+def node_axpy(nodes, ptr, i, a, w):
+    """w += a x_i over a packed row."""
+    for p in range(ptr[i], ptr[i + 1]):
+        w[nodes[p].j] += a * nodes[p].v
+
+
+@njit(inline="always")
+def node_sqnorm(nodes, ptr, i):
+    """||x_i||^2 over a packed row (float32 values squared in double precision)."""
+    s = 0.0
+    for p in range(ptr[i], ptr[i + 1]):
+        v = np.float64(nodes[p].v)
+        s += v * v
+    return s
