@@ -597,11 +597,16 @@ def end_to_end_methods(d: Data, C: float, tmp: Path, ol) -> list[Method]:
 
             def fit():
                 est = make()
-                for X, y in chunks(svm_path, chunk_size=10000, n_features=d.n_features):
+                for X, y in chunks(
+                    svm_path, chunk_size=10000, n_features=d.n_features, dtype=d.Xtr.dtype
+                ):
                     est.partial_fit(X, y, classes=d.classes)
                 return est
 
-            how = "onlinelearn.io.iter_svmlight_chunks(chunk_size=10000) + partial_fit per chunk"
+            how = (
+                "onlinelearn.io.iter_svmlight_chunks(chunk_size=10000, dtype=the feature dtype, "
+                "float32 here as in VW) + partial_fit per chunk"
+            )
         else:
 
             def fit():

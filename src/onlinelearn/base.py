@@ -284,10 +284,13 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         (the aggregate, the exp shift, the restart of S).  A dense batch touches every row."""
         if self._link != L.EUCLID or batch.indices.shape[0] != batch.data.shape[0]:
             return None
-        rows = np.unique(batch.indices).astype(np.intp)
+        # a mark per row, not np.unique: sorting the batch's nonzeros cost 21 ms of a 27 ms
+        # news20 pass, and it is paid on every call that follows the first
+        touched = np.zeros(self._theta.shape[0], dtype=bool)
+        touched[batch.indices] = True
         if self.fit_intercept:
-            rows = np.append(rows, self._theta.shape[0] - 1)
-        return rows
+            touched[-1] = True
+        return np.flatnonzero(touched)
 
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
