@@ -106,7 +106,7 @@ def _old_format(est, rng):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_old_average_files_load_into_u_and_continue_identically(name, dtype):
     import onlinelearn
-    from onlinelearn.base import estimator_from_state
+    from onlinelearn._linear_state import estimator_from_state
 
     rng = np.random.default_rng(7)
     X = rng.normal(size=(120, 8)).astype(dtype)
@@ -129,7 +129,7 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     across a binary -> multiclass growth; and merge_models of two shards gives the weighted mean
     of their averages."""
     import onlinelearn
-    from onlinelearn.base import merge_models
+    from onlinelearn._linear_state import merge_models
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(90, 5))

@@ -21,7 +21,7 @@ from onlinelearn import (
     Winnow,
     merge_models,
 )
-from onlinelearn.base import estimator_from_state
+from onlinelearn._linear_state import estimator_from_state
 from onlinelearn.datasets import SHARED_SETS
 from onlinelearn.io import iter_svmlight_chunks
 

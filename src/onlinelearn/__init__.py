@@ -4,7 +4,7 @@ Public re-exports only; see the modules for the mathematics.
 """
 
 from . import projections
-from .base import merge_models
+from ._linear_state import merge_models
 from .boosting import PrimalDualBoost
 from .dual_ascent import DualAscentClassifier
 from .evaluation import (

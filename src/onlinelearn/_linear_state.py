@@ -1,0 +1,190 @@
+"""Model files and merging of the linear learners: rebuild a fitted estimator from its
+``_get_state()`` (every other family rebuilds itself through ``_from_state``), and
+``merge_models`` (the mixture of several linear learners' weights, weighted by their updates)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from . import _validation as V
+from ._core import links as L
+from ._core.euclid_pass import u_from_timestamps
+from ._core.online_loop import (
+    recompute_aggregate,
+)
+from ._core.state import (
+    EXP_SHIFT,
+    FP_P,
+    IP_BALANCED,
+    IP_LINK,
+    M_COUNT,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_ST,
+    N_UPDATES,
+    S_SUM,
+    X_MAX,
+)
+from ._estimator import params_from_json
+from .base import (
+    _WEIGHT_DTYPES,
+    OnlineLinearClassifier,
+    _exp_shift,
+)
+
+__all__ = ["estimator_from_state", "merge_models"]
+
+
+def estimator_from_state(meta, arrays):
+    """Rebuild a fitted estimator from its ``_get_state()`` output.
+
+    The linear learners are rebuilt here; any other public estimator class of ``onlinelearn``
+    rebuilds itself with its classmethod ``_from_state(meta, arrays)`` (docs/CONTRACT.md)."""
+    import onlinelearn
+
+    name = meta["class"]
+    cls = getattr(onlinelearn, name, None)
+    if not isinstance(cls, type):
+        raise ValueError(f"unknown estimator class {name!r} in model state")
+    if not issubclass(cls, OnlineLinearClassifier):
+        # every other family rebuilds itself: ``cls._from_state(meta, arrays)``
+        from_state = getattr(cls, "_from_state", None)
+        if from_state is None:
+            raise ValueError(f"estimator class {name!r} cannot be read from a model file")
+        return from_state(meta, arrays)
+    est = cls(**params_from_json(meta["params"]))
+    est.n_features_in_ = int(meta["n_features_in_"])
+    est.classes_ = np.asarray(arrays["classes_"])
+    theta = np.asarray(arrays["theta"])
+    # the weights keep the dtype they were saved in (files written before float32 weights hold
+    # float64); averaging sums and scalars are float64
+    wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
+    est._theta = np.ascontiguousarray(theta, dtype=wdt)
+    if "U" in arrays:
+        est._A = np.ascontiguousarray(arrays["U"], dtype=np.float64)
+        est._lastS = np.zeros((1, 1))
+    else:
+        est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
+        est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
+    est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+    est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
+    if isinstance(est.intercept_scaling, str) and est.fit_intercept:
+        if "intercept_scaling_" not in arrays:
+            raise ValueError(
+                "model state is inconsistent: intercept_scaling='auto' without its value"
+            )
+        est.intercept_scaling_ = float(np.asarray(arrays["intercept_scaling_"]).reshape(-1)[0])
+        if not (np.isfinite(est.intercept_scaling_) and est.intercept_scaling_ > 0):
+            raise ValueError("model state is inconsistent: intercept_scaling_ must be > 0")
+    R = est.n_features_in_ + (1 if est.fit_intercept else 0)
+    K = len(est.classes_)
+    n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
+    if est._theta.shape != (R, n_cols) or est._st.shape != (N_ST,):
+        raise ValueError(
+            f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
+            f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
+        )
+    if est.average and (
+        est._A.shape != est._theta.shape
+        or ("U" not in arrays and est._lastS.shape != est._theta.shape)
+    ):
+        raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
+    if est._u_layout() and "U" not in arrays:
+        # a file written before the one-array average of the Euclidean pass: U = lastS theta - A
+        U = np.empty_like(est._A)
+        u_from_timestamps(est._theta, est._A, est._lastS, U)
+        est._A, est._lastS = U, np.zeros((1, 1))
+    est._weights_matrix()
+    return est
+
+
+def merge_models(models):
+    """Average models trained on disjoint shards into one, weighted by their ``n_updates_``.
+
+    All models must be of one class with the same parameters (``random_state`` aside) and the
+    same number of features; their label sets may differ (the union is used, a class unknown to
+    a shard has zero weights there).  The merged ``theta`` is ``sum_i (u_i / sum u) theta_i``
+    with ``u_i`` the number of updates of shard i (equal weights when no shard updated), counters
+    (``t_``, ``n_updates_``, ``n_mistakes_``, class counts) are summed, and with ``average=True``
+    the merged averaged hypothesis is the same weighted mean of the shards' averages.  For the
+    Euclidean link this is the weighted mean of the primal weights (a one-shot parameter-mixing
+    step, as in distributed Perceptron training); for the other links it is the mean of the dual
+    sums theta, which is where those learners add their updates.
+    """
+    models = list(models)
+    if not models:
+        raise ValueError("merge_models needs at least one fitted model")
+    first = models[0]
+    cls = type(first)
+    ref = {k: v for k, v in first.get_params().items() if k != "random_state"}
+    for m in models:
+        check_is_fitted(m, "classes_")
+        if type(m) is not cls:
+            raise ValueError("merge_models: all models must be of the same class")
+        p = {k: v for k, v in m.get_params().items() if k != "random_state"}
+        if p != ref:
+            raise ValueError("merge_models: the models' parameters differ")
+        if m.n_features_in_ != first.n_features_in_:
+            raise ValueError("merge_models: the models have different numbers of features")
+    classes = models[0].classes_
+    for m in models[1:]:
+        classes = V.merge_labels(classes, m.classes_)
+    shards = []
+    b0 = None
+    for m in models:
+        c = copy.deepcopy(m)
+        c._grow(classes)
+        c._flush_frame()
+        if isinstance(c.intercept_scaling, str):
+            b = c._intercept_value()
+            b0 = b if b0 is None else b0
+        if isinstance(c.intercept_scaling, str) and b != b0:
+            # intercept_scaling='auto' fixed b per shard; the bias is b times the weight of the
+            # constant feature: express every shard's bias with the first shard's b
+            if c._link != L.EUCLID:
+                raise ValueError(
+                    "merge_models: the models' intercept feature values differ "
+                    f"({b0} and {b}); merging them is exact only for the Euclidean learners"
+                )
+            d = c.n_features_in_
+            c._theta[d] = c._theta[d] * (b / b0)
+            if c.average:
+                c._A[d] *= b / b0  # A or U: linear in the weights (lastS is a time)
+            c.intercept_scaling_ = shards[0].intercept_scaling_
+        shards.append(c)
+    u = np.array([s.n_updates_ for s in shards], dtype=np.float64)
+    omega = u / u.sum() if u.sum() > 0 else np.full(len(shards), 1.0 / len(shards))
+    out = copy.deepcopy(shards[0])
+    mixed = sum(o * s._theta.astype(np.float64) for o, s in zip(omega, shards, strict=True))
+    out._theta = mixed.astype(first._theta.dtype)
+    st = np.zeros(N_ST)
+    for s in shards:
+        counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]
+        st[counters] += s._st[counters]
+        st[X_MAX] = max(st[X_MAX], s._st[X_MAX])
+        st[M_COUNT] += s._st[M_COUNT]
+    out.class_counts_ = sum(s.class_counts_ for s in shards)
+    if out.average:
+        avgs = [s._weights_matrix() for s in shards]
+        T = st[N_ROUNDS]
+        total = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
+        st[S_SUM] = 0.0
+        if out._u_layout():
+            out._A = -total  # S theta - U with S = 0
+            out._lastS = np.zeros((1, 1))
+        else:
+            out._A = total
+            out._lastS = np.zeros_like(out._theta)
+    out._st = st
+    ip, fp = out._codes(out._n_weights())
+    out._st[EXP_SHIFT] = (
+        _exp_shift(out._theta, bool(ip[IP_BALANCED])) if out._link == L.ENTROPY else 0.0
+    )
+    recompute_aggregate(
+        out._theta, out._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+    )
+    out._weights_matrix()
+    return out
