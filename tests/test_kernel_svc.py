@@ -11,7 +11,8 @@ from scipy.optimize import Bounds, LinearConstraint, minimize, minimize_scalar
 from onlinelearn import KernelSVC
 from onlinelearn import kernels as K
 from onlinelearn._core.kernel.ovo import two_coordinate_step
-from onlinelearn._core.kernel.svc import coordinate_step, cs_subproblem
+from onlinelearn._core.kernel.svc import coordinate_step
+from onlinelearn._core.kernel.svc_cs import cs_subproblem
 
 
 def _problem(seed, n=25, d=4, K_=2):

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation as V
 from .._core.kernel import ovo as OV
 from .._core.kernel import svc as SV
+from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ._online import json_params, kernel_param, labels_from_scores, params_from_json
@@ -296,7 +297,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 if self.selection == "greedy":
                     status = SV.OK
                     if cs:
-                        _, conv0, status = SV.cs_greedy(*common, y_codes, U, Qd, alpha, G, n,
+                        _, conv0, status = CS.cs_greedy(*common, y_codes, U, Qd, alpha, G, n,
                                                         check, self.tol)  # fmt: skip
                     else:
                         for p in np.flatnonzero(~done):
@@ -310,7 +311,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 else:
                     keys = rng.random_sample(n_active)
                     if cs:
-                        status = SV.cs_epoch(*common, y_codes, U, Qd, alpha, G, active, n_active,
+                        status = CS.cs_epoch(*common, y_codes, U, Qd, alpha, G, active, n_active,
                                              keys)  # fmt: skip
                     else:
                         status = SV.svc_epoch(*common, Y, U, Qd, alpha, G, done, active,
@@ -319,7 +320,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                     self._nonfinite(kernel)
                 n_iter = it + 1
                 if cs:
-                    SV.cs_objectives(alpha, G, U, y_codes, obj)
+                    CS.cs_objectives(alpha, G, U, y_codes, obj)
                     obj_p = obj[:1]
                 else:
                     SV.svc_objectives(alpha, G, U, obj)
@@ -341,7 +342,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                         break
                 if self.shrinking and self.selection == "random":
                     if cs:
-                        n_active = SV.cs_active(alpha, G, y_codes, active)
+                        n_active = CS.cs_active(alpha, G, y_codes, active)
                     else:
                         n_active = SV.svc_active(alpha, G, U, done, active)
                     if n_active == 0:  # every gap term is 0: converged up to rounding
