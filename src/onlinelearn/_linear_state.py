@@ -29,11 +29,8 @@ from ._core.state import (
     X_MAX,
 )
 from ._estimator import params_from_json
-from .base import (
-    _WEIGHT_DTYPES,
-    OnlineLinearClassifier,
-    _exp_shift,
-)
+from ._snapshot import _WEIGHT_DTYPES
+from .base import OnlineLinearClassifier, _exp_shift
 
 __all__ = ["estimator_from_state", "merge_models"]
 

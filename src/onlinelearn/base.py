@@ -12,13 +12,16 @@ module owns everything else:
   multiclass one when a third label arrives: the vector w becomes the columns (-w/2, w/2), same
   decisions and, for the Euclidean link, the same decision values);
 * ``class_weight`` (dict, ``'balanced'``, and for COPA ``'confusion'``) with exact counts in
-  ``fit`` and running counts in ``partial_fit``, times ``sample_weight``;
-* lazy averaging read-out, model state for files and merging.
+  ``fit`` and running counts in ``partial_fit``, times ``sample_weight``
+  (:mod:`onlinelearn._example_weights`, shared with the kernel online learners);
+* lazy averaging read-out and the model state for files.
+
+The snapshots behind "a failed call changes nothing" are in :mod:`onlinelearn._snapshot`;
+rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn._linear_state`.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import numbers
 
@@ -66,6 +69,8 @@ from ._core.state import (
     S_SUM,
 )
 from ._estimator import labels_from_scores, state_meta
+from ._example_weights import ExampleWeightsMixin
+from ._snapshot import _WEIGHT_DTYPES, SnapshotMixin
 
 __all__ = ["OnlineLinearClassifier"]
 
@@ -73,21 +78,6 @@ __all__ = ["OnlineLinearClassifier"]
 @functools.cache
 def _param_names(cls):
     return tuple(cls._get_param_names())
-
-
-_STATE_ATTRS = (
-    "classes_",
-    "n_features_in_",
-    "feature_names_in_",
-    "class_counts_",
-    "intercept_scaling_",
-    "_st",
-    "_validated_params",
-)
-#: dtypes the weights theta may have
-_WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-#: (R, K) arrays of the state: a snapshot holds copies of them, or of the rows a batch can touch
-_ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
 
 def _exp_shift(theta, balanced):
@@ -102,7 +92,7 @@ def _exp_shift(theta, balanced):
     return float(np.abs(theta).max()) if balanced else float(theta.max())
 
 
-class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
+class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator):
     """Base class of the online linear classifiers. Not for direct use.
 
     Subclasses set ``_link`` (link code), implement :meth:`_step_code` and :meth:`_float_params`,
@@ -243,53 +233,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         n = self._theta.size
         return n * (2 if self._balanced_flag() else 1)
 
-    def _snapshot(self, copy_arrays=True):
-        """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are
-        kept by reference only; the caller then saves what it may change with
-        :meth:`_save_arrays` (all of them, or the rows a batch can touch) before changing it."""
-        snap = {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
-        for a in _ARRAY_ATTRS:
-            if a in self.__dict__:
-                snap[a] = self.__dict__[a].copy() if copy_arrays else self.__dict__[a]
-        snap["_rows"] = None
-        return snap
-
-    def _save_arrays(self, snap, rows):
-        """Save the weight arrays into ``snap``: whole (``rows`` None) or only ``rows``."""
-        if rows is None:
-            for a in _ARRAY_ATTRS:
-                snap[a] = self.__dict__[a].copy()
-        else:
-            arrays = [self._theta] + self._avg_arrays()
-            snap["_rows"] = (rows, [arr[rows] for arr in arrays])
-
-    def _restore(self, snap):
-        for a in _STATE_ATTRS + _ARRAY_ATTRS:
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
-        if snap.get("_rows") is not None:
-            rows, saved = snap["_rows"]
-            arrays = [self._theta] + self._avg_arrays()
-            for arr, old in zip(arrays, saved, strict=True):
-                arr[rows] = old
-
-    def _touched_rows(self, batch):
-        """Rows of theta a pass over ``batch`` can change, or None for "any row".
-
-        Only the Euclidean pass is local: the other links rescale or re-centre every weight
-        (the aggregate, the exp shift, the restart of S).  A dense batch touches every row."""
-        if self._link != L.EUCLID or batch.indices.shape[0] != batch.data.shape[0]:
-            return None
-        # a mark per row, not np.unique: sorting the batch's nonzeros cost 21 ms of a 27 ms
-        # news20 pass, and it is paid on every call that follows the first
-        touched = np.zeros(self._theta.shape[0], dtype=bool)
-        touched[batch.indices] = True
-        if self.fit_intercept:
-            touched[-1] = True
-        return np.flatnonzero(touched)
-
     def _flush_frame(self):
         """Fold pending averages before a change of the columns (growth, merge)."""
         if self.average and not self._u_layout():
@@ -337,46 +280,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self.class_counts_ = counts
         self.classes_ = new_classes
         self._recompute_aggregate()
-
-    # ------------------------------------------------------------------ weights of examples
-    def _class_weight_mode(self):
-        return self.class_weight
-
-    def _example_weights(self, y_codes, sample_weight, exact_counts):
-        """Per-example multiplier of the step: sample_weight x class weight.
-
-        ``exact_counts``: counts of the whole training set (``fit``); otherwise running counts
-        (``partial_fit``): the weight of the i-th example of a batch uses the counts of all
-        examples up to and including it (in the order given)."""
-        K = len(self.classes_)
-        mode = self._class_weight_mode()
-        w = sample_weight
-        if mode is None:
-            return w
-        if isinstance(mode, dict):
-            cw = np.ones(K)
-            for lab, val in mode.items():
-                idx = np.searchsorted(self.classes_, lab)
-                if idx < K and self.classes_[idx] == lab:
-                    cw[idx] = float(val)
-            return w * cw[y_codes]
-        if exact_counts is not None:
-            n_c = exact_counts[y_codes].astype(np.float64)
-            total = np.full(y_codes.shape[0], float(exact_counts.sum()))
-        else:
-            # running counts: occurrences of y_i among rows 0..i of this batch + counts before
-            order = np.argsort(y_codes, kind="stable")
-            ys = y_codes[order]
-            starts = np.searchsorted(ys, ys, side="left")
-            rank = np.empty_like(y_codes)
-            rank[order] = np.arange(len(ys)) - starts
-            n_c = (self.class_counts_[y_codes] + rank + 1).astype(np.float64)
-            total = self.class_counts_.sum() + np.arange(1, len(y_codes) + 1, dtype=np.float64)
-        return w * self._class_weight_from_counts(mode, n_c, total, K)
-
-    def _class_weight_from_counts(self, mode, n_c, total, K):
-        # 'balanced': n / (K n_c), scikit-learn's convention
-        return total / (K * n_c)
 
     # ------------------------------------------------------------------ core call
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,

@@ -20,7 +20,7 @@ from .. import _validation as V
 from .._core.kernel import online as O
 from .._estimator import labels_from_scores, params_to_json
 from .._estimator import params_from_json as _params_from_json
-from ..base import OnlineLinearClassifier
+from .._example_weights import ExampleWeightsMixin
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 
@@ -71,8 +71,12 @@ def json_params(est):
     return params
 
 
-class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
-    """Base of the kernel online learners. Not for direct use (see the subclasses)."""
+class KernelOnlineClassifier(ExampleWeightsMixin, ClassifierMixin, BaseEstimator):
+    """Base of the kernel online learners. Not for direct use (see the subclasses).
+
+    Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact
+    counts in fit, running counts (this row included) in partial_fit; 'balanced' = n /
+    (n_classes n_c)."""
 
     _always_multiclass = False
 
@@ -88,17 +92,6 @@ class KernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
-
-    # ------------------------------------------------------------------ class weights
-    # the linear learners' rules, borrowed as they are: exact counts in fit, running counts
-    # (this row included) in partial_fit; 'balanced' = n / (n_classes n_c)
-    _example_weights = OnlineLinearClassifier._example_weights
-
-    def _class_weight_mode(self):
-        return self.class_weight
-
-    def _class_weight_from_counts(self, mode, n_c, total, K):
-        return total / (K * n_c)
 
     # ------------------------------------------------------------------ hooks
     def _step(self):

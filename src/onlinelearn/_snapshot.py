@@ -1,0 +1,76 @@
+"""Snapshots of a linear learner's state, so that a failed call leaves the model as it was:
+the small state by deep copy, the weight arrays whole or only the rows a batch can touch."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ._core import links as L
+
+_STATE_ATTRS = (
+    "classes_",
+    "n_features_in_",
+    "feature_names_in_",
+    "class_counts_",
+    "intercept_scaling_",
+    "_st",
+    "_validated_params",
+)
+#: dtypes the weights theta may have
+_WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: (R, K) arrays of the state: a snapshot holds copies of them, or of the rows a batch can touch
+_ARRAY_ATTRS = ("_theta", "_A", "_lastS")
+
+
+class SnapshotMixin:
+    """``_snapshot`` / ``_save_arrays`` / ``_restore`` / ``_touched_rows`` of
+    :class:`onlinelearn.base.OnlineLinearClassifier`."""
+
+    def _snapshot(self, copy_arrays=True):
+        """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are
+        kept by reference only; the caller then saves what it may change with
+        :meth:`_save_arrays` (all of them, or the rows a batch can touch) before changing it."""
+        snap = {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
+        for a in _ARRAY_ATTRS:
+            if a in self.__dict__:
+                snap[a] = self.__dict__[a].copy() if copy_arrays else self.__dict__[a]
+        snap["_rows"] = None
+        return snap
+
+    def _save_arrays(self, snap, rows):
+        """Save the weight arrays into ``snap``: whole (``rows`` None) or only ``rows``."""
+        if rows is None:
+            for a in _ARRAY_ATTRS:
+                snap[a] = self.__dict__[a].copy()
+        else:
+            arrays = [self._theta] + self._avg_arrays()
+            snap["_rows"] = (rows, [arr[rows] for arr in arrays])
+
+    def _restore(self, snap):
+        for a in _STATE_ATTRS + _ARRAY_ATTRS:
+            if a in snap:
+                self.__dict__[a] = snap[a]
+            else:
+                self.__dict__.pop(a, None)
+        if snap.get("_rows") is not None:
+            rows, saved = snap["_rows"]
+            arrays = [self._theta] + self._avg_arrays()
+            for arr, old in zip(arrays, saved, strict=True):
+                arr[rows] = old
+
+    def _touched_rows(self, batch):
+        """Rows of theta a pass over ``batch`` can change, or None for "any row".
+
+        Only the Euclidean pass is local: the other links rescale or re-centre every weight
+        (the aggregate, the exp shift, the restart of S).  A dense batch touches every row."""
+        if self._link != L.EUCLID or batch.indices.shape[0] != batch.data.shape[0]:
+            return None
+        # a mark per row, not np.unique: sorting the batch's nonzeros cost 21 ms of a 27 ms
+        # news20 pass, and it is paid on every call that follows the first
+        touched = np.zeros(self._theta.shape[0], dtype=bool)
+        touched[batch.indices] = True
+        if self.fit_intercept:
+            touched[-1] = True
+        return np.flatnonzero(touched)
