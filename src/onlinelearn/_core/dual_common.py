@@ -1,0 +1,75 @@
+"""Codes, state slots and the store layout shared by the two dual-ascent kernels
+(:mod:`.dual_window` and :mod:`.dual_tuned`; the math is in :mod:`.dual_ascent`).
+
+Store of past examples (both kernels): ``Sd``/``Sx`` (values, feature indices) and ``Sp``
+(row pointers) hold the rows; ``Sf[n, (SGN, TAU, Q, CAP, DELTA)]`` and ``Si[n, (Y, R, ID)]`` the
+per-example numbers (R = -1 for one weight vector; ID the round, index into ``tau_all``).
+"""
+
+from __future__ import annotations
+
+from .._config import njit
+
+# ---- step codes
+LASTK = 0
+ROWACTION = 1
+FTRL = 2
+SELFTUNED = 3
+STRONGLY = 4
+FIXEDC = 5  # tuned kernel at a fixed c = 1/C: row action on the entropy and p-norm links
+
+# ---- variants (window kernel)
+PA = 0
+PA1 = 1
+PA2 = 2
+
+# ---- alpha rule (tuned kernel)
+OPTIMAL = 0
+SUBGRADIENT = 1
+
+# ---- st slots
+T = 0  # rounds seen
+N_UPDATES = 1
+N_MISTAKES = 2
+DUAL = 3  # the dual objective D of the run so far
+N_STORED = 4  # window kernel: examples in the store
+STORE_NNZ = 5
+N_UNCONVERGED = 6  # rounds whose inner solver stopped at max_sweeps
+C_T = 7  # tuned kernel: c of the last round
+X_T = 8  # tuned kernel: largest dual norm of a row so far
+SUM_ALPHA = 9  # tuned kernel: sum_i alpha_i
+VSQ = 10  # tuned kernel, Euclidean link: ||v||^2
+N_ST = 11
+
+# ---- store columns
+SGN = 0
+TAU = 1
+Q = 2
+CAP = 3
+DELTA = 4
+N_SF = 5
+YC = 0
+RC = 1
+ID = 2
+N_SI = 3
+
+
+@njit
+def scores_and_rival(scores, yi, binary, gamma):
+    """(prediction, rival, sign, margin, loss) from the scores of one row."""
+    if binary:
+        sgn = 1.0 if yi == 1 else -1.0
+        pred = 1 if scores[0] > 0.0 else 0
+        mg = sgn * scores[0]
+        return pred, -1, sgn, mg, max(gamma - mg, 0.0)
+    K = scores.shape[0]
+    pred = 0
+    for k in range(1, K):
+        if scores[k] > scores[pred]:
+            pred = k
+    r = -1
+    for k in range(K):
+        if k != yi and (r < 0 or scores[k] > scores[r]):
+            r = k
+    mg = scores[yi] - scores[r]
+    return pred, r, 1.0, mg, max(gamma - mg, 0.0)
