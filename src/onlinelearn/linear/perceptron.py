@@ -133,6 +133,14 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
     >>> X_test, y_test = load_dna("test")
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
     test accuracy 0.933
+
+    ``fit`` with the defaults: epochs until the training loss stops improving, b from the rows:
+
+    >>> fitted = Perceptron(random_state=0).fit(X, y)
+    >>> print(fitted.n_iter_, f"b = {fitted.intercept_scaling_:.2f}")
+    29 b = 6.78
+    >>> print(f"test accuracy {fitted.score(X_test, y_test):.3f}")
+    test accuracy 0.941
     """
 
     _link = L.EUCLID
