@@ -265,6 +265,8 @@ def test_stop_parameters_are_checked_and_a_failed_fit_changes_nothing():
     for bad in ({"tol": -1.0}, {"n_iter_no_change": 0}, {"tol": "x"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             Perceptron(**bad).fit(X, y)
+    with pytest.raises(ValueError, match="intercept_scaling"):  # the row rule is the Perceptron's
+        PassiveAggressiveClassifier(intercept_scaling="fit").fit(X, y)
     est = PassiveAggressiveClassifier(random_state=0, n_epochs=50).fit(X, y)
     n_iter, coef = est.n_iter_, est.coef_
     with pytest.raises(ValueError):

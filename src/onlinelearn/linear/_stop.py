@@ -20,7 +20,9 @@ class LossStop:
     """Told the per-row losses of each epoch (each made by the weights before the row's
     update), says when to stop: after ``n_iter_no_change`` epochs in a row whose summed loss
     L_e fails to beat the best sum so far by ``tol`` per row (L_e > min_{e' < e} L_e' - tol n);
-    ``tol=None`` never stops.  ``epochs`` counts the epochs it was told."""
+    ``tol=None`` never stops.  The losses are not multiplied by the example weights (a
+    ``class_weight`` or ``sample_weight`` changes the steps, not what counts as progress).
+    ``epochs`` counts the epochs it was told."""
 
     def __init__(self, tol, n_iter_no_change, n_rows):
         self.tol = tol
