@@ -6,6 +6,8 @@ with theirs (``max_iter=1000, tol=1e-3``: epochs until the training loss stops i
 for reference, ours with the former default ``average=False``.  Test accuracy on the test file,
 or on a fixed 30 % split (seed 0) for sets without one (a8a, w8a, PMLB).  Every learner gets the
 same rows; the shuffling seeds are 0, 1, 2 and the table shows the mean accuracy over them.
+The last two columns are the former defaults (5 epochs, no stop, b = 1).  A second table gives
+the mean epochs (``n_iter_``) and ``fit`` seconds of each column that has them.
 
     python benchmarks/defaults.py [--sets mnist news20 ...] [--seeds 0 1 2] [--out docs/defaults.md]
                                   [--columns "ours PA()" "sklearn PA()" ...]
@@ -62,11 +64,11 @@ def _learners(seed):
         "sklearn PA()": sk_pa,
         "ours COPA()": COPA(random_state=seed),
         "ours COPA(average=False)": COPA(average=False, random_state=seed),
-        "ours Perceptron(intercept_scaling='auto')": Perceptron(
-            intercept_scaling="auto", random_state=seed
+        "ours Perceptron(n_epochs=5, tol=None, intercept_scaling=1.0)": Perceptron(
+            n_epochs=5, tol=None, intercept_scaling=1.0, random_state=seed
         ),
-        "ours PA(intercept_scaling='auto')": PassiveAggressiveClassifier(
-            intercept_scaling="auto", random_state=seed
+        "ours PA(n_epochs=5, tol=None)": PassiveAggressiveClassifier(
+            n_epochs=5, tol=None, random_state=seed
         ),
     }
 
@@ -95,8 +97,9 @@ def main(argv=None):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     est.fit(X, y)
+                secs = time.perf_counter() - t
                 acc = float(est.score(Xt, yt))
-                raw[name][col].append([acc, time.perf_counter() - t])
+                raw[name][col].append([acc, secs, int(getattr(est, "n_iter_", 0))])
                 print(f"{name} seed {seed} {col}: {acc:.4f}", file=sys.stderr, flush=True)
     lines = [
         "| data set | n train / test | " + " | ".join(columns) + " |",
@@ -106,9 +109,22 @@ def main(argv=None):
         n, nt, _ = cols["_shape"]
         cells = []
         for c in columns:
-            acc = np.mean([a for a, _ in cols[c]])
+            acc = np.mean([r[0] for r in cols[c]])
             cells.append(f"{acc:.4f}")
         lines.append(f"| {name} | {n} / {nt} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Mean epochs made by `fit` / mean `fit` seconds (shared machine: times are noisy)",
+        "",
+    ]
+    lines += ["| data set | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for name, cols in raw.items():
+        cells = []
+        for c in columns:
+            ep = np.mean([r[2] for r in cols[c]])
+            secs = np.mean([r[1] for r in cols[c]])
+            cells.append(f"{ep:.1f} / {secs:.2f}" if ep > 0 else f"- / {secs:.2f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     print(table)
     print(json.dumps(raw), file=sys.stderr)

@@ -267,7 +267,7 @@ def test_pnorm_p2_is_passive_aggressive():
         for variant, C in (("PA", 1.0), ("PA-I", 0.05), ("PA-II", 0.3)):
             a = PNormPerceptron(p=2.0, step=variant, C=C, margin=0.8, shuffle=False).fit(X, y)
             b = PassiveAggressiveClassifier(variant=variant, C=C, margin=0.8, shuffle=False,
-                                            average=False)  # fmt: skip
+                                            average=False, n_epochs=5, tol=None)  # fmt: skip
             b.fit(X, y)
             np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-9, atol=1e-12)

@@ -86,7 +86,6 @@ def test_auto_intercept_of_the_perceptron_is_the_median_row_norm():
     X[5] = 0.0  # zero rows do not count
     norms = np.linalg.norm(X, axis=1)
     b = float(np.median(norms[norms > 0]))
-    assert Perceptron().intercept_scaling == 1.0  # the default is unchanged
     auto = Perceptron(random_state=0, intercept_scaling="auto").fit(X, y)
     np.testing.assert_allclose(auto.intercept_scaling_, b, rtol=1e-12)
     explicit = Perceptron(random_state=0, intercept_scaling=auto.intercept_scaling_).fit(X, y)
@@ -103,19 +102,21 @@ def test_auto_intercept_of_the_perceptron_is_the_median_row_norm():
 
 
 @pytest.mark.parametrize("layout", ["dense", "csr"])
-def test_auto_intercept_makes_the_perceptron_invariant_to_the_scale_of_x(layout):
-    """X -> c X: the weights scale by c, the predictions stay (c a power of two: exact)."""
+@pytest.mark.parametrize("rule", ["auto", "fit"])
+def test_auto_intercept_makes_the_perceptron_invariant_to_the_scale_of_x(layout, rule):
+    """X -> c X: the weights scale by c, the predictions stay (c a power of two: exact;
+    tol=None: the stop compares absolute losses, as scikit-learn's)."""
     X, y = _data(seed=3, K=4)
     y = y + 10
     conv = sp.csr_matrix if layout == "csr" else np.asarray
-    a = Perceptron(random_state=1, intercept_scaling="auto").fit(conv(X), y)
-    c = Perceptron(random_state=1, intercept_scaling="auto").fit(conv(8.0 * X), y)
+    a = Perceptron(random_state=1, intercept_scaling=rule, tol=None).fit(conv(X), y)
+    c = Perceptron(random_state=1, intercept_scaling=rule, tol=None).fit(conv(8.0 * X), y)
     assert c.intercept_scaling_ == 8.0 * a.intercept_scaling_
     np.testing.assert_array_equal(c.coef_, 8.0 * a.coef_)
     np.testing.assert_array_equal(c.predict(conv(8.0 * X)), a.predict(conv(X)))
     # with a fixed b the bias does not follow the scale (this is what 'auto' changes)
-    f1 = Perceptron(random_state=1, intercept_scaling=1.0).fit(conv(X), y)
-    f8 = Perceptron(random_state=1, intercept_scaling=1.0).fit(conv(8.0 * X), y)
+    f1 = Perceptron(random_state=1, intercept_scaling=1.0, tol=None).fit(conv(X), y)
+    f8 = Perceptron(random_state=1, intercept_scaling=1.0, tol=None).fit(conv(8.0 * X), y)
     assert not np.array_equal(f8.coef_, 8.0 * f1.coef_)
 
 
@@ -170,3 +171,174 @@ def test_merging_auto_intercepts_of_different_values_is_exact():
     want = u[0] * a.decision_function(X) + u[1] * b.decision_function(X)
     np.testing.assert_allclose(m.decision_function(X), want, rtol=1e-9, atol=1e-9)
     assert m.intercept_scaling_ == a.intercept_scaling_
+
+
+# ---------------------------------------------------------------- the convergence stop of fit
+def _reference_binary_pass(X, yb, w, b, rule, C, order):
+    """One epoch of the binary Perceptron (``rule='perceptron'``) or PA-I in plain numpy, on
+    X with the bias feature b appended: per-row losses before each update, w updated in place."""
+    losses = np.zeros(len(order))
+    for i in order:
+        x = np.append(X[i], b)
+        margin = yb[i] * (w @ x)
+        if rule == "perceptron":
+            losses[i] = max(0.0, -margin)
+            if margin <= 0.0:
+                w += yb[i] * x
+        else:
+            losses[i] = max(0.0, 1.0 - margin)
+            if losses[i] > 0.0:
+                w += yb[i] * min(C, losses[i] / (x @ x)) * x
+    return losses
+
+
+@pytest.mark.parametrize("rule", ["perceptron", "pa1"])
+@pytest.mark.parametrize("tol", [0.0, 1e-3, 0.05])
+@pytest.mark.parametrize("n_iter_no_change", [1, 3])
+def test_fit_stops_as_the_reference_rule_on_the_training_loss(rule, tol, n_iter_no_change):
+    """scikit-learn's rule, rebuilt here from per-row losses of a numpy learner: stop after
+    n_iter_no_change epochs whose summed loss does not beat the best sum by tol * n."""
+    from sklearn.utils import check_random_state
+
+    rng = np.random.default_rng(int(tol * 1000) + n_iter_no_change)
+    X = rng.normal(size=(120, 4))
+    y = (X @ rng.normal(size=4) + 0.7 * rng.normal(size=120) > 0).astype(int)
+    kw = dict(n_epochs=60, tol=tol, n_iter_no_change=n_iter_no_change, random_state=4,
+              average=False, intercept_scaling=0.5)  # fmt: skip
+    est = (Perceptron(**kw) if rule == "perceptron" else
+           PassiveAggressiveClassifier(C=0.8, **kw)).fit(X, y)  # fmt: skip
+    w, yb, perm = np.zeros(5), 2.0 * y - 1.0, check_random_state(4)
+    best, bad, epochs = np.inf, 0, 0
+    while epochs < 60:
+        total = _reference_binary_pass(X, yb, w, 0.5, rule, 0.8, perm.permutation(120)).sum()
+        epochs += 1
+        bad = bad + 1 if total > best - tol * 120 else 0
+        best = min(best, total)
+        if bad >= n_iter_no_change:
+            break
+    assert est.n_iter_ == epochs < 60
+    np.testing.assert_allclose(est.coef_[0], w[:4], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.intercept_[0], 0.5 * w[4], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_the_stop_only_truncates_the_epochs(cls, layout):
+    """fit with the stop = fit of exactly n_iter_ epochs under the same seed (bit for bit),
+    averaged or not, multiclass; tol=None runs all n_epochs."""
+    X, y = _data(n=200, K=4, seed=7)
+    Xin = sp.csr_matrix(X) if layout == "csr" else X
+    for average in (True, False):
+        est = cls(random_state=2, average=average, n_epochs=200, tol=1e-3).fit(Xin, y)
+        assert 6 <= est.n_iter_ < 200  # at least n_iter_no_change + 1 epochs
+        ref = cls(random_state=2, average=average, n_epochs=est.n_iter_, tol=None).fit(Xin, y)
+        assert ref.n_iter_ == est.n_iter_
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        np.testing.assert_array_equal(est.intercept_, ref.intercept_)
+        assert est.t_ == est.n_iter_ * len(y)
+    never = cls(random_state=2, n_epochs=9, tol=None).fit(Xin, y)
+    assert never.n_iter_ == 9 and never.t_ == 9 * len(y)
+
+
+def test_loss_stop_edge_cases():
+    from onlinelearn.linear._stop import LossStop
+
+    # a separable set: zero loss every epoch, no improvement after the first: stop after 1 + k
+    rule = LossStop(1e-3, 3, 10)
+    assert [rule(np.zeros(10)) for _ in range(4)] == [False, False, False, True]
+    # an improvement of exactly tol * n is an improvement; a smaller one is not
+    rule = LossStop(0.5, 1, 4)
+    assert rule(np.full(4, 3.0)) is False  # best 12
+    assert rule(np.full(4, 2.5)) is False  # 10 <= 12 - 2
+    assert rule(np.full(4, 2.2)) is True  # 8.8 > 10 - 2
+    # a worse epoch counts as no improvement; tol=None never stops
+    rule = LossStop(0.0, 2, 3)
+    assert [rule(np.full(3, v)) for v in (5.0, 6.0, 4.0, 4.0, 7.0, 8.0)] == [
+        False, False, False, False, False, True,  # an equal sum is no worse (tol = 0)
+    ]  # fmt: skip
+    rule = LossStop(None, 1, 3)
+    assert not any(rule(np.zeros(3)) for _ in range(20)) and rule.epochs == 20
+
+
+def test_stop_parameters_are_checked_and_a_failed_fit_changes_nothing():
+    X, y = _data(n=40)
+    for bad in ({"tol": -1.0}, {"n_iter_no_change": 0}, {"tol": "x"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            Perceptron(**bad).fit(X, y)
+    with pytest.raises(ValueError, match="intercept_scaling"):  # the row rule is the Perceptron's
+        PassiveAggressiveClassifier(intercept_scaling="fit").fit(X, y)
+    est = PassiveAggressiveClassifier(random_state=0, n_epochs=50).fit(X, y)
+    n_iter, coef = est.n_iter_, est.coef_
+    with pytest.raises(ValueError):
+        est.fit(X[:10], y[:9])
+    assert est.n_iter_ == n_iter and "_stop_rule" not in est.__dict__
+    np.testing.assert_array_equal(est.coef_, coef)
+
+
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier])
+def test_a_file_written_before_tol_keeps_its_fixed_epochs(cls, tmp_path):
+    X, y = _data(n=120, seed=8)
+    est = cls(random_state=0, n_epochs=30, tol=None, intercept_scaling=1.0).fit(X, y)
+    meta, arrays = est._get_state()
+    for name in ("tol", "n_iter_no_change"):  # what an older version wrote
+        del meta["params"][name]
+    back = estimator_from_state(meta, arrays)
+    assert back.tol is None and back.n_epochs == 30 and back.intercept_scaling == 1.0
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    assert back.fit(X, y).n_iter_ == 30
+    # a file of the current version keeps its tol
+    new = cls(random_state=0, n_epochs=30).fit(X, y)
+    assert estimator_from_state(*new._get_state()).tol == new.tol
+
+
+# ---------------------------------------------------------------- the defaults themselves
+def test_the_defaults():
+    p, pa = Perceptron(), PassiveAggressiveClassifier()
+    assert (p.n_epochs, p.tol, p.n_iter_no_change, p.intercept_scaling) == (100, 1e-3, 5, "fit")
+    assert (pa.n_epochs, pa.tol, pa.n_iter_no_change, pa.intercept_scaling) == (100, 1e-3, 5, 1.0)
+    assert p.average is pa.average is True
+    assert (COPA().n_epochs, COPA().average) == (5, True)  # COPA: its fixed averaged budget
+
+
+def test_fit_intercept_rule_takes_the_row_scale_in_fit_and_one_in_a_stream(tmp_path):
+    from onlinelearn.evaluation import progressive_validation
+    from onlinelearn.model_io import load_model, save_model
+
+    X, y = _data(n=201, seed=9)  # an odd count: the median is one row's norm
+    X = 50.0 * X  # features far from unit scale
+    norms = np.linalg.norm(X, axis=1)
+    est = Perceptron(random_state=0).fit(X, y)
+    assert est.intercept_scaling_ == pytest.approx(float(np.median(norms)), rel=1e-12)
+    same = Perceptron(random_state=0, intercept_scaling=est.intercept_scaling_).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, same.coef_)
+    np.testing.assert_array_equal(est.intercept_, same.intercept_)
+    assert est.n_iter_ == same.n_iter_
+    # later batches keep b; so does a model file
+    b = est.intercept_scaling_
+    est.partial_fit(X[:50] / 50.0, y[:50])
+    assert est.intercept_scaling_ == b
+    save_model(est, tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
+    assert back.intercept_scaling == "fit" and back.intercept_scaling_ == b
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    # a stream begun by partial_fit: b = 1, whatever the chunking (progressive validation)
+    whole, chunked, one = Perceptron(), Perceptron(), Perceptron(intercept_scaling=1.0)
+    r_whole = progressive_validation(whole, X, y)
+    r_chunked = progressive_validation(chunked, X, y, chunk_size=7)
+    r_one = progressive_validation(one, X, y, chunk_size=7)
+    assert whole.intercept_scaling_ == chunked.intercept_scaling_ == 1.0
+    np.testing.assert_array_equal(r_whole.predictions, r_chunked.predictions)
+    np.testing.assert_array_equal(r_whole.predictions, r_one.predictions)
+    np.testing.assert_array_equal(whole.coef_, chunked.coef_)
+    np.testing.assert_array_equal(whole.coef_, one.coef_)
+    # 'auto' takes the first batch's rows even in a stream; 'fit' does not
+    auto = Perceptron(intercept_scaling="auto").partial_fit(X, y)
+    assert auto.intercept_scaling_ == pytest.approx(float(np.median(norms)), rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier])
+def test_sklearn_checks_with_the_new_defaults(cls):
+    from sklearn.utils.estimator_checks import check_estimator
+    from test_estimators import EXPECTED_FAILED_CHECKS
+
+    check_estimator(cls(), expected_failed_checks=EXPECTED_FAILED_CHECKS)

@@ -52,7 +52,11 @@ def estimator_from_state(meta, arrays):
         if from_state is None:
             raise ValueError(f"estimator class {name!r} cannot be read from a model file")
         return from_state(meta, arrays)
-    est = cls(**params_from_json(meta["params"]))
+    params = params_from_json(meta["params"])
+    from_file = getattr(cls, "_params_from_file", None)
+    if from_file is not None:  # a learner whose later parameters change older files' meaning
+        params = from_file(params)
+    est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
     est.classes_ = np.asarray(arrays["classes_"])
     theta = np.asarray(arrays["theta"])

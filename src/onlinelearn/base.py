@@ -131,14 +131,21 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
     def _check_params(self):
         """Rules spanning two parameters (after the declarative constraints)."""
 
-    def _auto_intercept_scaling(self, batch):
+    def _auto_intercept_scaling(self, batch, fit_mode=True):
         """The value b of the intercept feature that ``intercept_scaling='auto'`` takes, from
         the first training batch: 0.1 on sparse input, 1 on dense input.  The bias then moves
         at 1/100 of a unit feature's pace on sparse data, as scikit-learn's SGD damps its
         intercept updates on sparse input (``SPARSE_INTERCEPT_DECAY = 0.01``); a subclass may
-        choose another rule."""
+        choose another rule.  ``fit_mode``: ``batch`` is the whole training set of ``fit``
+        (False: the first batch of a stream begun by ``partial_fit``)."""
         dense = batch.indices.shape[0] != batch.data.shape[0]
         return 1.0 if dense else 0.1
+
+    def _epoch_stop_rule(self, n_rows):
+        """None (this default): ``fit`` makes ``n_epochs`` passes.  A subclass may return a
+        callable, told the per-row losses of each epoch of ``fit`` (made before each row's
+        update), that returns True to stop before ``n_epochs``."""
+        return None
 
     def _intercept_value(self):
         """b: the value of the intercept feature (0 without intercept).  A number given as
@@ -400,7 +407,7 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
             if isinstance(self.intercept_scaling, str) and (
                 first or "intercept_scaling_" not in self.__dict__
             ):
-                self.intercept_scaling_ = self._auto_intercept_scaling(batch)
+                self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
             if first:
                 self._init_state(new_classes, batch.n_cols, batch.data.dtype)
             else:
@@ -416,9 +423,12 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
                 counts = np.bincount(y_codes, minlength=len(self.classes_))
                 weights = self._example_weights(y_codes, sw, counts)
                 rng = check_random_state(self.random_state)
+                stop = self._epoch_stop_rule(n)
                 for _ in range(self.n_epochs):
                     order = rng.permutation(n) if self.shuffle else np.arange(n)
                     self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss, rows)
+                    if stop is not None and stop(loss):
+                        break
                 self.class_counts_ = counts.astype(np.int64)
             else:
                 weights = self._example_weights(y_codes, sw, None)

@@ -1,0 +1,77 @@
+"""The convergence stop of ``fit`` for the Perceptron and the Passive-Aggressive learners:
+scikit-learn's rule on the online training loss, with ``n_epochs`` as the cap."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+__all__ = ["STOP_PARAMS", "ConvergenceStopMixin", "LossStop"]
+
+STOP_PARAMS = {
+    "tol": [Interval(numbers.Real, 0, None, closed="left"), None],
+    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+class LossStop:
+    """Told the per-row losses of each epoch (each made by the weights before the row's
+    update), says when to stop: after ``n_iter_no_change`` epochs in a row whose summed loss
+    L_e fails to beat the best sum so far by ``tol`` per row (L_e > min_{e' < e} L_e' - tol n);
+    ``tol=None`` never stops.  The losses are not multiplied by the example weights (a
+    ``class_weight`` or ``sample_weight`` changes the steps, not what counts as progress).
+    ``epochs`` counts the epochs it was told."""
+
+    def __init__(self, tol, n_iter_no_change, n_rows):
+        self.tol = tol
+        self.n_iter_no_change = int(n_iter_no_change)
+        self.n_rows = int(n_rows)
+        self.best = np.inf
+        self.no_improvement = 0
+        self.epochs = 0
+
+    def __call__(self, loss):
+        self.epochs += 1
+        if self.tol is None:
+            return False
+        total = float(np.sum(loss))
+        if total > self.best - self.tol * self.n_rows:
+            self.no_improvement += 1
+        else:
+            self.no_improvement = 0
+        self.best = min(self.best, total)
+        return self.no_improvement >= self.n_iter_no_change
+
+
+class ConvergenceStopMixin:
+    """Put before :class:`onlinelearn.base.OnlineLinearClassifier`: ``fit`` stops when the
+    training loss stops improving (:class:`LossStop`) or after ``n_epochs``, and records the
+    epochs it made in ``n_iter_``."""
+
+    @classmethod
+    def _params_from_file(cls, params):
+        """Parameters of a model file: one written before ``tol`` existed made exactly
+        ``n_epochs`` passes, and keeps doing so (``tol=None``)."""
+        if "tol" not in params:
+            params = {**params, "tol": None}
+        return params
+
+    def _epoch_stop_rule(self, n_rows):
+        rule = LossStop(self.tol, self.n_iter_no_change, n_rows)
+        self._stop_rule = rule
+        return rule
+
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch: online passes over (X, y), shuffled under ``random_state`` when
+        ``shuffle`` (same seed, same weights, bit for bit), until the training loss stops
+        improving (``tol``, ``n_iter_no_change``) or after ``n_epochs``; ``n_iter_`` is the
+        number of passes made."""
+        try:
+            super().fit(X, y, sample_weight=sample_weight)
+            rule = self.__dict__.get("_stop_rule")
+            self.n_iter_ = rule.epochs if rule is not None else 0
+        finally:
+            self.__dict__.pop("_stop_rule", None)
+        return self
