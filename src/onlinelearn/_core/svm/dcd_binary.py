@@ -36,6 +36,8 @@ import numpy as np
 
 from ..._config import njit
 from .dcd_common import (
+    H_EPOCH,
+    H_GAP,
     node_axpy,
     node_dot,
     node_sqnorm,
@@ -176,10 +178,13 @@ def ovr_dcd(
     The objectives are evaluated every ``check_every`` epochs, or, with ``check_every`` = 0,
     once the coordinate steps since the last evaluation have cost 2 + 2 ln(gap / (tol P))
     times what that evaluation did (a screened evaluation reads few rows; a gap far from tol
-    is evaluated rarely), and whenever an epoch that shrank nothing
-    looks optimal (its projected gradients span at most eps_pg: LIBLINEAR's stopping rule);
-    always after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums
-    over the K problems (the one-vs-rest objective is their sum).
+    is evaluated rarely), or once the epochs since it reach a quarter of all (at least 10; 20
+    before the first evaluation), or once they reach the epochs the rate of the last two
+    evaluations (ln of their gaps per epoch) needs to bring the gap to tol; and whenever an
+    epoch that shrank nothing looks optimal (its projected gradients span at most eps_pg:
+    LIBLINEAR's stopping rule); always after the last epoch.  Each evaluation writes a row
+    of ``hist`` holding the sums over the K problems (the one-vs-rest objective is their
+    sum).
 
     Stops when every problem has reached its own relative gap, or when the summed objective
     has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
@@ -347,8 +352,18 @@ def ovr_dcd(
             far = (prim.sum() - dual.sum()) / (tol * prim.sum()) if tol > 0.0 else np.inf
             rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
             # and at least once the epochs since the last evaluation reach a quarter of all
-            # (when shrinking makes epochs cheap: at most ~25% more epochs than needed)
-            check_all = work >= rho * ecost or epoch - last >= max(10, epoch // 4)
+            # (when shrinking makes epochs cheap: at most ~25% more epochs than needed);
+            # before the first evaluation (the start says nothing about the rate) at 20
+            check_all = work >= rho * ecost or epoch - last >= max(10 if row > 0 else 20,
+                                                                   epoch // 4)  # fmt: skip
+            # and at the epoch where the rate of the last two evaluations reaches tol
+            if row >= 1 and tol > 0.0 and far > 1.0:
+                g0 = hist[row - 1, H_GAP]
+                g1 = hist[row, H_GAP]
+                if 0.0 < g1 < g0:
+                    rate = np.log(g0 / g1) / (hist[row, H_EPOCH] - hist[row - 1, H_EPOCH])
+                    if epoch - last >= np.log(far) / rate:
+                        check_all = True
         if epoch == max_iter:
             check_all = True
         # evaluate every problem (check_all), or (check_every = 0) the problems whose epoch
