@@ -36,8 +36,7 @@ import numpy as np
 
 from ..._config import njit
 from .dcd_common import (
-    H_EPOCH,
-    H_GAP,
+    evaluation_due,
     node_axpy,
     node_dot,
     node_sqnorm,
@@ -176,15 +175,11 @@ def ovr_dcd(
     (K, R) is rewritten as w(alpha).
 
     The objectives are evaluated every ``check_every`` epochs, or, with ``check_every`` = 0,
-    once the coordinate steps since the last evaluation have cost 2 + 2 ln(gap / (tol P))
-    times what that evaluation did (a screened evaluation reads few rows; a gap far from tol
-    is evaluated rarely), or once the epochs since it reach a quarter of all (at least 10; 20
-    before the first evaluation), or once they reach the epochs the rate of the last two
-    evaluations (ln of their gaps per epoch) needs to bring the gap to tol; and whenever an
-    epoch that shrank nothing looks optimal (its projected gradients span at most eps_pg:
-    LIBLINEAR's stopping rule); always after the last epoch.  Each evaluation writes a row
-    of ``hist`` holding the sums over the K problems (the one-vs-rest objective is their
-    sum).
+    when :func:`.evaluation_due` says so (the work since the last evaluation, the epochs since,
+    the rate of the gap), and whenever an epoch that shrank nothing looks optimal (its
+    projected gradients span at most eps_pg: LIBLINEAR's stopping rule); always after the
+    last epoch.  Each evaluation writes a row of ``hist`` holding the sums over the K
+    problems (the one-vs-rest objective is their sum).
 
     Stops when every problem has reached its own relative gap, or when the summed objective
     has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
@@ -347,23 +342,8 @@ def ovr_dcd(
         if check_every > 0:
             check_all = epoch % check_every == 0
         else:
-            # the farther the last gap from tol, the rarer the evaluations: at most about
-            # 1 / (2 + 2 ln(gap / tol P)) of the work goes into them
-            far = (prim.sum() - dual.sum()) / (tol * prim.sum()) if tol > 0.0 else np.inf
-            rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
-            # and at least once the epochs since the last evaluation reach a quarter of all
-            # (when shrinking makes epochs cheap: at most ~25% more epochs than needed);
-            # before the first evaluation (the start says nothing about the rate) at 20
-            check_all = work >= rho * ecost or epoch - last >= max(10 if row > 0 else 20,
-                                                                   epoch // 4)  # fmt: skip
-            # and at the epoch where the rate of the last two evaluations reaches tol
-            if row >= 1 and tol > 0.0 and far > 1.0:
-                g0 = hist[row - 1, H_GAP]
-                g1 = hist[row, H_GAP]
-                if 0.0 < g1 < g0:
-                    rate = np.log(g0 / g1) / (hist[row, H_EPOCH] - hist[row - 1, H_EPOCH])
-                    if epoch - last >= np.log(far) / rate:
-                        check_all = True
+            P = prim.sum()
+            check_all = evaluation_due(hist, row, epoch, last, work, ecost, tol, P - dual.sum(), P)
         if epoch == max_iter:
             check_all = True
         # evaluate every problem (check_all), or (check_every = 0) the problems whose epoch
