@@ -51,6 +51,13 @@ from .dcd_common import (
 #: relative slack on a cached margin for rounding (an example this close to 1 is recomputed)
 MARGIN_SAFETY = 1e-9
 
+#: the first spread of projected gradients at which an epoch over every example counts as
+#: optimal (LIBLINEAR's eps; divided by 10 each time it is reached above the gap).  LIBLINEAR
+#: stops there (default 0.1); here the gap decides, and each level reached costs full epochs
+#: (unshrinking), so the start is one level finer: news20 one-vs-rest to LIBLINEAR's gap at
+#: eps 0.01 read 10% fewer nonzeros, at eps 0.1 2% fewer; a9a, w8a the same or fewer
+EPS_PG0 = 0.01
+
 
 @njit
 def binary_objectives(data, indices, indptr, b, ycodes, pos, Ci, l2, alpha_k, w):
@@ -234,7 +241,7 @@ def ovr_dcd(
     active = np.full(K, m, dtype=np.int64)
     pgmax_old = np.full(K, np.inf)
     pgmin_old = np.full(K, -np.inf)
-    eps_pg = np.full(K, 0.1)
+    eps_pg = np.full(K, EPS_PG0)
     pg_conv = np.zeros(K, dtype=np.bool_)
     done = np.zeros(K, dtype=np.bool_)
     prim = np.zeros(K)
