@@ -37,8 +37,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-if "ONLINELEARN_DATA" not in os.environ and (ROOT.parent / "shared" / "data").is_dir():
-    os.environ["ONLINELEARN_DATA"] = str(ROOT.parent / "shared" / "data")
+if "ONLINELEARN_DATA" not in os.environ:
+    # ../shared/data from the checkout, or from a worktree one folder deeper
+    for _up in (ROOT.parent, ROOT.parent.parent):
+        if (_up / "shared" / "data").is_dir():
+            os.environ["ONLINELEARN_DATA"] = str(_up / "shared" / "data")
+            break
 
 from onlinelearn import DualCoordinateSVC  # noqa: E402
 from onlinelearn.experiments.svm_cd_vs_sgd import load_split  # noqa: E402

@@ -28,7 +28,12 @@ from onlinelearn._core.svm.dcd import (
     cs_subproblem,
     pack_rows,
 )
-from onlinelearn._core.svm.dcd_common import rand_below, rng_state, shuffle_prefix
+from onlinelearn._core.svm.dcd_common import (
+    evaluation_due,
+    rand_below,
+    rng_state,
+    shuffle_prefix,
+)
 from onlinelearn._validation import CSRBatch
 
 
@@ -202,6 +207,34 @@ def test_shuffle_is_uniform():
     draws = np.array([rand_below(state, 7) for _ in range(14000)])
     assert draws.min() == 0 and draws.max() == 6
     assert chisquare(np.bincount(draws, minlength=7)).pvalue > 1e-4
+
+
+# ------------------------------------------------------------------ evaluation schedule
+def test_evaluation_schedule():
+    """The gap is evaluated once the steps cost 2 + 2 ln(gap / tol P) evaluations, once the
+    epochs since the last one reach max(10, epoch / 4) (20 before the first one), or once
+    they reach what the rate of the last two evaluations needs to bring the gap to tol."""
+    hist = np.zeros((3, 6))
+    tol, P = 1e-3, 100.0
+    hist[0, [0, 1, 3]] = 0, P, P  # a cold start: the gap is P
+    # before the first evaluation: the work rule (rho = 2 + 2 ln 1000 = 15.8) or epoch 20
+    due0 = [evaluation_due(hist, 0, e, 0, 10 * e, 10, tol, P, P) for e in range(1, 25)]
+    assert due0.index(True) + 1 == 16
+    due0 = [evaluation_due(hist, 0, e, 0, 0, 10, tol, P, P) for e in range(1, 25)]
+    assert due0.index(True) + 1 == 20
+    # two evaluations: gap 1 at epoch 10, 0.2 at epoch 20 (ln 5 per 10 epochs); tol P = 0.1
+    hist[0, [0, 1, 3]] = 10, P, 1.0
+    hist[1, [0, 1, 3]] = 20, P, 0.2
+    need = np.log(0.2 / (tol * P)) / (np.log(5.0) / 10)  # 4.3 epochs
+    due = [evaluation_due(hist, 1, e, 20, 0, 10**9, tol, 0.2, P) for e in range(21, 60)]
+    assert due.index(True) + 21 == 20 + int(np.ceil(need)) == 25
+    # the gap went up: no rate, the epochs since the last (a quarter of all, at least 10)
+    hist[1, 3] = 2.0
+    due = [evaluation_due(hist, 1, e, 20, 0, 10**9, tol, 2.0, P) for e in range(21, 60)]
+    assert due.index(True) + 21 == 30
+    # at tol: due at once once work was done (rho = 2)
+    assert evaluation_due(hist, 1, 21, 20, 20, 10, tol, 0.1, P)
+    assert not evaluation_due(hist, 1, 21, 20, 19, 10, tol, 0.1, P)
 
 
 # ------------------------------------------------------------------ screened gap

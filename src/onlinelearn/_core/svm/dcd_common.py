@@ -102,6 +102,38 @@ def write_row(hist, row, epoch, primal, dual, t, n_active):
     hist[row, H_ACTIVE] = n_active
 
 
+@njit(inline="always")
+def evaluation_due(hist, row, epoch, last, work, ecost, tol, gap, primal):
+    """Whether the schedule (``check_every`` = 0) evaluates the objectives after this epoch;
+    ``row`` is the last history row (evaluated at epoch ``last``), ``work`` the nonzeros the
+    coordinate steps read since then, ``ecost`` what that evaluation read, ``gap`` and
+    ``primal`` the last values.  Due:
+
+    * once the steps have cost 2 + 2 ln(gap / (tol P)) times the last evaluation (the
+      farther the gap from tol, the rarer the evaluations: at most about 1 / (2 + 2 ln ...)
+      of the work goes into them);
+    * once the epochs since the last evaluation reach a quarter of all, at least 10 (when
+      shrinking makes epochs cheap: at most ~25% more epochs than needed), 20 before the
+      first evaluation (the start says nothing about the rate of convergence);
+    * once they reach the epochs that the rate of the last two evaluations (ln of the ratio
+      of their gaps per epoch) needs to bring the gap down to tol P.
+    """
+    far = gap / (tol * primal) if tol > 0.0 else np.inf
+    rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
+    if work >= rho * ecost:
+        return True
+    if epoch - last >= max(10 if row > 0 else 20, epoch // 4):
+        return True
+    if row >= 1 and tol > 0.0 and far > 1.0:
+        g0 = hist[row - 1, H_GAP]
+        g1 = hist[row, H_GAP]
+        if 0.0 < g1 < g0:
+            rate = np.log(g0 / g1) / (hist[row, H_EPOCH] - hist[row - 1, H_EPOCH])
+            if epoch - last >= np.log(far) / rate:
+                return True
+    return False
+
+
 # ---------------------------------------------------------------------------- packed rows
 def node_dtype(value_dtype):
     """One nonzero of a packed row: its feature index and value side by side (16 bytes for

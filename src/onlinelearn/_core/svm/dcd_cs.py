@@ -33,6 +33,7 @@ from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
     H_PRIMAL,
+    evaluation_due,
     node_sqnorm,
     now,
     rng_state,
@@ -336,11 +337,10 @@ def cs_dcd(
             check = epoch % check_every == 0
         else:
             # LIBLINEAR stops when an epoch that started from every variable looks optimal;
-            # otherwise as in ovr_dcd: the farther the gap from tol, the rarer the evaluations
-            far = hist[row, H_GAP] / (tol * hist[row, H_PRIMAL]) if tol > 0.0 else np.inf
-            rho = 2.0 + 2.0 * np.log(far) if far > 1.0 else 2.0
-            check = (unshrink and start_from_all) or work >= rho * ecost
-            check = check or epoch - last >= max(10, epoch // 4)
+            # otherwise as in ovr_dcd
+            check = (unshrink and start_from_all) or evaluation_due(
+                hist, row, epoch, last, work, ecost, tol, hist[row, H_GAP], hist[row, H_PRIMAL]
+            )
         if epoch == max_iter:
             check = True
         if check:
