@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from onlinelearn import _svmlight_blocks as blocks_mod
-from onlinelearn._core.svmlight import parse_block
+from onlinelearn._core.svmlight import NO_NEWLINE, OK, UNSORTED, count_block, parse_block
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
 
@@ -180,10 +180,37 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     np.testing.assert_array_equal(sp.vstack([c[0] for c in chunks]).toarray(), X2.toarray())
 
 
+def _kernel(text: bytes, dtype=np.float64):
+    buf = np.frombuffer(text, dtype=np.uint8)
+    n_colon, n_nl = count_block(buf, buf.shape[0])
+    data = np.full(n_colon + 2, -7.0, dtype=dtype)
+    indices = np.full(n_colon + 2, -7, dtype=np.int32)
+    return parse_block(buf, buf.shape[0], False, False, False, data, indices, 2, n_nl), data
+
+
 def test_block_parse_reports_bad_line_offsets():
-    buf = np.frombuffer(b"1 1:1\n\n2 3:1 2:1\n", dtype=np.uint8)
-    status, offset = parse_block(buf, False, False, False)[:2]
-    assert status != 0 and offset == 7
+    status, offset = _kernel(b"1 1:1\n\n2 3:1 2:1\n")[0][:2]
+    assert status == UNSORTED and offset == 7
+    # a block must end with its newline (the reader appends one): refused, nothing written
+    out, data = _kernel(b"1 1:1")
+    assert out[0] == NO_NEWLINE and (data == -7).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_block_is_written_after_the_offset_in_the_value_dtype(dtype):
+    text = b"3 2:0.5 7:1e400\n# c\n\n1 qid:4 1:-2.25 9:0.1\n"
+    out, data = _kernel(text, dtype)
+    status, _, nnz, indptr, labels, _, row_line, slow, qid, has_qid, max_index = out
+    assert status == OK and nnz == 6 and max_index == 8
+    np.testing.assert_array_equal(indptr, [2, 4, 6])
+    np.testing.assert_array_equal(labels, [3.0, 1.0])
+    np.testing.assert_array_equal(row_line, [0, 3])
+    np.testing.assert_array_equal(qid[has_qid], [4])
+    assert (data[:2] == -7).all()  # before the offset: untouched
+    # 1e400 is left to Python (position, token's byte range) with NaN in its place
+    assert slow.tolist() == [[3, 10, 15]] and np.isnan(data[3])
+    want = np.array([0.5, -2.25, 0.1]).astype(dtype)
+    np.testing.assert_array_equal(data[[2, 4, 5]], want)
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -33,7 +33,15 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
 from ._checks import check_binary_stream
-from ._svmlight_blocks import _concat, _iter_blocks, _iter_row_chunks, _Options
+from ._svmlight_blocks import (
+    _KERNEL_DTYPES,
+    _concat,
+    _Growing,
+    _iter_blocks,
+    _iter_row_chunks,
+    _Options,
+    _whole,
+)
 
 __all__ = [
     "SvmlightChunkReader",
@@ -268,15 +276,30 @@ def iter_svmlight_chunks(
     )
 
 
-def _blocks_of(source, opt: _Options):
-    """Parsed blocks of a path (opened, decompressed and closed here) or a binary stream."""
+def _blocks_of(source, opt: _Options, sink: bool = False):
+    """Parsed blocks of a path (opened, decompressed and closed here) or a binary stream.
+
+    With ``sink``, the first item is the :class:`_Growing` the values are parsed into (sized
+    from the file's length when it is a plain file), then the blocks."""
     owns = isinstance(source, str | bytes | os.PathLike)
-    f = open_maybe_compressed(source) if owns else source
+    f, raw = _open_with_raw(source) if owns else (source, None)
     try:
-        yield from _iter_blocks(f, opt)
+        out = None
+        if sink:
+            size = None
+            if f is raw:
+                try:
+                    size = os.fstat(raw.fileno()).st_size
+                except (OSError, AttributeError, io.UnsupportedOperation):
+                    size = None
+            out = _Growing(opt.dtype, size)
+            yield out
+        yield from _iter_blocks(f, opt, out=out)
     finally:
         if owns:
             f.close()
+            if raw is not f:
+                raw.close()
 
 
 def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000) -> int:
@@ -289,8 +312,7 @@ def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000)
     opt = _Options(_source_name(path), None, np.float64, zero_based, None, True)
     width = 1
     for block, _ in _blocks_of(path, opt):
-        if block.indices.size:
-            width = max(width, int(block.indices.max()) + 1)
+        width = max(width, block.max_index + 1)
     return width
 
 
@@ -331,12 +353,17 @@ def load_svmlight(
     opt = _Options(_source_name(path), n_features, dtype, zero_based,
                    None if multilabel else label_dtype, allow_nonfinite, multilabel,
                    query_id)  # fmt: skip
-    blocks = [b for b, _ in _blocks_of(path, opt)]
+    sink = opt.dtype in _KERNEL_DTYPES
+    blocks = list(_blocks_of(path, opt, sink=sink))
+    out = blocks.pop(0) if sink else None
+    blocks = [b for b, _ in blocks]
     width = n_features
     if width is None:
-        width = max([1] + [int(b.indices.max()) + 1 for b in blocks if b.indices.size])
+        width = max([1] + [b.max_index + 1 for b in blocks])
     blocks = [b for b in blocks if b.n_rows]
-    if blocks:
+    if blocks and out is not None:
+        X, y, qid = _whole(blocks, out, opt, width)
+    elif blocks:
         X, y, qid, _ = _concat([(b, 0, b.n_rows) for b in blocks], opt, width)
     else:
         label_out = np.float64 if (label_dtype is None or multilabel) else label_dtype

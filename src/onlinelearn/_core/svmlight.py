@@ -42,6 +42,8 @@ UNSORTED = 3
 INDEX_OVERFLOW = 4
 #: a qid that is not an integer
 BAD_QID = 5
+#: the block does not end with a newline (a caller's error)
+NO_NEWLINE = 6
 
 INT32_MAX = 2147483647
 _POW10 = np.array([10.0**k for k in range(23)])
@@ -63,63 +65,65 @@ def _is_digit(c):
 
 
 @njit(inline="always")
-def _ends_token(buf, p, n):
-    """True when position p ends a token: end of data, whitespace, newline or '#'."""
-    if p >= n:
-        return True
-    c = buf[p]
-    return c == _NL or c == _HASH or _is_space(c)
+def _ends_token(c):
+    """True when the byte c ends a token: whitespace, newline or '#'."""
+    return c == 32 or c == _NL or c == _HASH or c == 9 or c == 13 or c == 11 or c == 12
 
 
 @njit(fastmath=False)
-def fast_float(buf, s, n):
+def fast_float(buf, s):
     """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
 
     Reads an optional sign, digits with an optional point, an optional exponent, and stops at
-    the first other byte (``end``).  ok is False when the number is not of that simple form or
-    outside the exact range (the caller then applies Python's ``float()`` to the whole token);
-    the caller also checks that ``end`` ends the token."""
+    the first other byte (``end``); the data must end with a byte that is none of these (the
+    newline the blocks end with), so no scan needs a bound.  ok is False when the number is not
+    of that simple form or outside the exact range (the caller then applies Python's
+    ``float()`` to the whole token); the caller also checks that ``end`` ends the token."""
     i = s
-    neg = False
-    if i < n and (buf[i] == 43 or buf[i] == 45):  # + -
-        neg = buf[i] == 45
+    c = buf[i]
+    neg = c == 45
+    if c == 43 or c == 45:  # + -
         i += 1
     # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
     # overflow int64 and is left to Python
     m = np.int64(0)
     start = i
-    while i < n and _is_digit(buf[i]):
-        m = m * 10 + (buf[i] - 48)
+    c = buf[i]
+    while _is_digit(c):
+        m = m * 10 + (c - 48)
         i += 1
+        c = buf[i]
     n_digits = i - start
     exp10 = 0
-    if i < n and buf[i] == 46:  # .
+    if c == 46:  # .
         i += 1
         start = i
-        while i < n and _is_digit(buf[i]):
-            m = m * 10 + (buf[i] - 48)
+        c = buf[i]
+        while _is_digit(c):
+            m = m * 10 + (c - 48)
             i += 1
+            c = buf[i]
         exp10 = start - i
         n_digits += i - start
-    any_digit = n_digits > 0
-    too_long = n_digits > 18
-    if not any_digit:
+    if n_digits == 0:
         return False, 0.0, i
-    if i < n and (buf[i] == 101 or buf[i] == 69):  # e E
+    if c == 101 or c == 69:  # e E
         i += 1
-        eneg = False
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            eneg = buf[i] == 45
+        c = buf[i]
+        eneg = c == 45
+        if c == 43 or c == 45:
             i += 1
-        if not (i < n and _is_digit(buf[i])):
+            c = buf[i]
+        if not _is_digit(c):
             return False, 0.0, i
         ev = 0
-        while i < n and _is_digit(buf[i]):
+        while _is_digit(c):
             if ev < 100000:
-                ev = ev * 10 + (buf[i] - 48)
+                ev = ev * 10 + (c - 48)
             i += 1
+            c = buf[i]
         exp10 += -ev if eneg else ev
-    if too_long or m > _MAX_EXACT:
+    if n_digits > 18 or m > _MAX_EXACT:
         return False, 0.0, i
     if m == 0:
         return True, -0.0 if neg else 0.0, i
@@ -136,57 +140,72 @@ def fast_float(buf, s, n):
 
 
 @njit(fastmath=False)
-def parse_block(buf, zero_based, multilabel, query_id):
-    """Parse the complete lines of ``buf`` (uint8; the last line may lack its newline).
-
-    Returns ``(status, err_offset, n_lines, data, indices, indptr, labels, label_span,
-    row_line, slow, qid, has_qid)``:
-
-    * ``data`` float64, ``indices`` int32 (0-based: 1 is subtracted unless ``zero_based``),
-      ``indptr`` int64 -- the CSR rows, one per data line;
-    * ``labels`` float64 (NaN where the label token was left to Python), ``label_span`` (n, 2)
-      byte range of each label token (empty for a multi-label line without labels);
-    * ``row_line`` the 0-based line of each row within the block;
-    * ``slow`` (k, 3): position in ``data``, start, end of the values left to Python;
-    * ``qid``, ``has_qid`` per row;
-    * ``status`` one of the codes above and ``err_offset`` the offset of the first bad line.
-    ``multilabel``: a first token holding ``:`` is a feature (the line has no labels).
-    ``query_id``: a qid that is not an integer is an error (otherwise the token is skipped
-    unread, as scikit-learn does).
-    """
-    n = buf.shape[0]
+def count_block(buf, n):
+    """(number of ``:``, number of newlines) in ``buf[:n]``: bounds for the output sizes."""
     n_colon = 0
     n_nl = 0
     for q in range(n):  # branch-free, so that it vectorises
         c = buf[q]
         n_colon += c == _COLON
         n_nl += c == _NL
-    n_lines = n_nl + (1 if n > 0 and buf[n - 1] != _NL else 0)
-    data = np.empty(n_colon, dtype=np.float64)
-    indices = np.empty(n_colon, dtype=np.int32)
-    indptr = np.zeros(n_lines + 1, dtype=np.int64)
+    return n_colon, n_nl
+
+
+@njit(fastmath=False)
+def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n_lines):
+    """Parse the complete lines of ``buf[:n]`` (uint8) into ``data[nnz0:]``, ``indices[nnz0:]``.
+
+    ``buf[n - 1]`` must be a newline (the caller appends one to a last line without it): every
+    scan inside a line stops there, so none needs a bound.  ``data`` (float32 or float64; a
+    value is computed in float64 and rounded once to that dtype) and ``indices`` (int32) must
+    have room for every ``:`` of the block after ``nnz0``, ``n_lines`` is the number of lines
+    (:func:`count_block` gives both).  Returns ``(status, err_offset, nnz, indptr, labels,
+    label_span, row_line, slow, qid, has_qid, max_index)``:
+
+    * ``nnz`` the end of the rows written, ``indptr`` int64 (rows + 1) offsets in ``data``
+      starting at ``nnz0``; indices are 0-based (1 is subtracted unless ``zero_based``);
+    * ``labels`` float64 (NaN where the label token was left to Python), ``label_span`` (rows,
+      2) byte range of each label token (empty for a multi-label line without labels);
+    * ``row_line`` the 0-based line of each row within the block;
+    * ``slow`` (k, 3): position in ``data``, start, end of the values left to Python (NaN is
+      written in their place);
+    * ``qid``, ``has_qid`` per row; ``max_index`` the largest 0-based index written (-1 if
+      none);
+    * ``status`` one of the codes above and ``err_offset`` the offset of the first bad line.
+    ``multilabel``: a first token holding ``:`` is a feature (the line has no labels).
+    ``query_id``: a qid that is not an integer is an error (otherwise the token is skipped
+    unread, as scikit-learn does).
+    """
+    indptr = np.empty(n_lines + 1, dtype=np.int64)
+    indptr[0] = nnz0
     labels = np.empty(n_lines, dtype=np.float64)
-    label_span = np.zeros((n_lines, 2), dtype=np.int64)
+    label_span = np.empty((n_lines, 2), dtype=np.int64)
     row_line = np.empty(n_lines, dtype=np.int64)
-    slow = np.empty((n_colon, 3), dtype=np.int64)
+    slow = np.empty((16, 3), dtype=np.int64)
     qid = np.zeros(n_lines, dtype=np.int64)
     has_qid = np.zeros(n_lines, dtype=np.bool_)
     lowest = 0 if zero_based else 1
-    nnz = 0
+    max_index = np.int64(-1)
+    nnz = nnz0
     n_slow = 0
     row = 0
     line = 0
     pos = 0
     status = OK
     err = 0
+    if n > 0 and buf[n - 1] != _NL:
+        return (NO_NEWLINE, n - 1, nnz, indptr[:1], labels[:0], label_span[:0], row_line[:0],
+                slow[:0], qid[:0], has_qid[:0], max_index)  # fmt: skip
     while pos < n:
         line_start = pos
         # the line ends at its newline; its data at the first '#'
         p = pos
-        while p < n and _is_space(buf[p]):
+        c = buf[p]
+        while _is_space(c):
             p += 1
-        if p >= n or buf[p] == _NL or buf[p] == _HASH:
-            while p < n and buf[p] != _NL:
+            c = buf[p]
+        if c == _NL or c == _HASH:
+            while buf[p] != _NL:
                 p += 1
             pos = p + 1
             line += 1
@@ -194,56 +213,57 @@ def parse_block(buf, zero_based, multilabel, query_id):
         # ---- label
         s = p
         has_colon = False
-        while p < n and buf[p] != _NL and buf[p] != _HASH and not _is_space(buf[p]):
-            if buf[p] == _COLON:
-                has_colon = True
+        while not _ends_token(c):
+            has_colon |= c == _COLON
             p += 1
+            c = buf[p]
+        label_span[row, 0] = s
         if multilabel and has_colon:
             p = s  # no labels: the token is a feature
-            label_span[row, 0] = s
             label_span[row, 1] = s
             labels[row] = np.nan
         else:
-            label_span[row, 0] = s
             label_span[row, 1] = p
-            ok, v, q = fast_float(buf, s, n)
+            ok, v, q = fast_float(buf, s)
             labels[row] = v if (ok and q == p and not multilabel) else np.nan
         row_line[row] = line
         # ---- features
         prev = np.int64(-1)
         first = True
         while True:
-            while p < n and _is_space(buf[p]):
+            c = buf[p]
+            while _is_space(c):
                 p += 1
-            if p >= n or buf[p] == _NL or buf[p] == _HASH:
+                c = buf[p]
+            if c == _NL or c == _HASH:
                 break
-            s = p
             # qid:<int> as the first token after the label
             if (
                 first
-                and p + 4 <= n
-                and buf[p] == 113
+                and c == 113
                 and buf[p + 1] == 105
                 and buf[p + 2] == 100
                 and buf[p + 3] == _COLON
-            ):  # "qid:"
+            ):
                 p += 4
-                qneg = False
-                if p < n and (buf[p] == 43 or buf[p] == 45):
-                    qneg = buf[p] == 45
+                c = buf[p]
+                qneg = c == 45
+                if c == 43 or c == 45:
                     p += 1
+                    c = buf[p]
                 qv = np.int64(0)
                 nq = 0
-                while p < n and _is_digit(buf[p]) and nq < 18:
-                    qv = qv * 10 + (buf[p] - 48)
+                while _is_digit(c) and nq < 18:
+                    qv = qv * 10 + (c - 48)
                     nq += 1
                     p += 1
-                if nq == 0 or not _ends_token(buf, p, n):
+                    c = buf[p]
+                if nq == 0 or not _ends_token(c):
                     if query_id:
                         status = BAD_QID
                         err = line_start
                         break
-                    while not _ends_token(buf, p, n):
+                    while not _ends_token(buf[p]):
                         p += 1
                     first = False
                     continue
@@ -253,20 +273,21 @@ def parse_block(buf, zero_based, multilabel, query_id):
                 continue
             first = False
             # index
-            if p < n and buf[p] == 43:  # '+'
+            if c == 43:  # '+'
                 p += 1
-            if p < n and buf[p] == 45:  # a negative index
+                c = buf[p]
+            if c == 45:  # a negative index
                 status = BAD_INDEX
                 err = line_start
                 break
             idx = np.int64(0)
-            nd = 0
-            while p < n and _is_digit(buf[p]):
+            s = p
+            while _is_digit(c):
                 if idx <= INT32_MAX:
-                    idx = idx * 10 + (buf[p] - 48)
-                nd += 1
+                    idx = idx * 10 + (c - 48)
                 p += 1
-            if nd == 0 or p >= n or buf[p] != _COLON:
+                c = buf[p]
+            if p == s or c != _COLON:
                 status = BAD_TOKEN
                 err = line_start
                 break
@@ -285,12 +306,14 @@ def parse_block(buf, zero_based, multilabel, query_id):
             prev = idx
             p += 1
             s = p
-            ok, v, p = fast_float(buf, s, n)
-            if not (ok and _ends_token(buf, p, n)):
-                ok = False
-                while not _ends_token(buf, p, n):
+            ok, v, p = fast_float(buf, s)
+            if not (ok and _ends_token(buf[p])):
+                while not _ends_token(buf[p]):
                     p += 1
-            if not ok:
+                if n_slow == slow.shape[0]:
+                    grown = np.empty((2 * n_slow, 3), dtype=np.int64)
+                    grown[:n_slow] = slow
+                    slow = grown
                 slow[n_slow, 0] = nnz
                 slow[n_slow, 1] = s
                 slow[n_slow, 2] = p
@@ -301,18 +324,18 @@ def parse_block(buf, zero_based, multilabel, query_id):
             nnz += 1
         if status != OK:
             break
+        if prev - lowest > max_index:
+            max_index = prev - lowest
         row += 1
         indptr[row] = nnz
-        while p < n and buf[p] != _NL:
+        while buf[p] != _NL:
             p += 1
         pos = p + 1
         line += 1
     return (
         status,
         err,
-        n_lines,
-        data[:nnz],
-        indices[:nnz],
+        nnz,
         indptr[: row + 1],
         labels[:row],
         label_span[:row],
@@ -320,4 +343,5 @@ def parse_block(buf, zero_based, multilabel, query_id):
         slow[:n_slow],
         qid[:row],
         has_qid[:row],
+        max_index,
     )
