@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from onlinelearn import _svmlight_blocks as blocks_mod
-from onlinelearn._core.svmlight import NO_NEWLINE, OK, UNSORTED, count_block, parse_block
+from onlinelearn._core.svmlight import (
+    NO_NEWLINE,
+    OK,
+    PAD,
+    UNSORTED,
+    count_block,
+    parse_block,
+)
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
 
@@ -180,20 +187,23 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     np.testing.assert_array_equal(sp.vstack([c[0] for c in chunks]).toarray(), X2.toarray())
 
 
-def _kernel(text: bytes, dtype=np.float64):
-    buf = np.frombuffer(text, dtype=np.uint8)
-    n_colon, n_nl = count_block(buf, buf.shape[0])
+def _kernel(text: bytes, dtype=np.float64, pad=PAD):
+    n = len(text)
+    buf = np.frombuffer(text + b"7" * pad, dtype=np.uint8)  # digits after the end: not read
+    n_colon, n_nl = count_block(buf, n)
     data = np.full(n_colon + 2, -7.0, dtype=dtype)
     indices = np.full(n_colon + 2, -7, dtype=np.int32)
-    return parse_block(buf, buf.shape[0], False, False, False, data, indices, 2, n_nl), data
+    return parse_block(buf, n, False, False, False, data, indices, 2, n_nl), data
 
 
 def test_block_parse_reports_bad_line_offsets():
     status, offset = _kernel(b"1 1:1\n\n2 3:1 2:1\n")[0][:2]
     assert status == UNSORTED and offset == 7
-    # a block must end with its newline (the reader appends one): refused, nothing written
-    out, data = _kernel(b"1 1:1")
-    assert out[0] == NO_NEWLINE and (data == -7).all()
+    # a block must end with its newline (the reader appends one) and have room for the 8-byte
+    # reads after it: refused otherwise, nothing written
+    for text, pad in ((b"1 1:1", PAD), (b"1 1:1\n", PAD - 1)):
+        out, data = _kernel(text, pad=pad)
+        assert out[0] == NO_NEWLINE and (data == -7).all()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -211,6 +221,28 @@ def test_block_is_written_after_the_offset_in_the_value_dtype(dtype):
     assert slow.tolist() == [[3, 10, 15]] and np.isnan(data[3])
     want = np.array([0.5, -2.25, 0.1]).astype(dtype)
     np.testing.assert_array_equal(data[[2, 4, 5]], want)
+
+
+def test_digit_runs_of_every_length_and_leading_zeros(tmp_path):
+    """The kernel reads digits 8 at a time: runs of 1 to 21 digits, before and after the point,
+    with leading zeros (also in an index of more than 18 digits)."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for k in range(1, 22):
+        digits = "".join(rng.choice(list("0123456789"), k))
+        lines.append(f"{k} {'0' * k}{k}:{digits} 30:{digits}.{digits[::-1]} 31:.{digits}e-{k}")
+    lines.append("1 " + "0" * 25 + "7:1 0000000000000000009:00000000000000000000002.5")
+    p = tmp_path / "digits.svm"
+    p.write_text("\n".join(lines) + "\n")
+    for dtype in (np.float64, np.float32):
+        ours = load_svmlight(p, n_features=31, dtype=dtype, label_dtype=None)
+        theirs = load_svmlight_file(str(p), n_features=31, dtype=dtype, zero_based=False)
+        _same(ours, theirs)
+    X = ours[0]
+    assert X[21, 6] == 1 and X[21, 8] == np.float32(2.5)
+    p.write_text("1 12345678901234567890:1\n")
+    with pytest.raises(ValueError, match=r"line 1: feature index 12345678901234567890 is beyond"):
+        load_svmlight(p)
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -204,12 +204,15 @@ def _line_offset(part: bytes, rel_line: int) -> int:
     return pos
 
 
-def _parse_part(view: np.ndarray, lines_before: int, opt: _Options, out: _Growing | None = None):
-    """Parse the complete lines of ``view`` (uint8, ending with a newline); returns the block and
-    its number of lines.  The values go to ``out`` if given (``opt.dtype`` is then one the
-    kernel writes), else to arrays of the block's own.  Raises on bad data."""
-    n = view.shape[0]
-    n_colon, n_nl = K.count_block(view, n)
+def _parse_part(
+    buf: np.ndarray, n: int, lines_before: int, opt: _Options, out: _Growing | None = None
+):
+    """Parse the complete lines of ``buf[:n]`` (uint8, ending with a newline, followed by
+    ``K.PAD`` bytes of room); returns the block and its number of lines.  The values go to
+    ``out`` if given (``opt.dtype`` is then one the kernel writes), else to arrays of the
+    block's own.  Raises on bad data."""
+    view = buf[:n]
+    n_colon, n_nl = K.count_block(buf, n)
     kdtype = opt.dtype if opt.dtype in _KERNEL_DTYPES else np.dtype(np.float64)
     if out is None:
         data = np.empty(n_colon, dtype=kdtype)
@@ -219,7 +222,7 @@ def _parse_part(view: np.ndarray, lines_before: int, opt: _Options, out: _Growin
         out.reserve(n_colon, n)
         data, indices, nnz0 = out.data, out.indices, out.nnz
     (status, err, nnz, indptr, labels, span, row_line, slow, qid, has_qid,
-     max_index) = K.parse_block(view, n, opt.zero_based, opt.multilabel, opt.query_id, data,
+     max_index) = K.parse_block(buf, n, opt.zero_based, opt.multilabel, opt.query_id, data,
                                 indices, nnz0, n_nl)  # fmt: skip
     if status == K.NO_NEWLINE:
         raise AssertionError("svmlight block without its final newline")
@@ -376,17 +379,18 @@ def _iter_blocks(
     copied once); the part after the last newline moves to the buffer's front for the next
     read (a line longer than the buffer makes it grow until its end is in), so memory is
     bounded by the block size and the longest line.  The buffer keeps one byte more, for the
-    newline a last line without one is given.  ``out``: see :func:`_parse_part`."""
+    newline a last line without one is given, and ``K.PAD`` for the kernel's 8-byte reads.
+    ``out``: see :func:`_parse_part`."""
     if block_size is None:
         block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
     cap = max(1, int(block_size))
-    buf = np.empty(cap + 1, dtype=np.uint8)
+    buf = np.empty(cap + 1 + K.PAD, dtype=np.uint8)
     have = 0
     lines_before = 0
     eof = False
     while not eof:
         if have == cap:  # no newline in a full buffer: a line longer than it
-            grown = np.empty(2 * cap + 1, dtype=np.uint8)
+            grown = np.empty(2 * cap + 1 + K.PAD, dtype=np.uint8)
             grown[:have] = buf[:have]
             buf, cap = grown, 2 * cap
         try:
@@ -412,12 +416,12 @@ def _iter_blocks(
             cut = _last_newline(buf, have) + 1
             if cut == 0:
                 continue
-        block, n_lines = _parse_part(buf[:cut], lines_before, opt, out)
+        block, n_lines = _parse_part(buf, cut, lines_before, opt, out)
         lines_before += n_lines
         rest = have - cut
         if cap > block_size and rest < block_size:  # back to the block size after a long line
             cap = max(1, int(block_size))
-            buf = np.concatenate([buf[cut:have], np.empty(cap + 1 - rest, dtype=np.uint8)])
+            buf = np.concatenate([buf[cut:have], np.empty(cap + 1 + K.PAD - rest, dtype=np.uint8)])
         elif rest:
             buf[:rest] = buf[cut:have].copy()
         have = rest

@@ -11,23 +11,31 @@ What
 
 Numbers
     A value or label is read by the exact fast path of Clinger (1990): an optional sign, at most
-    19 significant decimal digits with an optional point, an optional exponent; when the digits
-    form an integer m < 2^53 and the decimal exponent e satisfies |e| <= 22, m and 10^|e| are
-    exact doubles and the one IEEE operation m * 10^e or m / 10^-e is correctly rounded, i.e.
-    equal to Python's ``float()`` of the token.  Every other token (more digits, a larger
+    18 decimal digits with an optional point, an optional exponent; when the digits form an
+    integer m <= 2^53 and the decimal exponent e satisfies |e| <= 22, m and 10^|e| are exact
+    doubles and the one IEEE operation m * 10^e or m / 10^-e is correctly rounded, i.e. equal
+    to Python's ``float()`` of the token (then rounded once more to float32 if that is the
+    value dtype, as scikit-learn's cast does).  Every other token (more digits, a larger
     exponent, ``nan``, ``inf``, anything unusual) is left to the caller, which applies Python's
     ``float()`` to it: the result is then Python's by construction, or its error.  This module is
-    compiled without fastmath (a reciprocal-multiply would break the rounding).
+    compiled without fastmath (a reciprocal-multiply would break the rounding).  Runs of digits
+    (indices, integer and fractional parts) are read 8 bytes at a time (:func:`_digit_run`).
 
 Output
-    The caller allocates nothing: the kernel sizes its arrays by the counts of ``:`` and of lines
-    of the block.  Errors are reported as a code and the byte offset of the line; the caller
-    turns them into a message with the line number and the reason.
+    The caller sizes the value and index arrays (:func:`count_block` counts the ``:`` and the
+    lines of a block) and may pass one pair for a whole file, each block written after the
+    previous one; the kernel writes the values directly in their dtype (float32 or float64).
+    Errors are reported as a code and the byte offset of the line; the caller turns them into a
+    message with the line number and the reason.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.extending import intrinsic
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._config import njit
 
@@ -42,12 +50,22 @@ UNSORTED = 3
 INDEX_OVERFLOW = 4
 #: a qid that is not an integer
 BAD_QID = 5
-#: the block does not end with a newline (a caller's error)
+#: the block does not end with a newline, or its buffer lacks the padding (a caller's error)
 NO_NEWLINE = 6
 
 INT32_MAX = 2147483647
 _POW10 = np.array([10.0**k for k in range(23)])
-_MAX_EXACT = 2**53
+_MAX_EXACT = np.uint64(2**53)
+
+#: bytes a block's buffer must hold after its data: an 8-byte read at its last byte stays inside
+PAD = 8
+_POW10_U = np.array([10**k for k in range(9)], dtype=np.uint64)
+_F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
+_X30 = np.uint64(0x3030303030303030)
+_X06 = np.uint64(0x0606060606060606)
+_X0F = np.uint64(0x0F0F0F0F0F0F0F0F)
+_LOW8 = np.uint64(0x00FF00FF00FF00FF)
+_LOW16 = np.uint64(0x0000FFFF0000FFFF)
 
 _NL = 10
 _HASH = 35
@@ -70,6 +88,49 @@ def _ends_token(c):
     return c == 32 or c == _NL or c == _HASH or c == 9 or c == 13 or c == 11 or c == 12
 
 
+@intrinsic
+def _load8(typingctx, buf, i):
+    """The 8 bytes ``buf[i : i + 8]`` as one little-endian uint64 (an unaligned load, no bound
+    check: the caller guarantees them, see :data:`PAD`)."""
+    if not (isinstance(buf, types.Array) and buf.dtype == types.uint8):
+        return None
+    sig = types.uint64(buf, types.intp)
+
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.gep(arr.data, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+    return sig, codegen
+
+
+@njit(inline="always")
+def _digit_run(buf, i, m):
+    """``(m', k, i')``: the run of decimal digits at ``buf[i]`` appended to ``m`` (uint64, so
+    ``m' = m 10^k + digits``, wrapping beyond 19 digits), ``k`` digits, ``i'`` the first byte
+    after them.  Eight bytes at a time (SWAR, after Lemire's eight-digit conversion): a byte is
+    a digit when its high nibble is 3 and its low nibble plus 6 stays below 16; the digits of a
+    word are shifted to its top (the bytes below read as leading zeros) and combined pairwise
+    with three multiplications."""
+    k = 0
+    while True:
+        w = _load8(buf, i)
+        bad = ((w & _F0) ^ _X30) | (((w + _X06) & _F0) ^ _X30)
+        run = 8 if bad == 0 else np.int64(trailing_zeros(bad)) >> 3
+        if run == 0:
+            break
+        v = (w << np.uint64(64 - 8 * run)) & _X0F
+        v = (v * np.uint64(2561)) >> np.uint64(8)
+        v = ((v & _LOW8) * np.uint64(6553601)) >> np.uint64(16)
+        v = ((v & _LOW16) * np.uint64(42949672960001)) >> np.uint64(32)
+        m = m * _POW10_U[run] + v
+        k += run
+        i += run
+        if run < 8:
+            break
+    return m, k, i
+
+
 @njit(fastmath=False)
 def fast_float(buf, s):
     """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
@@ -86,25 +147,14 @@ def fast_float(buf, s):
         i += 1
     # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
     # overflow int64 and is left to Python
-    m = np.int64(0)
-    start = i
+    m, n_digits, i = _digit_run(buf, i, np.uint64(0))
     c = buf[i]
-    while _is_digit(c):
-        m = m * 10 + (c - 48)
-        i += 1
-        c = buf[i]
-    n_digits = i - start
     exp10 = 0
     if c == 46:  # .
-        i += 1
-        start = i
+        m, n_frac, i = _digit_run(buf, i + 1, m)
         c = buf[i]
-        while _is_digit(c):
-            m = m * 10 + (c - 48)
-            i += 1
-            c = buf[i]
-        exp10 = start - i
-        n_digits += i - start
+        exp10 = -n_frac
+        n_digits += n_frac
     if n_digits == 0:
         return False, 0.0, i
     if c == 101 or c == 69:  # e E
@@ -127,7 +177,7 @@ def fast_float(buf, s):
         return False, 0.0, i
     if m == 0:
         return True, -0.0 if neg else 0.0, i
-    v = float(m)
+    v = float(np.int64(m))
     if exp10 > 0:
         if exp10 > 22:
             return False, 0.0, i
@@ -156,11 +206,12 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     """Parse the complete lines of ``buf[:n]`` (uint8) into ``data[nnz0:]``, ``indices[nnz0:]``.
 
     ``buf[n - 1]`` must be a newline (the caller appends one to a last line without it): every
-    scan inside a line stops there, so none needs a bound.  ``data`` (float32 or float64; a
-    value is computed in float64 and rounded once to that dtype) and ``indices`` (int32) must
-    have room for every ``:`` of the block after ``nnz0``, ``n_lines`` is the number of lines
-    (:func:`count_block` gives both).  Returns ``(status, err_offset, nnz, indptr, labels,
-    label_span, row_line, slow, qid, has_qid, max_index)``:
+    scan inside a line stops there, so none needs a bound; and ``buf`` must hold :data:`PAD`
+    bytes more (of any value) for the 8-byte reads of the digit runs.  ``data`` (float32 or
+    float64; a value is computed in float64 and rounded once to that dtype) and ``indices``
+    (int32) must have room for every ``:`` of the block after ``nnz0``, ``n_lines`` is the
+    number of lines (:func:`count_block` gives both).  Returns ``(status, err_offset, nnz,
+    indptr, labels, label_span, row_line, slow, qid, has_qid, max_index)``:
 
     * ``nnz`` the end of the rows written, ``indptr`` int64 (rows + 1) offsets in ``data``
       starting at ``nnz0``; indices are 0-based (1 is subtracted unless ``zero_based``);
@@ -193,7 +244,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     pos = 0
     status = OK
     err = 0
-    if n > 0 and buf[n - 1] != _NL:
+    if n > 0 and (buf[n - 1] != _NL or buf.shape[0] < n + PAD):
         return (NO_NEWLINE, n - 1, nnz, indptr[:1], labels[:0], label_span[:0], row_line[:0],
                 slow[:0], qid[:0], has_qid[:0], max_index)  # fmt: skip
     while pos < n:
@@ -280,14 +331,16 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
                 status = BAD_INDEX
                 err = line_start
                 break
-            idx = np.int64(0)
             s = p
-            while _is_digit(c):
-                if idx <= INT32_MAX:
-                    idx = idx * 10 + (c - 48)
-                p += 1
-                c = buf[p]
-            if p == s or c != _COLON:
+            mu, nd, p = _digit_run(buf, p, np.uint64(0))
+            c = buf[p]
+            idx = np.int64(mu)
+            if nd > 18:  # could wrap: read again, saturating (leading zeros keep it small)
+                idx = np.int64(0)
+                for q in range(s, p):
+                    if idx <= INT32_MAX:
+                        idx = idx * 10 + (buf[q] - 48)
+            if nd == 0 or c != _COLON:
                 status = BAD_TOKEN
                 err = line_start
                 break
