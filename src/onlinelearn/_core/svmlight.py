@@ -131,7 +131,7 @@ def _digit_run(buf, i, m):
     return m, k, i
 
 
-@njit(fastmath=False)
+@njit(fastmath=False, inline="always")
 def fast_float(buf, s):
     """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
 
