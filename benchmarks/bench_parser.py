@@ -11,8 +11,9 @@ which counts every thread of the process) median, MB/s of text and the ratios:
 * parser: ``onlinelearn.io.load_svmlight`` (float32 values, as the learners take them) against
   ``sklearn.datasets.load_svmlight_file``;
 * end to end, parse + one pass of multiclass PA-I (C = 1, defaults otherwise, no shuffling):
-  ``load_svmlight`` + ``fit``, ``iter_svmlight_chunks`` + ``partial_fit`` per chunk (the row of
-  run.py), and VW's C++ driver reading its own text format (``--oaa K --loss_function hinge``,
+  ``load_svmlight`` + ``fit``, ``iter_svmlight_chunks`` + ``partial_fit`` per chunk, without
+  and with ``prefetch=True`` (a second thread parses ahead; the row of run.py), and VW's C++
+  driver reading its own text format (``--oaa K --loss_function hinge``,
   in process, its parser on a second thread), with the held-out accuracy of each.
 
 A minute or two for both data sets (most of it loading them and writing the VW file).
@@ -37,7 +38,7 @@ from _bench_methods import end_to_end_methods, vw_methods  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 
 import onlinelearn as ol  # noqa: E402
-from onlinelearn.io import load_svmlight  # noqa: E402
+from onlinelearn.io import iter_svmlight_chunks, load_svmlight  # noqa: E402
 
 
 def _interleaved(runs: dict, repeat: int) -> dict:
@@ -114,20 +115,27 @@ def bench(name: str, repeat: int, C: float) -> list[str]:
             Xw, yw = load_svmlight(path, n_features=d.n_features, dtype=np.float32)
             return make().fit(Xw, yw)
 
+        def chunked(prefetch):
+            def run():
+                est = make()
+                for Xc, yc in iter_svmlight_chunks(
+                    path, 10000, d.n_features, dtype=np.float32, prefetch=prefetch
+                ):
+                    est.partial_fit(Xc, yc, classes=d.classes)
+                return est
+
+            return run
+
         runs = {
             "ours: load_svmlight + fit": whole,
-            "ours: iter_svmlight_chunks(10000) + partial_fit (run.py's row)": e2e[
+            "ours: iter_svmlight_chunks(10000) + partial_fit": chunked(False),
+            "ours: the same, prefetch=True (2nd thread parses; run.py's row)": e2e[
                 "ours_pa1_e2e"
             ].fit,
-            "VW native driver, own text format": vw.fit,
+            "VW native driver, own text format (2nd thread parses)": vw.fit,
         }
-        predict = {
-            "ours: load_svmlight + fit": lambda m: m.predict(d.Xte),
-            "ours: iter_svmlight_chunks(10000) + partial_fit (run.py's row)": lambda m: m.predict(
-                d.Xte
-            ),
-            "VW native driver, own text format": vw.predict,
-        }
+        predict = {k: (lambda m: m.predict(d.Xte)) for k in runs}
+        predict["VW native driver, own text format (2nd thread parses)"] = vw.predict
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             acc = {k: f"{np.mean(predict[k](fn()) == d.yte):.4f}" for k, fn in runs.items()}
