@@ -104,6 +104,21 @@ def _load8(typingctx, buf, i):
     return sig, codegen
 
 
+@intrinsic
+def _at(typingctx, buf, i):
+    """``buf[i]`` for a non-negative ``i`` inside the buffer: one load, without the wraparound
+    of negative indices that numba's indexing adds."""
+    if not (isinstance(buf, types.Array) and buf.dtype == types.uint8):
+        return None
+    sig = types.uint8(buf, types.intp)
+
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.load(builder.gep(arr.data, [args[1]]))
+
+    return sig, codegen
+
+
 @njit(inline="always")
 def _digit_run(buf, i, m):
     """``(m', k, i')``: the run of decimal digits at ``buf[i]`` appended to ``m`` (uint64, so
@@ -133,7 +148,7 @@ def _digit_run(buf, i, m):
 
 @njit(fastmath=False, inline="always")
 def fast_float(buf, s):
-    """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
+    """(ok, value, end) for the number starting at ``_at(buf, s)``, by Clinger's exact fast path.
 
     Reads an optional sign, digits with an optional point, an optional exponent, and stops at
     the first other byte (``end``); the data must end with a byte that is none of these (the
@@ -141,29 +156,29 @@ def fast_float(buf, s):
     of that simple form or outside the exact range (the caller then applies Python's
     ``float()`` to the whole token); the caller also checks that ``end`` ends the token."""
     i = s
-    c = buf[i]
+    c = _at(buf, i)
     neg = c == 45
     if c == 43 or c == 45:  # + -
         i += 1
     # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
     # overflow int64 and is left to Python
     m, n_digits, i = _digit_run(buf, i, np.uint64(0))
-    c = buf[i]
+    c = _at(buf, i)
     exp10 = 0
     if c == 46:  # .
         m, n_frac, i = _digit_run(buf, i + 1, m)
-        c = buf[i]
+        c = _at(buf, i)
         exp10 = -n_frac
         n_digits += n_frac
     if n_digits == 0:
         return False, 0.0, i
     if c == 101 or c == 69:  # e E
         i += 1
-        c = buf[i]
+        c = _at(buf, i)
         eneg = c == 45
         if c == 43 or c == 45:
             i += 1
-            c = buf[i]
+            c = _at(buf, i)
         if not _is_digit(c):
             return False, 0.0, i
         ev = 0
@@ -171,7 +186,7 @@ def fast_float(buf, s):
             if ev < 100000:
                 ev = ev * 10 + (c - 48)
             i += 1
-            c = buf[i]
+            c = _at(buf, i)
         exp10 += -ev if eneg else ev
     if n_digits > 18 or m > _MAX_EXACT:
         return False, 0.0, i
@@ -195,7 +210,7 @@ def count_block(buf, n):
     n_colon = 0
     n_nl = 0
     for q in range(n):  # branch-free, so that it vectorises
-        c = buf[q]
+        c = _at(buf, q)
         n_colon += c == _COLON
         n_nl += c == _NL
     return n_colon, n_nl
@@ -205,7 +220,7 @@ def count_block(buf, n):
 def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n_lines):
     """Parse the complete lines of ``buf[:n]`` (uint8) into ``data[nnz0:]``, ``indices[nnz0:]``.
 
-    ``buf[n - 1]`` must be a newline (the caller appends one to a last line without it): every
+    ``_at(buf, n - 1)`` must be a newline (the caller appends one to a last line without it): every
     scan inside a line stops there, so none needs a bound; and ``buf`` must hold :data:`PAD`
     bytes more (of any value) for the 8-byte reads of the digit runs.  ``data`` (float32 or
     float64; a value is computed in float64 and rounded once to that dtype) and ``indices``
@@ -244,19 +259,19 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     pos = 0
     status = OK
     err = 0
-    if n > 0 and (buf[n - 1] != _NL or buf.shape[0] < n + PAD):
+    if n > 0 and (_at(buf, n - 1) != _NL or buf.shape[0] < n + PAD):
         return (NO_NEWLINE, n - 1, nnz, indptr[:1], labels[:0], label_span[:0], row_line[:0],
                 slow[:0], qid[:0], has_qid[:0], max_index)  # fmt: skip
     while pos < n:
         line_start = pos
         # the line ends at its newline; its data at the first '#'
         p = pos
-        c = buf[p]
+        c = _at(buf, p)
         while _is_space(c):
             p += 1
-            c = buf[p]
+            c = _at(buf, p)
         if c == _NL or c == _HASH:
-            while buf[p] != _NL:
+            while _at(buf, p) != _NL:
                 p += 1
             pos = p + 1
             line += 1
@@ -267,7 +282,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
         while not _ends_token(c):
             has_colon |= c == _COLON
             p += 1
-            c = buf[p]
+            c = _at(buf, p)
         label_span[row, 0] = s
         if multilabel and has_colon:
             p = s  # no labels: the token is a feature
@@ -282,39 +297,39 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
         prev = np.int64(-1)
         first = True
         while True:
-            c = buf[p]
+            c = _at(buf, p)
             while _is_space(c):
                 p += 1
-                c = buf[p]
+                c = _at(buf, p)
             if c == _NL or c == _HASH:
                 break
             # qid:<int> as the first token after the label
             if (
                 first
                 and c == 113
-                and buf[p + 1] == 105
-                and buf[p + 2] == 100
-                and buf[p + 3] == _COLON
+                and _at(buf, p + 1) == 105
+                and _at(buf, p + 2) == 100
+                and _at(buf, p + 3) == _COLON
             ):
                 p += 4
-                c = buf[p]
+                c = _at(buf, p)
                 qneg = c == 45
                 if c == 43 or c == 45:
                     p += 1
-                    c = buf[p]
+                    c = _at(buf, p)
                 qv = np.int64(0)
                 nq = 0
                 while _is_digit(c) and nq < 18:
                     qv = qv * 10 + (c - 48)
                     nq += 1
                     p += 1
-                    c = buf[p]
+                    c = _at(buf, p)
                 if nq == 0 or not _ends_token(c):
                     if query_id:
                         status = BAD_QID
                         err = line_start
                         break
-                    while not _ends_token(buf[p]):
+                    while not _ends_token(_at(buf, p)):
                         p += 1
                     first = False
                     continue
@@ -326,20 +341,20 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
             # index
             if c == 43:  # '+'
                 p += 1
-                c = buf[p]
+                c = _at(buf, p)
             if c == 45:  # a negative index
                 status = BAD_INDEX
                 err = line_start
                 break
             s = p
             mu, nd, p = _digit_run(buf, p, np.uint64(0))
-            c = buf[p]
+            c = _at(buf, p)
             idx = np.int64(mu)
             if nd > 18:  # could wrap: read again, saturating (leading zeros keep it small)
                 idx = np.int64(0)
                 for q in range(s, p):
                     if idx <= INT32_MAX:
-                        idx = idx * 10 + (buf[q] - 48)
+                        idx = idx * 10 + (_at(buf, q) - 48)
             if nd == 0 or c != _COLON:
                 status = BAD_TOKEN
                 err = line_start
@@ -360,8 +375,8 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
             p += 1
             s = p
             ok, v, p = fast_float(buf, s)
-            if not (ok and _ends_token(buf[p])):
-                while not _ends_token(buf[p]):
+            if not (ok and _ends_token(_at(buf, p))):
+                while not _ends_token(_at(buf, p)):
                     p += 1
                 if n_slow == slow.shape[0]:
                     grown = np.empty((2 * n_slow, 3), dtype=np.int64)
@@ -381,7 +396,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
             max_index = prev - lowest
         row += 1
         indptr[row] = nnz
-        while buf[p] != _NL:
+        while _at(buf, p) != _NL:
             p += 1
         pos = p + 1
         line += 1
