@@ -119,6 +119,23 @@ def _at(typingctx, buf, i):
     return sig, codegen
 
 
+@intrinsic
+def _set(typingctx, arr, i, v):
+    """``arr[i] = v`` (``v`` converted to the array's dtype as numba's assignment does) for a
+    non-negative ``i`` inside the array, without the negative-index wraparound."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1):
+        return None
+    sig = types.void(arr, types.intp, v)
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        val = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
+        builder.store(val, builder.gep(a.data, [args[1]]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(inline="always")
 def _digit_run(buf, i, m):
     """``(m', k, i')``: the run of decimal digits at ``buf[i]`` appended to ``m`` (uint64, so
@@ -387,8 +404,8 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
                 slow[n_slow, 2] = p
                 n_slow += 1
                 v = np.nan
-            data[nnz] = v
-            indices[nnz] = idx - lowest
+            _set(data, nnz, v)
+            _set(indices, nnz, idx - lowest)
             nnz += 1
         if status != OK:
             break
