@@ -25,11 +25,11 @@ from sklearn.datasets import load_svmlight_file
 
 from onlinelearn import _svmlight_blocks as blocks_mod
 from onlinelearn._core.svmlight import (
-    NO_NEWLINE,
+    BAD_BUFFER,
     OK,
     PAD,
     UNSORTED,
-    count_block,
+    block_room,
     parse_block,
 )
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
@@ -187,31 +187,43 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     np.testing.assert_array_equal(sp.vstack([c[0] for c in chunks]).toarray(), X2.toarray())
 
 
-def _kernel(text: bytes, dtype=np.float64, pad=PAD):
+def _kernel(text: bytes, dtype=np.float64, pad=PAD, room=None):
     n = len(text)
     buf = np.frombuffer(text + b"7" * pad, dtype=np.uint8)  # digits after the end: not read
-    n_colon, n_nl = count_block(buf, n)
-    data = np.full(n_colon + 2, -7.0, dtype=dtype)
-    indices = np.full(n_colon + 2, -7, dtype=np.int32)
-    return parse_block(buf, n, False, False, False, data, indices, 2, n_nl), data
+    room = block_room(n) if room is None else room
+    data = np.full(room + 2, -7.0, dtype=dtype)
+    indices = np.full(room + 2, -7, dtype=np.int32)
+    return parse_block(buf, n, False, False, False, data, indices, 2), data
 
 
 def test_block_parse_reports_bad_line_offsets():
     status, offset = _kernel(b"1 1:1\n\n2 3:1 2:1\n")[0][:2]
     assert status == UNSORTED and offset == 7
-    # a block must end with its newline (the reader appends one) and have room for the 8-byte
-    # reads after it: refused otherwise, nothing written
-    for text, pad in ((b"1 1:1", PAD), (b"1 1:1\n", PAD - 1)):
-        out, data = _kernel(text, pad=pad)
-        assert out[0] == NO_NEWLINE and (data == -7).all()
+    # a block must end with its newline (the reader appends one), have room for the 8-byte
+    # reads after it and for the most values it can hold: refused otherwise, nothing written
+    for text, pad, room in (
+        (b"1 1:1", PAD, None),
+        (b"1 1:1\n", PAD - 1, None),
+        (b"1 1:1\n", PAD, 2),
+    ):
+        out, data = _kernel(text, pad=pad, room=room)
+        assert out[0] == BAD_BUFFER and (data == -7).all()
+
+
+def test_block_room_bounds_the_densest_lines():
+    for text in (b"1:1\n", b"1 1:1 2:2 3:\n", b"0 1:1\n" * 9, b" 1: 2: 3: 4:\n"):
+        n_values = text.count(b":")
+        assert n_values <= block_room(len(text))
+    out, data = _kernel(b"2 1:1 2:2 3:3\n" * 40)  # rows beyond the first capacity: grown
+    assert out[0] == OK and out[2] == 40 and out[3] == 2 + 120 and out[4].shape == (41,)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_block_is_written_after_the_offset_in_the_value_dtype(dtype):
     text = b"3 2:0.5 7:1e400\n# c\n\n1 qid:4 1:-2.25 9:0.1\n"
     out, data = _kernel(text, dtype)
-    status, _, nnz, indptr, labels, _, row_line, slow, qid, has_qid, max_index = out
-    assert status == OK and nnz == 6 and max_index == 8
+    status, _, n_lines, nnz, indptr, labels, _, row_line, slow, qid, has_qid, max_index = out
+    assert status == OK and n_lines == 4 and nnz == 6 and max_index == 8
     np.testing.assert_array_equal(indptr, [2, 4, 6])
     np.testing.assert_array_equal(labels, [3.0, 1.0])
     np.testing.assert_array_equal(row_line, [0, 3])

@@ -129,39 +129,50 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 class _Growing:
     """One pair of value / index arrays that the blocks of a whole file are parsed into, so that
-    no block is copied again at the end.  The capacity grows when a block might not fit; with
-    ``size_hint`` (the bytes of text, when known) it is set from the ``:`` seen per byte so far,
-    so a plain file is usually sized once."""
+    no block is copied again at the end.  Before a block, there must be room for the most values
+    it can hold (``K.block_room``); when there is not, the arrays grow: with ``size_hint`` (the
+    bytes of text, when known) to the values per byte seen so far times the file's size, so a
+    plain file is sized once after its first block; else by doubling."""
 
     def __init__(self, dtype, size_hint: int | None = None):
         self.data = np.empty(0, dtype=dtype)
         self.indices = np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.size_hint = size_hint
-        self.bytes_seen = 0
+        self.bytes_done = 0
 
-    def reserve(self, k: int, n_bytes: int) -> None:
-        """Room for ``k`` more values, for a block of ``n_bytes`` bytes."""
-        self.bytes_seen += n_bytes
-        need = self.nnz + k
+    def reserve(self, room: int) -> None:
+        """Room for ``room`` more values."""
+        need = self.nnz + room
         cap = self.data.shape[0]
         if need <= cap:
             return
         new = max(need, 2 * cap)
-        if self.size_hint and self.bytes_seen < self.size_hint:
-            new = max(need, int(need * 1.02 * self.size_hint / self.bytes_seen) + 1024)
+        if self.size_hint and self.bytes_done:
+            per_byte = self.nnz / self.bytes_done
+            new = max(need, int(per_byte * self.size_hint * 1.02) + room)
         for name in ("data", "indices"):
             old = getattr(self, name)
             grown = np.empty(new, dtype=old.dtype)
             grown[: self.nnz] = old[: self.nnz]
             setattr(self, name, grown)
 
+    def parsed(self, nnz: int, n_bytes: int) -> None:
+        """A block of ``n_bytes`` bytes was parsed; the values now end at ``nnz``."""
+        self.nnz = nnz
+        self.bytes_done += n_bytes
+
     def arrays(self):
-        """The values and indices written, trimmed when more than an eighth is spare room."""
-        data, indices = self.data[: self.nnz], self.indices[: self.nnz]
-        if self.data.shape[0] - self.nnz > self.data.shape[0] // 8:
-            data, indices = data.copy(), indices.copy()
-        return data, indices
+        """The values and indices written; the spare room is given back (in place when the
+        arrays allow it, which costs no copy)."""
+        for name in ("data", "indices"):
+            a = getattr(self, name)
+            if a.shape[0] != self.nnz:
+                try:
+                    a.resize(self.nnz, refcheck=False)  # no view of them exists
+                except ValueError:
+                    setattr(self, name, a[: self.nnz].copy())
+        return self.data, self.indices
 
 
 class _Options:
@@ -214,20 +225,20 @@ def _parse_part(
     ``out`` if given (``opt.dtype`` is then one the kernel writes), else to arrays of the
     block's own.  Raises on bad data."""
     view = buf[:n]
-    n_colon, n_nl = K.count_block(buf, n)
+    room = K.block_room(n)
     kdtype = opt.dtype if opt.dtype in _KERNEL_DTYPES else np.dtype(np.float64)
     if out is None:
-        data = np.empty(n_colon, dtype=kdtype)
-        indices = np.empty(n_colon, dtype=np.int32)
+        data = np.empty(room, dtype=kdtype)
+        indices = np.empty(room, dtype=np.int32)
         nnz0 = 0
     else:
-        out.reserve(n_colon, n)
+        out.reserve(room)
         data, indices, nnz0 = out.data, out.indices, out.nnz
-    (status, err, nnz, indptr, labels, span, row_line, slow, qid, has_qid,
+    (status, err, n_lines, nnz, indptr, labels, span, row_line, slow, qid, has_qid,
      max_index) = K.parse_block(buf, n, opt.zero_based, opt.multilabel, opt.query_id, data,
-                                indices, nnz0, n_nl)  # fmt: skip
-    if status == K.NO_NEWLINE:
-        raise AssertionError("svmlight block without its final newline")
+                                indices, nnz0)  # fmt: skip
+    if status == K.BAD_BUFFER:
+        raise AssertionError("svmlight block without its final newline, padding or room")
     text = []  # the block as bytes, made only for an error message
 
     def part() -> bytes:
@@ -317,9 +328,10 @@ def _parse_part(
     if out is None:
         block = _Block(data[:nnz], indices[:nnz], indptr, labels, lines, qid, has_qid, max_index)
     else:
-        out.nnz = nnz
         block = _Block(None, None, indptr, labels, lines, qid, has_qid, max_index)
-    return block, int(n_nl)
+    if out is not None:
+        out.parsed(nnz, n)
+    return block, int(n_lines)
 
 
 _NOT_INTEGER = "is not an integer (class labels must be integers"

@@ -22,9 +22,10 @@ Numbers
     (indices, integer and fractional parts) are read 8 bytes at a time (:func:`_digit_run`).
 
 Output
-    The caller sizes the value and index arrays (:func:`count_block` counts the ``:`` and the
-    lines of a block) and may pass one pair for a whole file, each block written after the
-    previous one; the kernel writes the values directly in their dtype (float32 or float64).
+    The caller gives the value and index arrays, with room for the most values a block can hold
+    (:func:`block_room`: no count pass), and may pass one pair for a whole file, each block
+    written after the previous one; the kernel writes the values directly in their dtype
+    (float32 or float64).
     Errors are reported as a code and the byte offset of the line; the caller turns them into a
     message with the line number and the reason.
 """
@@ -50,8 +51,9 @@ UNSORTED = 3
 INDEX_OVERFLOW = 4
 #: a qid that is not an integer
 BAD_QID = 5
-#: the block does not end with a newline, or its buffer lacks the padding (a caller's error)
-NO_NEWLINE = 6
+#: the block does not end with a newline, its buffer lacks the padding, or the output arrays
+#: lack room (a caller's error)
+BAD_BUFFER = 6
 
 INT32_MAX = 2147483647
 _POW10 = np.array([10.0**k for k in range(23)])
@@ -165,7 +167,7 @@ def _digit_run(buf, i, m):
 
 @njit(fastmath=False, inline="always")
 def fast_float(buf, s):
-    """(ok, value, end) for the number starting at ``_at(buf, s)``, by Clinger's exact fast path.
+    """(ok, value, end) for the number starting at ``buf[s]``, by Clinger's exact fast path.
 
     Reads an optional sign, digits with an optional point, an optional exponent, and stops at
     the first other byte (``end``); the data must end with a byte that is none of these (the
@@ -221,32 +223,38 @@ def fast_float(buf, s):
     return True, -v if neg else v, i
 
 
-@njit(fastmath=False)
-def count_block(buf, n):
-    """(number of ``:``, number of newlines) in ``buf[:n]``: bounds for the output sizes."""
-    n_colon = 0
-    n_nl = 0
-    for q in range(n):  # branch-free, so that it vectorises
-        c = _at(buf, q)
-        n_colon += c == _COLON
-        n_nl += c == _NL
-    return n_colon, n_nl
+@njit
+def block_room(n):
+    """The most values a block of ``n`` bytes can hold: each takes a digit, ``:`` and a
+    separator at least."""
+    return n // 3 + 1
+
+
+@njit(inline="always")
+def _grown(a, size, used):
+    """A copy of ``a`` with ``size`` rows, the first ``used`` of them copied."""
+    out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
 
 
 @njit(fastmath=False)
-def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n_lines):
+def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
     """Parse the complete lines of ``buf[:n]`` (uint8) into ``data[nnz0:]``, ``indices[nnz0:]``.
 
-    ``_at(buf, n - 1)`` must be a newline (the caller appends one to a last line without it): every
+    ``buf[n - 1]`` must be a newline (the caller appends one to a last line without it): every
     scan inside a line stops there, so none needs a bound; and ``buf`` must hold :data:`PAD`
     bytes more (of any value) for the 8-byte reads of the digit runs.  ``data`` (float32 or
     float64; a value is computed in float64 and rounded once to that dtype) and ``indices``
-    (int32) must have room for every ``:`` of the block after ``nnz0``, ``n_lines`` is the
-    number of lines (:func:`count_block` gives both).  Returns ``(status, err_offset, nnz,
-    indptr, labels, label_span, row_line, slow, qid, has_qid, max_index)``:
+    (int32) must have room for ``n // 3 + 1`` values after ``nnz0`` (every value takes at
+    least 3 bytes: a digit, ``:`` and a separator), so no count pass is needed; the row arrays
+    grow as they fill.  Otherwise nothing is written and the status is :data:`BAD_BUFFER`.
+    Returns ``(status, err_offset, n_lines, nnz, indptr, labels, label_span, row_line, slow,
+    qid, has_qid, max_index)``:
 
-    * ``nnz`` the end of the rows written, ``indptr`` int64 (rows + 1) offsets in ``data``
-      starting at ``nnz0``; indices are 0-based (1 is subtracted unless ``zero_based``);
+    * ``n_lines`` the lines read, ``nnz`` the end of the rows written, ``indptr`` int64
+      (rows + 1) offsets in ``data`` starting at ``nnz0``; indices are 0-based (1 is
+      subtracted unless ``zero_based``);
     * ``labels`` float64 (NaN where the label token was left to Python), ``label_span`` (rows,
       2) byte range of each label token (empty for a multi-label line without labels);
     * ``row_line`` the 0-based line of each row within the block;
@@ -259,14 +267,15 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     ``query_id``: a qid that is not an integer is an error (otherwise the token is skipped
     unread, as scikit-learn does).
     """
-    indptr = np.empty(n_lines + 1, dtype=np.int64)
+    cap = n // 64 + 16  # rows; grown by doubling
+    indptr = np.empty(cap + 1, dtype=np.int64)
     indptr[0] = nnz0
-    labels = np.empty(n_lines, dtype=np.float64)
-    label_span = np.empty((n_lines, 2), dtype=np.int64)
-    row_line = np.empty(n_lines, dtype=np.int64)
+    labels = np.empty(cap, dtype=np.float64)
+    label_span = np.empty((cap, 2), dtype=np.int64)
+    row_line = np.empty(cap, dtype=np.int64)
     slow = np.empty((16, 3), dtype=np.int64)
-    qid = np.zeros(n_lines, dtype=np.int64)
-    has_qid = np.zeros(n_lines, dtype=np.bool_)
+    qid = np.empty(cap, dtype=np.int64)
+    has_qid = np.empty(cap, dtype=np.bool_)
     lowest = 0 if zero_based else 1
     max_index = np.int64(-1)
     nnz = nnz0
@@ -276,8 +285,11 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     pos = 0
     status = OK
     err = 0
-    if n > 0 and (_at(buf, n - 1) != _NL or buf.shape[0] < n + PAD):
-        return (NO_NEWLINE, n - 1, nnz, indptr[:1], labels[:0], label_span[:0], row_line[:0],
+    room = block_room(n)
+    if (n > 0 and (buf[n - 1] != _NL or buf.shape[0] < n + PAD)) or min(
+        data.shape[0], indices.shape[0]
+    ) < nnz0 + room:
+        return (BAD_BUFFER, n - 1, 0, nnz, indptr[:1], labels[:0], label_span[:0], row_line[:0],
                 slow[:0], qid[:0], has_qid[:0], max_index)  # fmt: skip
     while pos < n:
         line_start = pos
@@ -293,6 +305,16 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
             pos = p + 1
             line += 1
             continue
+        if row == cap:
+            cap *= 2
+            indptr = _grown(indptr, cap + 1, row + 1)
+            labels = _grown(labels, cap, row)
+            label_span = _grown(label_span, cap, row)
+            row_line = _grown(row_line, cap, row)
+            qid = _grown(qid, cap, row)
+            has_qid = _grown(has_qid, cap, row)
+        qid[row] = 0
+        has_qid[row] = False
         # ---- label
         s = p
         has_colon = False
@@ -420,6 +442,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0, n
     return (
         status,
         err,
+        line,
         nnz,
         indptr[: row + 1],
         labels[:row],
