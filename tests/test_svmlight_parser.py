@@ -189,7 +189,8 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
 
 def _kernel(text: bytes, dtype=np.float64, pad=PAD, room=None):
     n = len(text)
-    buf = np.frombuffer(text + b"7" * pad, dtype=np.uint8)  # digits after the end: not read
+    # digits after the end (not read); writable, as the reader's buffer (the same compilation)
+    buf = np.frombuffer(bytearray(text + b"7" * pad), dtype=np.uint8)
     room = block_room(n) if room is None else room
     data = np.full(room + 2, -7.0, dtype=dtype)
     indices = np.full(room + 2, -7, dtype=np.int32)
