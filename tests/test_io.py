@@ -319,3 +319,32 @@ def test_prefetch_gives_the_same_chunks_and_errors_and_stops_its_thread(tmp_path
                 got.append(Xc.shape[0])
         assert got == [100] * 4
     assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("source", ["path", "bytesio", "gzip"])
+def test_whole_file_arrays_grow_past_a_sparse_start_and_keep_no_spare_room(
+    tmp_path, monkeypatch, source
+):
+    from onlinelearn import _svmlight_blocks as blocks_mod
+
+    monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", 256)
+    # sparse first blocks, then dense lines: the size estimated from the first block is short
+    lines = [f"{i % 2} {1 + i % 5}:1" for i in range(60)]
+    lines += [
+        f"{i % 2} " + " ".join(f"{j}:{(i * j) % 7 - 3}" for j in range(1, 40)) for i in range(30)
+    ]
+    p = _write_lines(tmp_path / "grow.svm", lines)
+    if source == "gzip":
+        p = _write_lines(tmp_path / "grow.svm.gz", lines, gzip.open)
+    src = io.BytesIO(p.read_bytes()) if source == "bytesio" else p
+    for dtype in (np.float32, np.float64):
+        if source == "bytesio":
+            src.seek(0)
+        X, y = load_svmlight(src, n_features=40, dtype=dtype)
+        X2, y2 = load_svmlight_file(str(p), n_features=40, dtype=dtype, zero_based=False)
+        np.testing.assert_array_equal(X.indptr, X2.indptr)
+        np.testing.assert_array_equal(X.indices, X2.indices)
+        np.testing.assert_array_equal(X.data, X2.data)
+        np.testing.assert_array_equal(y, y2)
+        for a in (X.data, X.indices):  # the room for a dense block was given back
+            assert (a.base if a.base is not None else a).shape == (X.nnz,)

@@ -294,23 +294,36 @@ def iter_svmlight_chunks(
     )
 
 
+def _bytes_left(f) -> int | None:
+    """Bytes from the position of the (uncompressed) binary stream ``f`` to its end, or None
+    when it cannot say (a pipe)."""
+    try:
+        if hasattr(f, "fileno"):
+            return max(0, os.fstat(f.fileno()).st_size - f.tell())
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        pass
+    try:
+        if f.seekable():
+            here = f.tell()
+            end = f.seek(0, os.SEEK_END)
+            f.seek(here)
+            return max(0, end - here)
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        pass
+    return None
+
+
 def _blocks_of(source, opt: _Options, sink: bool = False):
     """Parsed blocks of a path (opened, decompressed and closed here) or a binary stream.
 
     With ``sink``, the first item is the :class:`_Growing` the values are parsed into (sized
-    from the file's length when it is a plain file), then the blocks."""
+    from the bytes left when it is a plain file or a seekable stream), then the blocks."""
     owns = isinstance(source, str | bytes | os.PathLike)
-    f, raw = _open_with_raw(source) if owns else (source, None)
+    f, raw = _open_with_raw(source) if owns else (source, source)
     try:
         out = None
         if sink:
-            size = None
-            if f is raw:
-                try:
-                    size = os.fstat(raw.fileno()).st_size
-                except (OSError, AttributeError, io.UnsupportedOperation):
-                    size = None
-            out = _Growing(opt.dtype, size)
+            out = _Growing(opt.dtype, _bytes_left(f) if f is raw else None)
             yield out
         yield from _iter_blocks(f, opt, out=out)
     finally:
