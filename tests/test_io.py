@@ -286,3 +286,65 @@ def test_nonfinite_allowed_on_request(tmp_path):
     p = _write_lines(tmp_path / "nan.svm", ["1 1:nan 2:1"])
     X, _ = load_svmlight(p, n_features=2, allow_nonfinite=True)
     assert np.isnan(X[0, 0])
+
+
+def test_prefetch_gives_the_same_chunks_and_errors_and_stops_its_thread(tmp_path, monkeypatch):
+    import threading
+
+    from onlinelearn import _svmlight_blocks as blocks_mod
+
+    monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", 512)  # many blocks, so the thread runs ahead
+    X, y = _random_data(n=700, d=30, density=0.2, seed=5)
+    p = tmp_path / "pf.svm.gz"
+    dump_svmlight(X, y, p)
+    plain = list(iter_svmlight_chunks(p, chunk_size=64, n_features=30))
+    ahead = list(iter_svmlight_chunks(p, chunk_size=64, n_features=30, prefetch=True))
+    assert len(ahead) == len(plain) == 11
+    for (Xa, ya), (Xb, yb) in zip(plain, ahead, strict=True):
+        assert (Xa != Xb).nnz == 0
+        np.testing.assert_array_equal(ya, yb)
+    before = threading.active_count()
+    # closed early: the thread stops before the file is closed
+    with iter_svmlight_chunks(p, chunk_size=64, n_features=30, prefetch=True) as reader:
+        next(reader)
+    assert reader._file.closed and threading.active_count() == before
+    # a bad line far into the file: the same error, after the same good chunks
+    lines = [f"{i % 3} {1 + i % 7}:0.5" for i in range(600)]
+    lines[450] = "1 3:x"
+    q = _write_lines(tmp_path / "bad.svm", lines)
+    for prefetch in (False, True):
+        got = []
+        with pytest.raises(ValueError, match=r"bad.svm: line 451: value in '3:x' is not a"):
+            for Xc, _ in iter_svmlight_chunks(q, chunk_size=100, n_features=8, prefetch=prefetch):
+                got.append(Xc.shape[0])
+        assert got == [100] * 4
+    assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("source", ["path", "bytesio", "gzip"])
+def test_whole_file_arrays_grow_past_a_sparse_start_and_keep_no_spare_room(
+    tmp_path, monkeypatch, source
+):
+    from onlinelearn import _svmlight_blocks as blocks_mod
+
+    monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", 256)
+    # sparse first blocks, then dense lines: the size estimated from the first block is short
+    lines = [f"{i % 2} {1 + i % 5}:1" for i in range(60)]
+    lines += [
+        f"{i % 2} " + " ".join(f"{j}:{(i * j) % 7 - 3}" for j in range(1, 40)) for i in range(30)
+    ]
+    p = _write_lines(tmp_path / "grow.svm", lines)
+    if source == "gzip":
+        p = _write_lines(tmp_path / "grow.svm.gz", lines, gzip.open)
+    src = io.BytesIO(p.read_bytes()) if source == "bytesio" else p
+    for dtype in (np.float32, np.float64):
+        if source == "bytesio":
+            src.seek(0)
+        X, y = load_svmlight(src, n_features=40, dtype=dtype)
+        X2, y2 = load_svmlight_file(str(p), n_features=40, dtype=dtype, zero_based=False)
+        np.testing.assert_array_equal(X.indptr, X2.indptr)
+        np.testing.assert_array_equal(X.indices, X2.indices)
+        np.testing.assert_array_equal(X.data, X2.data)
+        np.testing.assert_array_equal(y, y2)
+        for a in (X.data, X.indices):  # the room for a dense block was given back
+            assert (a.base if a.base is not None else a).shape == (X.nnz,)

@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from onlinelearn import _svmlight_blocks as blocks_mod
-from onlinelearn._core.svmlight import parse_block
+from onlinelearn._core.svmlight import (
+    BAD_BUFFER,
+    OK,
+    PAD,
+    UNSORTED,
+    block_room,
+    parse_block,
+)
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
 
@@ -180,10 +187,75 @@ def test_blocks_cut_anywhere_give_the_same_rows(block_size, monkeypatch):
     np.testing.assert_array_equal(sp.vstack([c[0] for c in chunks]).toarray(), X2.toarray())
 
 
+def _kernel(text: bytes, dtype=np.float64, pad=PAD, room=None):
+    n = len(text)
+    # digits after the end (not read); writable, as the reader's buffer (the same compilation)
+    buf = np.frombuffer(bytearray(text + b"7" * pad), dtype=np.uint8)
+    room = block_room(n) if room is None else room
+    data = np.full(room + 2, -7.0, dtype=dtype)
+    indices = np.full(room + 2, -7, dtype=np.int32)
+    return parse_block(buf, n, False, False, False, data, indices, 2), data
+
+
 def test_block_parse_reports_bad_line_offsets():
-    buf = np.frombuffer(b"1 1:1\n\n2 3:1 2:1\n", dtype=np.uint8)
-    status, offset = parse_block(buf, False, False, False)[:2]
-    assert status != 0 and offset == 7
+    status, offset = _kernel(b"1 1:1\n\n2 3:1 2:1\n")[0][:2]
+    assert status == UNSORTED and offset == 7
+    # a block must end with its newline (the reader appends one), have room for the 8-byte
+    # reads after it and for the most values it can hold: refused otherwise, nothing written
+    for text, pad, room in (
+        (b"1 1:1", PAD, None),
+        (b"1 1:1\n", PAD - 1, None),
+        (b"1 1:1\n", PAD, 2),
+    ):
+        out, data = _kernel(text, pad=pad, room=room)
+        assert out[0] == BAD_BUFFER and (data == -7).all()
+
+
+def test_block_room_bounds_the_densest_lines():
+    for text in (b"1:1\n", b"1 1:1 2:2 3:\n", b"0 1:1\n" * 9, b" 1: 2: 3: 4:\n"):
+        n_values = text.count(b":")
+        assert n_values <= block_room(len(text))
+    out, data = _kernel(b"2 1:1 2:2 3:3\n" * 40)  # rows beyond the first capacity: grown
+    assert out[0] == OK and out[2] == 40 and out[3] == 2 + 120 and out[4].shape == (41,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_block_is_written_after_the_offset_in_the_value_dtype(dtype):
+    text = b"3 2:0.5 7:1e400\n# c\n\n1 qid:4 1:-2.25 9:0.1\n"
+    out, data = _kernel(text, dtype)
+    status, _, n_lines, nnz, indptr, labels, _, row_line, slow, qid, has_qid, max_index = out
+    assert status == OK and n_lines == 4 and nnz == 6 and max_index == 8
+    np.testing.assert_array_equal(indptr, [2, 4, 6])
+    np.testing.assert_array_equal(labels, [3.0, 1.0])
+    np.testing.assert_array_equal(row_line, [0, 3])
+    np.testing.assert_array_equal(qid[has_qid], [4])
+    assert (data[:2] == -7).all()  # before the offset: untouched
+    # 1e400 is left to Python (position, token's byte range) with NaN in its place
+    assert slow.tolist() == [[3, 10, 15]] and np.isnan(data[3])
+    want = np.array([0.5, -2.25, 0.1]).astype(dtype)
+    np.testing.assert_array_equal(data[[2, 4, 5]], want)
+
+
+def test_digit_runs_of_every_length_and_leading_zeros(tmp_path):
+    """The kernel reads digits 8 at a time: runs of 1 to 21 digits, before and after the point,
+    with leading zeros (also in an index of more than 18 digits)."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for k in range(1, 22):
+        digits = "".join(rng.choice(list("0123456789"), k))
+        lines.append(f"{k} {'0' * k}{k}:{digits} 30:{digits}.{digits[::-1]} 31:.{digits}e-{k}")
+    lines.append("1 " + "0" * 25 + "7:1 0000000000000000009:00000000000000000000002.5")
+    p = tmp_path / "digits.svm"
+    p.write_text("\n".join(lines) + "\n")
+    for dtype in (np.float64, np.float32):
+        ours = load_svmlight(p, n_features=31, dtype=dtype, label_dtype=None)
+        theirs = load_svmlight_file(str(p), n_features=31, dtype=dtype, zero_based=False)
+        _same(ours, theirs)
+    X = ours[0]
+    assert X[21, 6] == 1 and X[21, 8] == np.float32(2.5)
+    p.write_text("1 12345678901234567890:1\n")
+    with pytest.raises(ValueError, match=r"line 1: feature index 12345678901234567890 is beyond"):
+        load_svmlight(p)
 
 
 # -- errors -----------------------------------------------------------------------------------

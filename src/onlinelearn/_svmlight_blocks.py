@@ -6,6 +6,8 @@ into messages that name the file and the line, and re-cut the parsed blocks into
 from __future__ import annotations
 
 import lzma
+import queue
+import threading
 import zlib
 from collections.abc import Iterator
 
@@ -104,17 +106,73 @@ _STATUS_REASON = {
 
 
 class _Block:
-    """Parsed rows of one block: CSR arrays, labels, the 1-based line number of every row."""
+    """Parsed rows of one block: CSR arrays, labels, the 1-based line number of every row.
 
-    __slots__ = ("data", "indices", "indptr", "labels", "lines", "qid", "has_qid")
+    ``data`` and ``indices`` are None when the values went to a shared :class:`_Growing`
+    (``indptr`` then holds offsets into it)."""
 
-    def __init__(self, data, indices, indptr, labels, lines, qid, has_qid):
+    __slots__ = ("data", "indices", "indptr", "labels", "lines", "qid", "has_qid", "max_index")
+
+    def __init__(self, data, indices, indptr, labels, lines, qid, has_qid, max_index=-1):
         self.data, self.indices, self.indptr = data, indices, indptr
         self.labels, self.lines, self.qid, self.has_qid = labels, lines, qid, has_qid
+        self.max_index = int(max_index)
 
     @property
     def n_rows(self) -> int:
         return self.indptr.shape[0] - 1
+
+
+#: value dtypes the kernel writes directly (others are parsed as float64, then cast)
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class _Growing:
+    """One pair of value / index arrays that the blocks of a whole file are parsed into, so that
+    no block is copied again at the end.  Before a block, there must be room for the most values
+    it can hold (``K.block_room``); when there is not, the arrays grow: with ``size_hint`` (the
+    bytes of text, when known) to the values per byte seen so far times the file's size, so a
+    plain file is sized once after its first block; else by doubling."""
+
+    def __init__(self, dtype, size_hint: int | None = None):
+        self.data = np.empty(0, dtype=dtype)
+        self.indices = np.empty(0, dtype=np.int32)
+        self.nnz = 0
+        self.size_hint = size_hint
+        self.bytes_done = 0
+
+    def reserve(self, room: int) -> None:
+        """Room for ``room`` more values."""
+        need = self.nnz + room
+        cap = self.data.shape[0]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        if self.size_hint and self.bytes_done:
+            per_byte = self.nnz / self.bytes_done
+            new = max(need, int(per_byte * self.size_hint * 1.02) + room)
+        for name in ("data", "indices"):
+            old = getattr(self, name)
+            grown = np.empty(new, dtype=old.dtype)
+            grown[: self.nnz] = old[: self.nnz]
+            setattr(self, name, grown)
+
+    def parsed(self, nnz: int, n_bytes: int) -> None:
+        """A block of ``n_bytes`` bytes was parsed; the values now end at ``nnz``."""
+        self.nnz = nnz
+        self.bytes_done += n_bytes
+
+    def arrays(self):
+        """The values and indices written; the spare room is given back (in place when the
+        arrays allow it, which costs no copy)."""
+        for name in ("data", "indices"):
+            a = getattr(self, name)
+            if a.shape[0] != self.nnz:
+                try:
+                    a.resize(self.nnz, refcheck=False)  # no view of them exists
+                except ValueError:
+                    setattr(self, name, a[: self.nnz].copy())
+        return self.data, self.indices
 
 
 class _Options:
@@ -159,58 +217,96 @@ def _line_offset(part: bytes, rel_line: int) -> int:
     return pos
 
 
-def _parse_part(part: bytes, lines_before: int, opt: _Options) -> tuple[_Block, int]:
-    """Parse complete lines; returns the block and its number of lines. Raises on bad data."""
-    buf = np.frombuffer(part, dtype=np.uint8)
-    (status, err, n_lines, data, indices, indptr, labels, span, row_line, slow, qid,
-     has_qid) = K.parse_block(buf, opt.zero_based, opt.multilabel, opt.query_id)  # fmt: skip
+def _parse_part(
+    buf: np.ndarray, n: int, lines_before: int, opt: _Options, out: _Growing | None = None
+):
+    """Parse the complete lines of ``buf[:n]`` (uint8, ending with a newline, followed by
+    ``K.PAD`` bytes of room); returns the block and its number of lines.  The values go to
+    ``out`` if given (``opt.dtype`` is then one the kernel writes), else to arrays of the
+    block's own.  Raises on bad data."""
+    view = buf[:n]
+    room = K.block_room(n)
+    kdtype = opt.dtype if opt.dtype in _KERNEL_DTYPES else np.dtype(np.float64)
+    if out is None:
+        data = np.empty(room, dtype=kdtype)
+        indices = np.empty(room, dtype=np.int32)
+        nnz0 = 0
+    else:
+        out.reserve(room)
+        data, indices, nnz0 = out.data, out.indices, out.nnz
+    (status, err, n_lines, nnz, indptr, labels, span, row_line, slow, qid, has_qid,
+     max_index) = K.parse_block(buf, n, opt.zero_based, opt.multilabel, opt.query_id, data,
+                                indices, nnz0)  # fmt: skip
+    if status == K.BAD_BUFFER:
+        raise AssertionError("svmlight block without its final newline, padding or room")
+    text = []  # the block as bytes, made only for an error message
+
+    def part() -> bytes:
+        if not text:
+            text.append(view.tobytes())
+        return text[0]
+
+    def row_of(pos):
+        return int(np.searchsorted(indptr, pos, side="right") - 1)
 
     def fail(row, reason=None):
         if row >= len(row_line) and status != K.OK:
             # the row the kernel stopped in (found by the hostile fuzzer: b"0 1: ::"): it has
             # no line entry yet; report the kernel's own error, at its byte offset
-            line_no = lines_before + part.count(b"\n", 0, err) + 1
-            return _line_error(opt, part, err, line_no, reason or _STATUS_REASON[status])
+            line_no = lines_before + part().count(b"\n", 0, err) + 1
+            return _line_error(opt, part(), err, line_no, reason or _STATUS_REASON[status])
         rel = int(row_line[row])
-        return _line_error(opt, part, _line_offset(part, rel), lines_before + rel + 1, reason)
+        return _line_error(opt, part(), _line_offset(part(), rel), lines_before + rel + 1, reason)
 
-    # tokens outside the kernel's exact fast path: Python's float() (rows before any error)
-    for pos, s, e in slow:
-        try:
-            data[pos] = float(part[s:e])
-        except ValueError:
-            raise fail(int(np.searchsorted(indptr, pos, side="right") - 1)) from None
+    # tokens outside the kernel's exact fast path: Python's float() (rows before any error),
+    # rounded once to the value dtype as scikit-learn's cast does
+    if slow.shape[0]:
+        values = np.empty(slow.shape[0], dtype=np.float64)
+        for k, (pos, s, e) in enumerate(slow):
+            try:
+                values[k] = float(view[s:e].tobytes())
+            except ValueError:
+                raise fail(row_of(pos)) from None
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as scikit-learn
+            data[slow[:, 0]] = values.astype(kdtype)
     if opt.multilabel:
-        out = []
+        out_labels = []
         for row, (s, e) in enumerate(span):
             try:
-                out.append(tuple(sorted(float(v) for v in part[s:e].split(b","))) if e > s else ())
+                token = view[s:e].tobytes()
+                out_labels.append(
+                    tuple(sorted(float(v) for v in token.split(b","))) if e > s else ()
+                )
             except ValueError:
                 raise fail(row) from None
-        labels = out
+        labels = out_labels
     else:
         for row in np.flatnonzero(np.isnan(labels)):
             s, e = span[row]
             try:
-                labels[row] = float(part[s:e])
+                labels[row] = float(view[s:e].tobytes())
             except ValueError:
                 raise fail(int(row)) from None
     if status != K.OK:
-        line_no = lines_before + part.count(b"\n", 0, err) + 1
-        raise _line_error(opt, part, err, line_no, _STATUS_REASON[status])
-    if opt.n_features is not None and indices.size and int(indices.max()) >= opt.n_features:
-        bad = int(np.flatnonzero(indices >= opt.n_features)[0])
-        raise fail(int(np.searchsorted(indptr, bad, side="right") - 1))
-    if data.dtype != opt.dtype:
-        with np.errstate(over="ignore"):  # beyond float32's range: inf, as scikit-learn
-            data = data.astype(opt.dtype)
-    if not opt.allow_nonfinite and data.size and not np.isfinite(data).all():
-        bad = int(np.flatnonzero(~np.isfinite(data))[0])
-        row = int(np.searchsorted(indptr, bad, side="right") - 1)
+        line_no = lines_before + part().count(b"\n", 0, err) + 1
+        raise _line_error(opt, part(), err, line_no, _STATUS_REASON[status])
+    if opt.n_features is not None and max_index >= opt.n_features:
+        bad = nnz0 + int(np.flatnonzero(indices[nnz0:nnz] >= opt.n_features)[0])
+        raise fail(row_of(bad))
+    # only the values left to Python can be non-finite (the fast path's are finite and within
+    # float32's range), unless the values are cast to another dtype below
+    check = slow[:, 0]
+    if kdtype != opt.dtype:
+        with np.errstate(over="ignore"):
+            data = data[:nnz].astype(opt.dtype)
+        check = np.arange(nnz)
+    if not opt.allow_nonfinite and check.size and not np.isfinite(data[check]).all():
+        bad = int(check[np.flatnonzero(~np.isfinite(data[check]))[0]])
+        row = row_of(bad)
         rel = int(row_line[row])
-        start = _line_offset(part, rel)
-        end = part.find(b"\n", start)
-        line = part[start : len(part) if end < 0 else end]
+        start = _line_offset(part(), rel)
+        end = part().find(b"\n", start)
+        line = part()[start : len(part()) if end < 0 else end]
         raise ValueError(
             f"{opt.name}: line {lines_before + rel + 1}: feature "
             f"{int(indices[bad]) + (not opt.zero_based)} has the non-finite value "
@@ -221,14 +317,20 @@ def _parse_part(part: bytes, lines_before: int, opt: _Options) -> tuple[_Block, 
             integral = np.isfinite(labels) & (labels == np.round(labels))
             if not integral.all():
                 row = int(np.flatnonzero(~integral)[0])
-                raise _label_error(opt, part, row_line[row], lines_before, labels[row])
+                raise _label_error(opt, part(), row_line[row], lines_before, labels[row])
             row = first_inexact_label(labels)  # 2**63 - 1 would wrap to -2**63
             if row >= 0:
                 raise _label_error(
-                    opt, part, row_line[row], lines_before, labels[row], _BEYOND_EXACT
+                    opt, part(), row_line[row], lines_before, labels[row], _BEYOND_EXACT
                 )
         labels = labels.astype(opt.label_dtype)
-    block = _Block(data, indices, indptr, labels, row_line + lines_before + 1, qid, has_qid)
+    lines = row_line + lines_before + 1
+    if out is None:
+        block = _Block(data[:nnz], indices[:nnz], indptr, labels, lines, qid, has_qid, max_index)
+    else:
+        block = _Block(None, None, indptr, labels, lines, qid, has_qid, max_index)
+    if out is not None:
+        out.parsed(nnz, n)
     return block, int(n_lines)
 
 
@@ -247,41 +349,156 @@ def _label_error(opt, part, rel, lines_before, value, what=_NOT_INTEGER):
     )
 
 
-def _iter_blocks(f, opt: _Options, block_size: int | None = None) -> Iterator[tuple[_Block, int]]:
+def _fill(f, buf: np.ndarray, lo: int, hi: int) -> int:
+    """Read from ``f`` into ``buf[lo:hi]`` until it is full or the stream ends; bytes read."""
+    readinto = getattr(f, "readinto", None)
+    got = lo
+    if readinto is None:  # a stream with only read()
+        while got < hi:
+            raw = f.read(hi - got)
+            if not raw:
+                break
+            buf[got : got + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+            got += len(raw)
+        return got - lo
+    view = memoryview(buf)
+    while got < hi:
+        k = readinto(view[got:hi])
+        if not k:
+            break
+        got += k
+    return got - lo
+
+
+def _last_newline(buf: np.ndarray, have: int) -> int:
+    """Index of the last newline in ``buf[:have]``, -1 if none (searched from the end)."""
+    hi = have
+    step = 1 << 12
+    while hi > 0:
+        lo = max(0, hi - step)
+        k = buf[lo:hi].tobytes().rfind(b"\n")
+        if k >= 0:
+            return lo + k
+        hi = lo
+        step *= 4
+    return -1
+
+
+def _iter_blocks(
+    f, opt: _Options, block_size: int | None = None, out: _Growing | None = None
+) -> Iterator[tuple[_Block, int]]:
     """Parsed blocks of the binary stream ``f``, each with the number of lines read so far.
 
-    Reads ``block_size`` bytes at a time; the part after the last newline waits for the next
-    read (a line longer than a block makes the block grow until its end is in), so memory is
-    bounded by the block size and the longest line."""
+    Reads ``block_size`` bytes at a time into one buffer (``readinto``: the file's bytes are
+    copied once); the part after the last newline moves to the buffer's front for the next
+    read (a line longer than the buffer makes it grow until its end is in), so memory is
+    bounded by the block size and the longest line.  The buffer keeps one byte more, for the
+    newline a last line without one is given, and ``K.PAD`` for the kernel's 8-byte reads.
+    ``out``: see :func:`_parse_part`."""
     if block_size is None:
         block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
-    carry = b""
+    cap = max(1, int(block_size))
+    buf = np.empty(cap + 1 + K.PAD, dtype=np.uint8)
+    have = 0
     lines_before = 0
-    while True:
+    eof = False
+    while not eof:
+        if have == cap:  # no newline in a full buffer: a line longer than it
+            grown = np.empty(2 * cap + 1 + K.PAD, dtype=np.uint8)
+            grown[:have] = buf[:have]
+            buf, cap = grown, 2 * cap
         try:
-            raw = f.read(block_size)
+            got = _fill(f, buf, have, cap)
         except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
             if isinstance(exc, FileNotFoundError | PermissionError):
                 raise
-            line = lines_before + carry.count(b"\n")
+            line = lines_before + int(np.count_nonzero(buf[:have] == 10))
             raise ValueError(
                 f"{opt.name}: the compressed data is corrupted or truncated after line "
                 f"{line}: {exc}"
             ) from None
-        if raw:
-            buf = carry + raw if carry else raw
-            cut = buf.rfind(b"\n")
-            if cut < 0:
-                carry = buf
-                continue
-            part, carry = buf[: cut + 1], buf[cut + 1 :]
-        elif carry:
-            part, carry = carry, b""
+        have += got
+        if got == 0 or have < cap:  # a short fill: the stream has ended
+            eof = True
+            if have == 0:
+                return
+            if buf[have - 1] != 10:
+                buf[have] = 10
+                have += 1
+            cut = have
         else:
-            return
-        block, n_lines = _parse_part(part, lines_before, opt)
+            cut = _last_newline(buf, have) + 1
+            if cut == 0:
+                continue
+        block, n_lines = _parse_part(buf, cut, lines_before, opt, out)
         lines_before += n_lines
+        rest = have - cut
+        if cap > block_size and rest < block_size:  # back to the block size after a long line
+            cap = max(1, int(block_size))
+            buf = np.concatenate([buf[cut:have], np.empty(cap + 1 + K.PAD - rest, dtype=np.uint8)])
+        elif rest:
+            buf[:rest] = buf[cut:have].copy()
+        have = rest
         yield block, lines_before
+
+
+class _Raised:
+    """An exception of the reading thread, to be raised again in the consumer's."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+_END = object()
+
+
+def _prefetched(items: Iterator, depth: int = 2) -> Iterator:
+    """The items of ``items``, produced by a background thread at most ``depth`` items ahead.
+
+    For the blocks of a file: reading, decompressing and the compiled parser release the GIL,
+    so the next blocks are read and parsed while the consumer learns from the current one (as
+    Vowpal Wabbit's parser thread does).  An exception of the thread is raised here, at its
+    place in the sequence; closing this generator stops the thread and waits for it, so the
+    file can be closed after it."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work():
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            put(_Raised(exc))
+        finally:
+            if stop.is_set() and hasattr(items, "close"):
+                items.close()
+
+    thread = threading.Thread(target=work, name="svmlight-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _Raised):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _concat(pieces, opt: _Options, width: int):
@@ -303,6 +520,19 @@ def _concat(pieces, opt: _Options, width: int):
     qid = np.concatenate([p.qid[a:b][p.has_qid[a:b]] for p, a, b in pieces])
     last_line = pieces[-1][0].lines[pieces[-1][2] - 1] if n else 0
     return X, y, qid, int(last_line)
+
+
+def _whole(blocks, out: _Growing, opt: _Options, width: int):
+    """``(X, y, qid)`` of whole blocks whose values were parsed into ``out``."""
+    indptr = np.concatenate([np.zeros(1, dtype=np.int64)] + [b.indptr[1:] for b in blocks])
+    if opt.multilabel:
+        y = [lab for b in blocks for lab in b.labels]
+    else:
+        y = np.concatenate([b.labels for b in blocks])
+    data, indices = out.arrays()
+    X = sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, width))
+    qid = np.concatenate([b.qid[b.has_qid] for b in blocks])
+    return X, y, qid
 
 
 def _iter_row_chunks(blocks, chunk_size: int, opt: _Options, width: int, progress: list):

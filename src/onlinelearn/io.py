@@ -33,7 +33,16 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
 from ._checks import check_binary_stream
-from ._svmlight_blocks import _concat, _iter_blocks, _iter_row_chunks, _Options
+from ._svmlight_blocks import (
+    _KERNEL_DTYPES,
+    _concat,
+    _Growing,
+    _iter_blocks,
+    _iter_row_chunks,
+    _Options,
+    _prefetched,
+    _whole,
+)
 
 __all__ = [
     "SvmlightChunkReader",
@@ -110,6 +119,7 @@ class SvmlightChunkReader(Iterator):
         zero_based: bool = False,
         label_dtype=np.int64,
         allow_nonfinite: bool = False,
+        prefetch: bool = False,
     ):
         if not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
@@ -150,8 +160,13 @@ class SvmlightChunkReader(Iterator):
         opt = _Options(self.name, self.n_features, dtype, zero_based, label_dtype,
                        allow_nonfinite)  # fmt: skip
         self._lines_seen = [0]
+        blocks = _iter_blocks(self._file, opt)
+        self.prefetch = bool(prefetch)
+        if self.prefetch:
+            blocks = _prefetched(blocks)
+        self._blocks = blocks
         self._chunks = _iter_row_chunks(
-            _iter_blocks(self._file, opt), self.chunk_size, opt, self.n_features, self._lines_seen
+            blocks, self.chunk_size, opt, self.n_features, self._lines_seen
         )
         self._done = False
 
@@ -185,6 +200,9 @@ class SvmlightChunkReader(Iterator):
 
     def close(self) -> None:
         self._done = True
+        blocks = getattr(self, "_blocks", None)
+        if blocks is not None:
+            blocks.close()  # the reading thread, if any, stops before the file is closed
         if self._owns and not self._file.closed:
             self._file.close()
             if self._raw is not self._file and not self._raw.closed:
@@ -211,6 +229,7 @@ def iter_svmlight_chunks(
     zero_based: bool = False,
     label_dtype=np.int64,
     allow_nonfinite: bool = False,
+    prefetch: bool = False,
 ) -> SvmlightChunkReader:
     """Stream an svmlight / LIBSVM file as ``(X, y)`` chunks of at most ``chunk_size`` rows.
 
@@ -235,6 +254,12 @@ def iter_svmlight_chunks(
         None keeps the parser's float64 labels.
     allow_nonfinite : bool
         If False (default), a NaN or infinite feature value raises.
+    prefetch : bool
+        If True, a background thread reads and parses the next blocks (at most two, 4 MiB of
+        text each) while the caller works on the current chunk; the reading and the compiled
+        parser release the GIL, so with two cores parsing overlaps learning, as in Vowpal
+        Wabbit's driver.  Errors are raised at the same chunk as without it.  Default False
+        (one thread).
 
     Yields
     ------
@@ -265,18 +290,47 @@ def iter_svmlight_chunks(
         zero_based=zero_based,
         label_dtype=label_dtype,
         allow_nonfinite=allow_nonfinite,
+        prefetch=prefetch,
     )
 
 
-def _blocks_of(source, opt: _Options):
-    """Parsed blocks of a path (opened, decompressed and closed here) or a binary stream."""
-    owns = isinstance(source, str | bytes | os.PathLike)
-    f = open_maybe_compressed(source) if owns else source
+def _bytes_left(f) -> int | None:
+    """Bytes from the position of the (uncompressed) binary stream ``f`` to its end, or None
+    when it cannot say (a pipe)."""
     try:
-        yield from _iter_blocks(f, opt)
+        if hasattr(f, "fileno"):
+            return max(0, os.fstat(f.fileno()).st_size - f.tell())
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        pass
+    try:
+        if f.seekable():
+            here = f.tell()
+            end = f.seek(0, os.SEEK_END)
+            f.seek(here)
+            return max(0, end - here)
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        pass
+    return None
+
+
+def _blocks_of(source, opt: _Options, sink: bool = False):
+    """Parsed blocks of a path (opened, decompressed and closed here) or a binary stream.
+
+    With ``sink``, the first item is the :class:`_Growing` the values are parsed into (sized
+    from the bytes left when it is a plain file or a seekable stream), then the blocks."""
+    owns = isinstance(source, str | bytes | os.PathLike)
+    f, raw = _open_with_raw(source) if owns else (source, source)
+    try:
+        out = None
+        if sink:
+            out = _Growing(opt.dtype, _bytes_left(f) if f is raw else None)
+            yield out
+        yield from _iter_blocks(f, opt, out=out)
     finally:
         if owns:
             f.close()
+            if raw is not f:
+                raw.close()
 
 
 def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000) -> int:
@@ -289,8 +343,7 @@ def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000)
     opt = _Options(_source_name(path), None, np.float64, zero_based, None, True)
     width = 1
     for block, _ in _blocks_of(path, opt):
-        if block.indices.size:
-            width = max(width, int(block.indices.max()) + 1)
+        width = max(width, block.max_index + 1)
     return width
 
 
@@ -331,12 +384,17 @@ def load_svmlight(
     opt = _Options(_source_name(path), n_features, dtype, zero_based,
                    None if multilabel else label_dtype, allow_nonfinite, multilabel,
                    query_id)  # fmt: skip
-    blocks = [b for b, _ in _blocks_of(path, opt)]
+    sink = opt.dtype in _KERNEL_DTYPES
+    blocks = list(_blocks_of(path, opt, sink=sink))
+    out = blocks.pop(0) if sink else None
+    blocks = [b for b, _ in blocks]
     width = n_features
     if width is None:
-        width = max([1] + [int(b.indices.max()) + 1 for b in blocks if b.indices.size])
+        width = max([1] + [b.max_index + 1 for b in blocks])
     blocks = [b for b in blocks if b.n_rows]
-    if blocks:
+    if blocks and out is not None:
+        X, y, qid = _whole(blocks, out, opt, width)
+    elif blocks:
         X, y, qid, _ = _concat([(b, 0, b.n_rows) for b in blocks], opt, width)
     else:
         label_out = np.float64 if (label_dtype is None or multilabel) else label_dtype
