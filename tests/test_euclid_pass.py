@@ -156,3 +156,36 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     u = np.array([a.n_updates_, b.n_updates_], dtype=float)
     want = (u[0] * a.coef_ + u[1] * b.coef_) / u.sum()
     np.testing.assert_allclose(m.coef_, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("step,K", [(S.PA1, 1), (S.PA1, 5), (S.CONSERVATIVE, 5), (S.COPA, 5)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_prefetching_pass_equals_generic_pass(step, K, dtype):
+    """A U large enough to switch the prefetches on (every touched row spread over it) gives
+    the same state as the generic pass: the hints change no value."""
+    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
+
+    rng = np.random.default_rng(11 + step + K)
+    n, b = 60, 1.0
+    d = PREFETCH_MIN_ENTRIES // K + 7
+    pool = rng.choice(d, size=150, replace=False)  # shared features: rows interact
+    cols = np.concatenate([rng.choice(pool, size=12, replace=False) for _ in range(n)])
+    rows = np.repeat(np.arange(n), 12)
+    X = sp.csr_matrix((rng.normal(size=cols.size).astype(dtype), (rows, cols)), shape=(n, d))
+    y = rng.integers(0, max(K, 2), size=n).astype(np.int64)
+    w = np.ones(n)
+    order = np.arange(n, dtype=np.int64)
+    batch = CSRBatch(X)
+    R = d + 1
+    assert R * K >= PREFETCH_MIN_ENTRIES
+    state = _state(R, K, rng, False)
+    ip = np.zeros(ST.N_IP, dtype=np.int64)
+    ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, 1]
+    fp = np.array([0.5, 1.0, 1.0, 2.0, b, 1.0])
+    ref = _run(online_pass, batch, y, w, order, state, ip, fp, K)
+    fast = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
+    assert fast[0] == ref[0] == 0
+    np.testing.assert_allclose(fast[1], ref[1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast[2], ref[3] * ref[1] - ref[2], rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(fast[5], ref[5])
+    assert fast[4][ST.N_UPDATES] > n // 3
