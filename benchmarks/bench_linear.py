@@ -8,8 +8,13 @@ are timed *in turn* within each repeat (ours, scikit-learn, ours, ...), so that 
 with other jobs slows all of them alike; each time is reported as wall clock (min and median)
 and CPU time (``time.process_time``, median), with the ratio of scikit-learn's SGD ``pa1``
 median to each row's and the nanoseconds per nonzero x class next to the score-only sweep (the
-floor of a pass: it reads the K weights of every nonzero and does nothing else).  A few minutes
-for both data sets.
+floor of a pass: it reads the K weights of every nonzero and does nothing else).
+
+Rows "bare pass" time only the compiled pass of the default averaged PA-I (the state allocated
+as ``fit`` does, outside the timer): the difference to its ``fit`` row is the fixed cost of a
+call (checks, label codes, allocation, the overflow check).  "prefetch off" is the same pass
+compiled in this process with the U prefetches disabled (``PREFETCH_MIN_ENTRIES`` out of
+reach), the before/after of that change side by side.  A few minutes for both data sets.
 """
 
 from __future__ import annotations
@@ -50,6 +55,48 @@ def methods(C):
     }
 
 
+def bare_pass(make, X, y, kernel):
+    """A callable running only ``kernel`` (one epoch, file order) on a fresh state of the
+    estimator ``make()``, the state prepared as ``fit`` prepares it but outside the timing."""
+    from onlinelearn._core.online_loop import empty_scratch
+
+    est = make().fit(X[:50], y[:50])
+    classes = np.unique(y)
+    codes = np.searchsorted(classes, y).astype(np.int64)
+    weights = np.ones(len(y))
+    order = np.arange(X.shape[0], dtype=np.int64)
+    ip, fp = None, None
+
+    def prepare():
+        nonlocal ip, fp
+        est._init_state(classes, X.shape[1], X.dtype)
+        ip, fp = est._codes(est._n_weights())
+
+    def run():
+        n = X.shape[0]
+        kernel(X.data, X.indices, X.indptr, codes, weights, order, est._theta, est._A,
+               est._lastS, est._st, ip, fp, np.zeros(n, np.int64), np.zeros(n),
+               *empty_scratch(est._theta.shape[1]))  # fmt: skip
+
+    return prepare, run
+
+
+def kernel_without_prefetch():
+    """The Euclidean pass compiled here with the U prefetches switched off."""
+    import types
+
+    from numba import njit
+
+    from onlinelearn._config import FASTMATH
+    from onlinelearn._core import euclid_pass as E
+
+    f = E.euclid_pass.py_func
+    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
+    return njit(cache=False, fastmath=set(FASTMATH))(
+        types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
+    )
+
+
 def bench(name, repeat, C):
     d = R.load_data(name, False, 0, False)
     X, y = d.Xtr, d.ytr
@@ -61,6 +108,15 @@ def bench(name, repeat, C):
     sweep = R.score_sweep()
     runs = {"score-only sweep (the floor)": lambda: sweep(X.data, X.indices, X.indptr, W, sink)}
     runs.update({label: (lambda mk=mk: mk().fit(X, y)) for label, mk in make.items()})
+    from onlinelearn._core.euclid_pass import euclid_pass
+
+    default = make["ours PA-I, defaults (averaged)"]
+    prep = {}
+    for label, kern in [
+        ("ours PA-I default, bare pass", euclid_pass),
+        ("ours PA-I default, bare pass, prefetch off", kernel_without_prefetch()),
+    ]:
+        prep[label], runs[label] = bare_pass(default, X, y, kern)
     acc = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -68,10 +124,14 @@ def bench(name, repeat, C):
             if label in make:
                 make[label]().fit(X[:300], y[:300])
             else:
+                if label in prep:
+                    prep[label]()
                 fn()
         times = {label: [] for label in runs}
         for _ in range(repeat):
             for label, fn in runs.items():
+                if label in prep:
+                    prep[label]()
                 t0, c0 = time.perf_counter(), time.process_time()
                 model = fn()
                 times[label].append((time.perf_counter() - t0, time.process_time() - c0))
@@ -95,6 +155,15 @@ def bench(name, repeat, C):
             f"| {label} | {min(wall):.4f} | {med:.4f} | {statistics.median(cpu):.4f} | "
             f"{min(wall) / cells * 1e9:.2f} | {ref / med:.2f}x | {a} |"
         )
+    med = {label: statistics.median(w for w, _ in ts) for label, ts in times.items()}
+    lines += [
+        "",
+        f"COPA / PA-I epoch (medians): averaged "
+        f"{med['ours COPA, defaults (averaged)'] / med['ours PA-I, defaults (averaged)']:.2f}x, "
+        f"last iterate {med['ours COPA, average=False'] / med['ours PA-I, average=False']:.2f}x; "
+        f"fixed cost of a fit (fit - bare pass, medians): "
+        f"{med['ours PA-I, defaults (averaged)'] - med['ours PA-I default, bare pass']:.4f} s",
+    ]
     return "\n".join(lines)
 
 
