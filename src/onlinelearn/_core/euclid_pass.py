@@ -3,7 +3,8 @@
 Same arguments, same state, same results as :func:`.online_loop.online_pass` for ``link = EUCLID``
 (the generic pass stays the reference and is tested against this one), but written for speed:
 
-* the scores and ``||x||^2`` are read in one sweep over the row;
+* the scores and ``||x||^2`` are read in one sweep over the row, four nonzeros per step
+  (:func:`.sparse.row_scores_sqnorm`);
 * an update walks the row once and changes every moving column in that sweep (two columns y and
   r for the max-loss step, all Q columns for COPA), so one nonzero touches one contiguous row of
   ``theta``;
@@ -16,7 +17,7 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
   ``U = lastS * theta - A`` (see :func:`u_from_timestamps`); delta is the change of the stored
   weight (float32 weights: the rounded one), so the identity is exact up to float64 sums;
 * with averaging and a U too large for the core's caches, the U entries an update will write are
-  prefetched (:mod:`.prefetch`): the line of class y during the score sweep, the rival's after
+  prefetched (:mod:`.prefetch`): the line of class y before the score sweep, the rival's after
   it, the whole row for COPA (which moves every column); the misses then overlap with the
   sweep (news20, float32, PA-I: the averaged kernel went from about 1.8x to 1.3x the last
   iterate's time);
@@ -32,7 +33,7 @@ from .._config import njit
 from .copa import copa_step
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch
-from .sparse import row_offset
+from .sparse import row_offset, row_scores_sqnorm
 from .state import (
     FP_B,
     FP_C,
@@ -96,20 +97,16 @@ def euclid_pass(
         off = row_offset(data, indices, start)
 
         # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
-        for k in range(K):
-            scores[k] = 0.0
-        sq = b * b
-        for q in range(start, stop):
-            j = indices[q - off]
-            v = np.float64(data[q])  # float32 input: accumulate in double precision
-            sq += v * v
-            if pf_row:
-                for kk in range(0, K + 7, 8):  # every line of U's row (8 float64 per line)
-                    prefetch(U, j * K + (kk if kk < K else K - 1))
-            elif pf_on:
-                prefetch(U, j * K + (0 if binary else yi))
-            for k in range(K):
-                scores[k] += v * theta[j, k]
+        if pf_row:
+            for q in range(start, stop):  # every line of U's row (8 float64 per line)
+                base = indices[q - off] * K
+                for kk in range(0, K + 7, 8):
+                    prefetch(U, base + (kk if kk < K else K - 1))
+        elif pf_on:
+            kp = 0 if binary else yi
+            for q in range(start, stop):
+                prefetch(U, indices[q - off] * K + kp)
+        sq = b * b + row_scores_sqnorm(data, indices, off, start, stop, theta, scores)
         if b != 0.0:
             for k in range(K):
                 scores[k] += b * theta[d, k]
