@@ -189,3 +189,27 @@ def test_prefetching_pass_equals_generic_pass(step, K, dtype):
     np.testing.assert_allclose(fast[2], ref[3] * ref[1] - ref[2], rtol=1e-12, atol=1e-9)
     np.testing.assert_array_equal(fast[5], ref[5])
     assert fast[4][ST.N_UPDATES] > n // 3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_scores_four_per_step_equal_the_plain_sums(dtype):
+    """The score sweep (four nonzeros per step, then the tail) against a float64 product, for
+    every row length around the step: empty rows, 1-3 (tail only), 4, 5-9; CSR and dense."""
+    from onlinelearn._core.sparse import row_scores_sqnorm
+
+    rng = np.random.default_rng(5)
+    d, K = 12, 7
+    theta = rng.normal(size=(d, K)).astype(dtype)
+    for nnz in range(10):
+        X = np.zeros((3, d), dtype=dtype)
+        for i in range(3):
+            X[i, rng.choice(d, size=nnz, replace=False)] = rng.normal(size=nnz)
+        want = X.astype(np.float64) @ theta.astype(np.float64)
+        for batch in (CSRBatch(sp.csr_matrix(X)), CSRBatch(X)):
+            for i in range(3):
+                start, stop = batch.indptr[i], batch.indptr[i + 1]
+                off = start if batch.indices.shape[0] != batch.data.shape[0] else 0
+                scores = np.full(K, np.nan)
+                sq = row_scores_sqnorm(batch.data, batch.indices, off, start, stop, theta, scores)
+                np.testing.assert_allclose(scores, want[i], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(sq, X[i].astype(np.float64) @ X[i], rtol=1e-12)
