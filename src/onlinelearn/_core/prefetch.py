@@ -11,6 +11,7 @@ faults (LLVM's ``llvm.prefetch``), and compiles to nothing on a target without i
 
 from __future__ import annotations
 
+import llvmlite
 import llvmlite.ir as ir
 from numba import types
 from numba.core import cgutils
@@ -19,6 +20,11 @@ from numba.extending import intrinsic
 #: U arrays with at least this many float64 entries (1 MiB) are prefetched; smaller ones stay
 #: in the core's L2 cache (mnist: 785 x 10) and the hints would only cost instructions.
 PREFETCH_MIN_ENTRIES = 1 << 17
+
+#: The intrinsic's name is mangled by its pointer type: ``i8*`` while llvmlite's IR layer writes
+#: typed pointers (every llvmlite so far), ``ptr`` once it writes opaque ones.
+_TYPED = getattr(llvmlite, "ir_layer_typed_pointers_enabled", True)
+_NAME = "llvm.prefetch.p0i8" if _TYPED else "llvm.prefetch.p0"
 
 
 @intrinsic
@@ -33,7 +39,7 @@ def prefetch(typingctx, arr, idx):
         ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _NAME)
         # rw = 1 (write), locality = 3 (keep in all levels), cache type = 1 (data)
         builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
