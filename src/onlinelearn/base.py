@@ -35,6 +35,7 @@ from . import _checks
 from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
+from ._core.checks import all_finite, rows_finite
 from ._core.euclid_pass import averaged_from_u, euclid_pass
 from ._core.online_loop import (
     NONFINITE,
@@ -90,6 +91,15 @@ def _exp_shift(theta, balanced):
     if theta.size == 0:
         return 0.0
     return float(np.abs(theta).max()) if balanced else float(theta.max())
+
+
+def _state_finite(M, rows):
+    """True when the rows ``rows`` (None: all) of a state array are finite: one compiled
+    reduction, not ``np.isfinite(M[rows]).all()``, which copies the rows and writes a boolean
+    array (news20's theta and U after a fit: 1.2 ms per epoch)."""
+    if rows is None:
+        return bool(all_finite(M.reshape(-1)))
+    return bool(rows_finite(M, np.asarray(rows, dtype=np.int64)))
 
 
 class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator):
@@ -306,11 +316,10 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip
-        sel = slice(None) if rows is None else rows
         if status == NONFINITE or not (
-            np.isfinite(self._theta[sel]).all()
+            _state_finite(self._theta, rows)
             and np.isfinite(self._st).all()
-            and (not self.average or np.isfinite(self._A[sel]).all())
+            and (not self.average or _state_finite(self._A, rows))
         ):
             raise FloatingPointError(
                 f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
@@ -408,7 +417,7 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
                     rows = self._touched_rows(batch)
                 self._save_arrays(snap, rows)
                 self._grow(new_classes)
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+            y_codes = V.label_codes(self.classes_, y)
             n = batch.n_rows
             pred = np.zeros(n, dtype=np.int64)
             loss = np.zeros(n)
