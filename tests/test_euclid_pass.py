@@ -214,3 +214,30 @@ def test_row_scores_four_per_step_equal_the_plain_sums(dtype):
                 sq = row_scores_sqnorm(batch.data, batch.indices, off, start, stop, theta, scores)
                 np.testing.assert_allclose(scores, want[i], rtol=1e-12, atol=1e-12)
                 np.testing.assert_allclose(sq, X[i].astype(np.float64) @ X[i], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_averaged_scores_four_per_step_equal_the_plain_sums(dtype):
+    """The averaged-prediction sweep of ``partial_fit_predict(predict_with='average')`` (four
+    nonzeros per step) against a float64 product with S theta - U, for every row length around
+    the step (0-9 nonzeros), CSR and dense."""
+    from onlinelearn._core.sparse import row_averaged_scores
+
+    rng = np.random.default_rng(6)
+    d, K = 12, 5
+    theta = rng.normal(size=(d, K)).astype(dtype)
+    U = rng.normal(size=(d, K)) * 30.0
+    S = 37.0
+    want_w = S * theta.astype(np.float64) - U
+    for nnz in range(10):
+        X = np.zeros((3, d), dtype=dtype)
+        for i in range(3):
+            X[i, rng.choice(d, size=nnz, replace=False)] = rng.normal(size=nnz)
+        want = X.astype(np.float64) @ want_w
+        for batch in (CSRBatch(sp.csr_matrix(X)), CSRBatch(X)):
+            for i in range(3):
+                start, stop = batch.indptr[i], batch.indptr[i + 1]
+                off = start if batch.indices.shape[0] != batch.data.shape[0] else 0
+                out = np.full(K, np.nan)
+                row_averaged_scores(batch.data, batch.indices, off, start, stop, theta, U, S, out)
+                np.testing.assert_allclose(out, want[i], rtol=1e-12, atol=1e-10)

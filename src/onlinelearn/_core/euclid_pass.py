@@ -33,7 +33,7 @@ from .._config import njit
 from .copa import copa_step
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch
-from .sparse import row_offset, row_scores_sqnorm
+from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     FP_B,
     FP_C,
@@ -125,18 +125,15 @@ def euclid_pass(
             # T * avg w_jk = S theta_jk - U_jk; the positive factor 1/T is left out (it
             # changes no argmax or sign); work_val is free until the step
             S_now = st[S_SUM]
-            for k in range(K):
-                work_val[k] = 0.0
             if st[N_ROUNDS] > 0.0:
-                for q in range(start, stop + (1 if b != 0.0 else 0)):
-                    if q < stop:
-                        j = indices[q - off]
-                        v = np.float64(data[q])
-                    else:
-                        j = d
-                        v = b
+                # four nonzeros per step, as the score sweep
+                row_averaged_scores(data, indices, off, start, stop, theta, U, S_now, work_val)
+                if b != 0.0:
                     for k in range(K):
-                        work_val[k] += v * (S_now * theta[j, k] - U[j, k])
+                        work_val[k] += b * (S_now * theta[d, k] - U[d, k])
+            else:
+                for k in range(K):
+                    work_val[k] = 0.0
             pred = predict_margin_loss(work_val, yi, binary, gamma)[0]
         pred_out[i] = pred
         loss_out[i] = loss

@@ -97,3 +97,37 @@ def row_scores_sqnorm(data, indices, off, start, stop, theta, scores):
             scores[k] += v0 * theta[j0, k]
         q += 1
     return sq
+
+
+@njit
+def row_averaged_scores(data, indices, off, start, stop, theta, U, S, out):
+    """out[k] = sum_q x_q (S theta[j_q, k] - U[j_q, k]) over the nonzeros q of one row (float64):
+    T times the averaged weights' scores (``S theta - U`` is the sum of the hypotheses, see
+    :mod:`.euclid_pass`); no intercept feature (the caller adds it).
+
+    Four nonzeros per step as :func:`row_scores_sqnorm`, for the same reason: one nonzero per
+    step chains every nonzero on the read-modify-write of the same K sums."""
+    K = out.shape[0]
+    for k in range(K):
+        out[k] = 0.0
+    q = start
+    while q + 3 < stop:
+        j0 = indices[q - off]
+        j1 = indices[q + 1 - off]
+        j2 = indices[q + 2 - off]
+        j3 = indices[q + 3 - off]
+        v0 = np.float64(data[q])
+        v1 = np.float64(data[q + 1])
+        v2 = np.float64(data[q + 2])
+        v3 = np.float64(data[q + 3])
+        for k in range(K):
+            out[k] += (v0 * (S * theta[j0, k] - U[j0, k]) + v1 * (S * theta[j1, k] - U[j1, k])) + (
+                v2 * (S * theta[j2, k] - U[j2, k]) + v3 * (S * theta[j3, k] - U[j3, k])
+            )
+        q += 4
+    while q < stop:
+        j0 = indices[q - off]
+        v0 = np.float64(data[q])
+        for k in range(K):
+            out[k] += v0 * (S * theta[j0, k] - U[j0, k])
+        q += 1
