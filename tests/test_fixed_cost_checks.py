@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron
+from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron
 from onlinelearn import _validation as V
 from onlinelearn._core import checks as K
 
@@ -122,8 +122,21 @@ def _nonfinite_inputs(value):
 
 
 @pytest.mark.parametrize("value, word", [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "inf")])
-@pytest.mark.parametrize("make", [Perceptron, PassiveAggressiveClassifier, COPA])
+@pytest.mark.parametrize(
+    "make",
+    [
+        Perceptron,
+        PassiveAggressiveClassifier,
+        COPA,
+        lambda: COPA(average=False, n_epochs=3),
+        lambda: PassiveAggressiveClassifier(constraint="l1", radius=1.0),  # checked before
+        PNormPerceptron,  # the generic pass: checked before
+    ],
+)
 def test_nonfinite_x_gets_scikit_learns_error_and_changes_nothing(value, word, make):
+    """The Euclidean pass checks the values itself (fit, partial_fit, partial_fit_predict);
+    the other passes and predict have X checked before; the error and the untouched model are
+    the same either way."""
     y = np.arange(12) % 3
     good = np.abs(np.random.default_rng(4).standard_normal((12, 5)))
     for X in _nonfinite_inputs(value):
@@ -166,3 +179,28 @@ def test_fit_codes_match_the_sorted_classes_for_every_label_kind():
         assert np.array_equal(est._theta, ref._theta)
         assert np.array_equal(est.class_counts_, ref.class_counts_)
         assert np.array_equal(est.classes_, np.unique(labels))
+
+
+@pytest.mark.parametrize("make", [Perceptron, COPA])
+def test_nonfinite_value_in_a_row_of_weight_zero_or_of_one_class_is_refused(make):
+    """The pass reads every row (weight 0 included); a batch of one class runs no pass, so its
+    values are checked before."""
+    X = sp.csr_matrix(np.eye(4))
+    X.data[2] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        make().fit(X, [0, 1, 2, 0], sample_weight=[1.0, 1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        make().fit(X, [5, 5, 5, 5])
+    est = make().partial_fit(np.eye(4)[:1], [5])
+    before = copy.deepcopy(est.__dict__)
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        est.partial_fit(X, [5, 5, 5, 5])
+    assert all(np.array_equal(v, est.__dict__[k]) for k, v in before.items())
+
+
+def test_huge_finite_values_are_not_taken_for_nan():
+    """||x||^2 overflows for values near 1e200 while every value is finite: the pass goes on
+    (the overflow refusal of a row with a loss stays the one it was), it does not report NaN."""
+    X = np.array([[1e200, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="overflows float64"):
+        PassiveAggressiveClassifier(shuffle=False).fit(X, [0, 1, 2])

@@ -48,7 +48,7 @@ class CSRBatch:
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def _ready(estimator, X):
+def _ready(estimator, X, finite=True):
     """True when X is already what the core reads and what scikit-learn would return unchanged
     for a fitted model: a float32/64 CSR matrix or C-contiguous ndarray, 2-D, non-empty, finite,
     with the fitted number of features, and no feature names in play.  Lets a stream of small
@@ -61,7 +61,9 @@ def _ready(estimator, X):
             return False
     elif type(X) is not np.ndarray or X.dtype not in _FLOATS or not X.flags.c_contiguous:
         return False
-    return X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat and _finite_values(X)
+    if not (X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat):
+        return False
+    return _finite_values(X) if finite else _finite_unused(X)
 
 
 def _finite_values(X):
@@ -74,15 +76,29 @@ def _finite_values(X):
     return bool(all_finite(np.ascontiguousarray(values)))
 
 
-def check_X(estimator, X, *, reset):
+def raise_nonfinite_x(estimator, values):
+    """Raise scikit-learn's own error for a NaN or an infinity among the feature ``values``
+    (the message ``validate_data`` gives: "Input X contains NaN." ...)."""
+    from sklearn.utils.validation import _assert_all_finite
+
+    _assert_all_finite(
+        values, allow_nan=False, estimator_name=type(estimator).__name__, input_name="X"
+    )
+    raise ValueError("Input X contains NaN or infinity.")  # in case it did not raise
+
+
+def check_X(estimator, X, *, reset, finite=True):
     """Validate X (2-D, finite, float32/64, dense or CSR); checks the feature count when
     ``reset`` is False.  Raises ValueError with the reason.
 
     Finiteness is checked after the conversion, by :func:`_finite_values` (scikit-learn's own
     check cost 3.4 ms of a mnist ``fit``); when it finds a NaN or an infinity, scikit-learn's
-    check runs on the same input to raise scikit-learn's own message."""
+    message is raised (:func:`raise_nonfinite_x`).  ``finite=False`` leaves the stored values
+    of a CSR matrix's rows, or of a dense X, to the caller: the Euclidean pass checks them as
+    it reads them (:data:`onlinelearn._core.euclid_pass.NONFINITE_X`); the unused storage of a
+    CSR matrix past ``indptr[-1]``, which no pass reads, is still checked here."""
     check_sparse_structure(X)  # before anything (scipy included) trusts the indices
-    if not reset and _ready(estimator, X):
+    if not reset and _ready(estimator, X, finite):
         return X
     kwargs = dict(
         reset=reset,
@@ -92,15 +108,23 @@ def check_X(estimator, X, *, reset):
         ensure_min_samples=1,
     )
     Xv = validate_data(estimator, X, ensure_all_finite=False, **kwargs)
-    if not _finite_values(Xv):
-        validate_data(estimator, X, ensure_all_finite=True, **kwargs)  # raises its message
-        raise ValueError("Input X contains NaN or infinity.")  # in case it did not
+    if not (_finite_values(Xv) if finite else _finite_unused(Xv)):
+        raise_nonfinite_x(estimator, Xv.data if sp.issparse(Xv) else Xv)
     return Xv
 
 
-def check_X_y(estimator, X, y, *, reset):
+def _finite_unused(X):
+    """True unless a CSR matrix holds a NaN or inf in its storage past ``indptr[-1]``."""
+    if not sp.issparse(X) or X.data.shape[0] == X.indptr[-1]:
+        return True
+    from ._core.checks import all_finite
+
+    return bool(all_finite(np.ascontiguousarray(X.data[X.indptr[-1] :])))
+
+
+def check_X_y(estimator, X, y, *, reset, finite=True):
     """Validate X as :func:`check_X` and y as a 1-D vector of class labels of the same length."""
-    X = check_X(estimator, X, reset=reset)
+    X = check_X(estimator, X, reset=reset, finite=finite)
     y = check_y(y)
     if y.shape[0] != X.shape[0]:
         raise ValueError(

@@ -36,7 +36,7 @@ from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
 from ._core.checks import all_finite, rows_finite
-from ._core.euclid_pass import averaged_from_u, euclid_pass
+from ._core.euclid_pass import NONFINITE_X, averaged_from_u, euclid_pass
 from ._core.online_loop import (
     NONFINITE,
     averaged_weights,
@@ -316,6 +316,8 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
             self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip
+        if status == NONFINITE_X:
+            V.raise_nonfinite_x(self, batch.data)
         if status == NONFINITE or not (
             _state_finite(self._theta, rows)
             and np.isfinite(self._st).all()
@@ -360,7 +362,8 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
         """Validate everything; return the batch and the new sorted label set. No mutation
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
         self._validate_params_once()
-        X, y = V.check_X_y(self, X, y, reset=reset)
+        in_pass = self._finite_in_pass()
+        X, y = V.check_X_y(self, X, y, reset=reset, finite=not in_pass)
         sw = V.check_sample_weight(sample_weight, X.shape[0])
         known = None if reset else self.classes_
         if classes is not None:
@@ -368,7 +371,25 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
         labels = y if classes is None else np.concatenate([classes, y])
         new_classes = V.merge_labels(known, labels)
         V.check_class_weight_keys(self.class_weight, new_classes)
-        return V.CSRBatch(X), y, sw, new_classes
+        batch = V.CSRBatch(X)
+        if in_pass and len(new_classes) < 2 and not all_finite(batch.data):
+            V.raise_nonfinite_x(self, batch.data)  # one class: no pass reads the values
+        return batch, y, sw, new_classes
+
+    def _finite_in_pass(self):
+        """True when the compiled pass checks the feature values' finiteness itself (the
+        Euclidean pass: :data:`~onlinelearn._core.euclid_pass.NONFINITE_X`), so that the
+        validation skips its own sweep over X; a subclass with its own pass keeps the sweep."""
+        if self._link != L.EUCLID:
+            return False
+        owner = type(self)._pass_kernel
+        if owner is OnlineLinearClassifier._pass_kernel:
+            return True
+        # the projected updates (linear/_constraint.py) run this pass without a constraint
+        return (
+            owner.__qualname__ == "ProjectedUpdatesMixin._pass_kernel"
+            and getattr(self, "constraint", None) is None
+        )
 
     def _validate_params_once(self):
         """Parameter checks, skipped while the parameters are the very objects last validated
