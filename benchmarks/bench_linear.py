@@ -12,7 +12,8 @@ floor of a pass: it reads the K weights of every nonzero and does nothing else).
 
 Rows "bare pass" time only the compiled pass of the default averaged PA-I (the state allocated
 as ``fit`` does, outside the timer): the difference to its ``fit`` row is the fixed cost of a
-call (checks, label codes, allocation, the overflow check).  "prefetch off" is the same pass
+call (checks, label codes, allocation, the overflow check); the table after it times each
+piece of that fixed cost in isolation next to the form it replaced.  "prefetch off" is the same pass
 compiled in this process with the U prefetches disabled (``PREFETCH_MIN_ENTRIES`` out of
 reach), the before/after of that change side by side.  A few minutes for both data sets.
 """
@@ -130,6 +131,68 @@ def kernel_without_prefetch():
     )
 
 
+def fixed_costs(X, y, repeat):
+    """The pieces of a call's fixed cost in isolation, each next to the form it replaced,
+    interleaved in one process (CPU ms, min and median): the checks of X, the label codes,
+    the overflow check of the state after a pass."""
+    from sklearn.utils.validation import _assert_all_finite
+
+    from onlinelearn import _checks
+    from onlinelearn import _validation as V
+    from onlinelearn._core import checks as K
+
+    classes = np.unique(y)
+    theta = np.zeros((X.shape[1] + 1, len(classes)), dtype=X.data.dtype)
+    U = np.zeros(theta.shape)
+
+    scan = first_defect_scan()
+    pieces = {
+        "index range, first-defect loop (before)": lambda: scan(X.indices, X.shape[1]),
+        "sparse structure check (now: min/max, then the first defect)": lambda: (
+            _checks.check_sparse_structure(X)
+        ),
+        "finiteness of X, scikit-learn (before)": lambda: _assert_all_finite(X.data),
+        "finiteness of X, compiled sum of x*0 (now: in predict; fit leaves it to the pass)": (
+            lambda: K.all_finite(X.data)
+        ),
+        "labels, np.unique + searchsorted (before)": lambda: np.searchsorted(np.unique(y), y),
+        "labels, table of marks (now)": lambda: V.label_codes(V.unique_labels(y), y),
+        "state after a pass, np.isfinite (before)": lambda: (
+            np.isfinite(theta).all() and np.isfinite(U).all()
+        ),
+        "state after a pass, compiled (now)": lambda: (
+            K.all_finite(theta.reshape(-1)) and K.all_finite(U.reshape(-1))
+        ),
+    }
+    times = {label: [] for label in pieces}
+    for fn in pieces.values():
+        fn()
+    for _ in range(max(repeat, 5)):
+        for label, fn in pieces.items():
+            c0 = time.process_time()
+            fn()
+            times[label].append(time.process_time() - c0)
+    lines = ["", "| fixed cost piece | CPU ms min | CPU ms median |", "|---|---:|---:|"]
+    for label, ts in times.items():
+        lines.append(f"| {label} | {min(ts) * 1e3:.2f} | {statistics.median(ts) * 1e3:.2f} |")
+    return "\n".join(lines)
+
+
+def first_defect_scan():
+    """The former index range check (a loop that stops at the first bad index), compiled here."""
+    from numba import njit
+
+    @njit(cache=False)
+    def scan(indices, n_minor):
+        for q in range(indices.shape[0]):
+            j = indices[q]
+            if j < 0 or j >= n_minor:
+                return q
+        return -1
+
+    return scan
+
+
 def bench(name, repeat, C):
     d = R.load_data(name, False, 0, False)
     X, y = d.Xtr, d.ytr
@@ -208,7 +271,7 @@ def bench(name, repeat, C):
         f"({cpu[copa_last] / cpu[pa_last]:.2f}x); fixed cost of a fit (fit - bare pass, "
         f"CPU medians): {cpu[pa] - cpu[bare]:.4f} s",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + fixed_costs(X, y, repeat)
 
 
 def main(argv=None):
