@@ -8,8 +8,14 @@ are timed *in turn* within each repeat (ours, scikit-learn, ours, ...), so that 
 with other jobs slows all of them alike; each time is reported as wall clock (min and median)
 and CPU time (``time.process_time``, median), with the ratio of scikit-learn's SGD ``pa1``
 median to each row's and the nanoseconds per nonzero x class next to the score-only sweep (the
-floor of a pass: it reads the K weights of every nonzero and does nothing else).  A few minutes
-for both data sets.
+floor of a pass: it reads the K weights of every nonzero and does nothing else).
+
+Rows "bare pass" time only the compiled pass of the default averaged PA-I (the state allocated
+as ``fit`` does, outside the timer): the difference to its ``fit`` row is the fixed cost of a
+call (checks, label codes, allocation, the overflow check); the table after it times each
+piece of that fixed cost in isolation next to the form it replaced.  "prefetch off" is the same pass
+compiled in this process with the U prefetches disabled (``PREFETCH_MIN_ENTRIES`` out of
+reach), the before/after of that change side by side.  A few minutes for both data sets.
 """
 
 from __future__ import annotations
@@ -50,6 +56,143 @@ def methods(C):
     }
 
 
+def score_sweep_4():
+    """The floor of a pass written as the Euclidean pass now reads a row: the same score-only
+    sweep as ``run.score_sweep`` (K weights read per nonzero, float64 sums, nothing else) but
+    four nonzeros per step, so that the sums do not wait for each nonzero's read-modify-write
+    of the K scores (that chain, not memory, bounded the one-nonzero sweep)."""
+    from numba import njit
+
+    @njit(cache=False)
+    def sweep(data, indices, indptr, W, out):
+        K = W.shape[1]
+        s = np.zeros(K)
+        tot = 0.0
+        for i in range(indptr.shape[0] - 1):
+            s[:] = 0.0
+            q, stop = indptr[i], indptr[i + 1]
+            while q + 3 < stop:
+                j0, j1, j2, j3 = indices[q], indices[q + 1], indices[q + 2], indices[q + 3]
+                v0, v1 = np.float64(data[q]), np.float64(data[q + 1])
+                v2, v3 = np.float64(data[q + 2]), np.float64(data[q + 3])
+                for k in range(K):
+                    s[k] += (v0 * W[j0, k] + v1 * W[j1, k]) + (v2 * W[j2, k] + v3 * W[j3, k])
+                q += 4
+            while q < stop:
+                v0 = np.float64(data[q])
+                for k in range(K):
+                    s[k] += v0 * W[indices[q], k]
+                q += 1
+            tot += s[0]
+        out[0] = tot
+
+    return sweep
+
+
+def bare_pass(make, X, y, kernel):
+    """A callable running only ``kernel`` (one epoch, file order) on a fresh state of the
+    estimator ``make()``, the state prepared as ``fit`` prepares it but outside the timing."""
+    from onlinelearn._core.online_loop import empty_scratch
+
+    est = make().fit(X[:50], y[:50])
+    classes = np.unique(y)
+    codes = np.searchsorted(classes, y).astype(np.int64)
+    weights = np.ones(len(y))
+    order = np.arange(X.shape[0], dtype=np.int64)
+    ip, fp = None, None
+
+    def prepare():
+        nonlocal ip, fp
+        est._init_state(classes, X.shape[1], X.dtype)
+        ip, fp = est._codes(est._n_weights())
+
+    def run():
+        n = X.shape[0]
+        kernel(X.data, X.indices, X.indptr, codes, weights, order, est._theta, est._A,
+               est._lastS, est._st, ip, fp, np.zeros(n, np.int64), np.zeros(n),
+               *empty_scratch(est._theta.shape[1]))  # fmt: skip
+
+    return prepare, run
+
+
+def kernel_without_prefetch():
+    """The Euclidean pass compiled here with the U prefetches switched off."""
+    import types
+
+    from numba import njit
+
+    from onlinelearn._config import FASTMATH
+    from onlinelearn._core import euclid_pass as E
+
+    f = E.euclid_pass.py_func
+    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
+    return njit(cache=False, fastmath=set(FASTMATH))(
+        types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
+    )
+
+
+def fixed_costs(X, y, repeat):
+    """The pieces of a call's fixed cost in isolation, each next to the form it replaced,
+    interleaved in one process (CPU ms, min and median): the checks of X, the label codes,
+    the overflow check of the state after a pass."""
+    from sklearn.utils.validation import _assert_all_finite
+
+    from onlinelearn import _checks
+    from onlinelearn import _validation as V
+    from onlinelearn._core import checks as K
+
+    classes = np.unique(y)
+    theta = np.zeros((X.shape[1] + 1, len(classes)), dtype=X.data.dtype)
+    U = np.zeros(theta.shape)
+
+    scan = first_defect_scan()
+    pieces = {
+        "index range, first-defect loop (before)": lambda: scan(X.indices, X.shape[1]),
+        "sparse structure check (now: min/max, then the first defect)": lambda: (
+            _checks.check_sparse_structure(X)
+        ),
+        "finiteness of X, scikit-learn (before)": lambda: _assert_all_finite(X.data),
+        "finiteness of X, compiled sum of x*0 (now: in predict; fit leaves it to the pass)": (
+            lambda: K.all_finite(X.data)
+        ),
+        "labels, np.unique + searchsorted (before)": lambda: np.searchsorted(np.unique(y), y),
+        "labels, table of marks (now)": lambda: V.label_codes(V.unique_labels(y), y),
+        "state after a pass, np.isfinite (before)": lambda: (
+            np.isfinite(theta).all() and np.isfinite(U).all()
+        ),
+        "state after a pass, compiled (now)": lambda: (
+            K.all_finite(theta.reshape(-1)) and K.all_finite(U.reshape(-1))
+        ),
+    }
+    times = {label: [] for label in pieces}
+    for fn in pieces.values():
+        fn()
+    for _ in range(max(repeat, 5)):
+        for label, fn in pieces.items():
+            c0 = time.process_time()
+            fn()
+            times[label].append(time.process_time() - c0)
+    lines = ["", "| fixed cost piece | CPU ms min | CPU ms median |", "|---|---:|---:|"]
+    for label, ts in times.items():
+        lines.append(f"| {label} | {min(ts) * 1e3:.2f} | {statistics.median(ts) * 1e3:.2f} |")
+    return "\n".join(lines)
+
+
+def first_defect_scan():
+    """The former index range check (a loop that stops at the first bad index), compiled here."""
+    from numba import njit
+
+    @njit(cache=False)
+    def scan(indices, n_minor):
+        for q in range(indices.shape[0]):
+            j = indices[q]
+            if j < 0 or j >= n_minor:
+                return q
+        return -1
+
+    return scan
+
+
 def bench(name, repeat, C):
     d = R.load_data(name, False, 0, False)
     X, y = d.Xtr, d.ytr
@@ -59,8 +202,25 @@ def bench(name, repeat, C):
     W = np.zeros((X.shape[1] + 1, K), dtype=X.data.dtype)
     sink = np.zeros(1)
     sweep = R.score_sweep()
-    runs = {"score-only sweep (the floor)": lambda: sweep(X.data, X.indices, X.indptr, W, sink)}
+    sweep4 = score_sweep_4()
+    runs = {
+        "score-only sweep, 1 nonzero per step (the former floor)": lambda: sweep(
+            X.data, X.indices, X.indptr, W, sink
+        ),
+        "score-only sweep, 4 nonzeros per step (the floor)": lambda: sweep4(
+            X.data, X.indices, X.indptr, W, sink
+        ),
+    }
     runs.update({label: (lambda mk=mk: mk().fit(X, y)) for label, mk in make.items()})
+    from onlinelearn._core.euclid_pass import euclid_pass
+
+    default = make["ours PA-I, defaults (averaged)"]
+    prep = {}
+    for label, kern in [
+        ("ours PA-I default, bare pass", euclid_pass),
+        ("ours PA-I default, bare pass, prefetch off", kernel_without_prefetch()),
+    ]:
+        prep[label], runs[label] = bare_pass(default, X, y, kern)
     acc = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -68,10 +228,14 @@ def bench(name, repeat, C):
             if label in make:
                 make[label]().fit(X[:300], y[:300])
             else:
+                if label in prep:
+                    prep[label]()
                 fn()
         times = {label: [] for label in runs}
         for _ in range(repeat):
             for label, fn in runs.items():
+                if label in prep:
+                    prep[label]()
                 t0, c0 = time.perf_counter(), time.process_time()
                 model = fn()
                 times[label].append((time.perf_counter() - t0, time.process_time() - c0))
@@ -95,7 +259,19 @@ def bench(name, repeat, C):
             f"| {label} | {min(wall):.4f} | {med:.4f} | {statistics.median(cpu):.4f} | "
             f"{min(wall) / cells * 1e9:.2f} | {ref / med:.2f}x | {a} |"
         )
-    return "\n".join(lines)
+    med = {label: statistics.median(w for w, _ in ts) for label, ts in times.items()}
+    cpu = {label: statistics.median(c for _, c in ts) for label, ts in times.items()}
+    pa, pa_last = "ours PA-I, defaults (averaged)", "ours PA-I, average=False"
+    copa, copa_last = "ours COPA, defaults (averaged)", "ours COPA, average=False"
+    bare = "ours PA-I default, bare pass"
+    lines += [
+        "",
+        f"COPA / PA-I epoch, wall (CPU) medians: averaged {med[copa] / med[pa]:.2f}x "
+        f"({cpu[copa] / cpu[pa]:.2f}x), last iterate {med[copa_last] / med[pa_last]:.2f}x "
+        f"({cpu[copa_last] / cpu[pa_last]:.2f}x); fixed cost of a fit (fit - bare pass, "
+        f"CPU medians): {cpu[pa] - cpu[bare]:.4f} s",
+    ]
+    return "\n".join(lines) + fixed_costs(X, y, repeat)
 
 
 def main(argv=None):

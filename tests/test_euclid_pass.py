@@ -156,3 +156,88 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     u = np.array([a.n_updates_, b.n_updates_], dtype=float)
     want = (u[0] * a.coef_ + u[1] * b.coef_) / u.sum()
     np.testing.assert_allclose(m.coef_, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("step,K", [(S.PA1, 1), (S.PA1, 5), (S.CONSERVATIVE, 5), (S.COPA, 5)])
+def test_prefetching_pass_equals_generic_pass(step, K):
+    """A U large enough to switch the prefetches on (every touched row spread over it) gives
+    the same state as the generic pass: the hints change no value.  float32 values only (the
+    prefetches do not depend on the value type; one compiled signature keeps the test short)."""
+    dtype = np.float32
+    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
+
+    rng = np.random.default_rng(11 + step + K)
+    n, b = 60, 1.0
+    d = PREFETCH_MIN_ENTRIES // K + 7
+    pool = rng.choice(d, size=150, replace=False)  # shared features: rows interact
+    cols = np.concatenate([rng.choice(pool, size=12, replace=False) for _ in range(n)])
+    rows = np.repeat(np.arange(n), 12)
+    X = sp.csr_matrix((rng.normal(size=cols.size).astype(dtype), (rows, cols)), shape=(n, d))
+    y = rng.integers(0, max(K, 2), size=n).astype(np.int64)
+    w = np.ones(n)
+    order = np.arange(n, dtype=np.int64)
+    batch = CSRBatch(X)
+    R = d + 1
+    assert R * K >= PREFETCH_MIN_ENTRIES
+    state = _state(R, K, rng, False)
+    ip = np.zeros(ST.N_IP, dtype=np.int64)
+    ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, 1]
+    fp = np.array([0.5, 1.0, 1.0, 2.0, b, 1.0])
+    ref = _run(online_pass, batch, y, w, order, state, ip, fp, K)
+    fast = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
+    assert fast[0] == ref[0] == 0
+    np.testing.assert_allclose(fast[1], ref[1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast[2], ref[3] * ref[1] - ref[2], rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(fast[5], ref[5])
+    assert fast[4][ST.N_UPDATES] > n // 3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_scores_four_per_step_equal_the_plain_sums(dtype):
+    """The score sweep (four nonzeros per step, then the tail) against a float64 product, for
+    every row length around the step: empty rows, 1-3 (tail only), 4, 5-9; CSR and dense."""
+    from onlinelearn._core.sparse import row_scores_sqnorm
+
+    rng = np.random.default_rng(5)
+    d, K = 12, 7
+    theta = rng.normal(size=(d, K)).astype(dtype)
+    for nnz in range(10):
+        X = np.zeros((3, d), dtype=dtype)
+        for i in range(3):
+            X[i, rng.choice(d, size=nnz, replace=False)] = rng.normal(size=nnz)
+        want = X.astype(np.float64) @ theta.astype(np.float64)
+        for batch in (CSRBatch(sp.csr_matrix(X)), CSRBatch(X)):
+            for i in range(3):
+                start, stop = batch.indptr[i], batch.indptr[i + 1]
+                off = start if batch.indices.shape[0] != batch.data.shape[0] else 0
+                scores = np.full(K, np.nan)
+                sq = row_scores_sqnorm(batch.data, batch.indices, off, start, stop, theta, scores)
+                np.testing.assert_allclose(scores, want[i], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(sq, X[i].astype(np.float64) @ X[i], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_averaged_scores_four_per_step_equal_the_plain_sums(dtype):
+    """The averaged-prediction sweep of ``partial_fit_predict(predict_with='average')`` (four
+    nonzeros per step) against a float64 product with S theta - U, for every row length around
+    the step (0-9 nonzeros), CSR and dense."""
+    from onlinelearn._core.sparse import row_averaged_scores
+
+    rng = np.random.default_rng(6)
+    d, K = 12, 5
+    theta = rng.normal(size=(d, K)).astype(dtype)
+    U = rng.normal(size=(d, K)) * 30.0
+    S = 37.0
+    want_w = S * theta.astype(np.float64) - U
+    for nnz in range(10):
+        X = np.zeros((3, d), dtype=dtype)
+        for i in range(3):
+            X[i, rng.choice(d, size=nnz, replace=False)] = rng.normal(size=nnz)
+        want = X.astype(np.float64) @ want_w
+        for batch in (CSRBatch(sp.csr_matrix(X)), CSRBatch(X)):
+            for i in range(3):
+                start, stop = batch.indptr[i], batch.indptr[i + 1]
+                off = start if batch.indices.shape[0] != batch.data.shape[0] else 0
+                out = np.full(K, np.nan)
+                row_averaged_scores(batch.data, batch.indices, off, start, stop, theta, U, S, out)
+                np.testing.assert_allclose(out, want[i], rtol=1e-12, atol=1e-10)

@@ -48,7 +48,7 @@ class CSRBatch:
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def _ready(estimator, X):
+def _ready(estimator, X, finite=True):
     """True when X is already what the core reads and what scikit-learn would return unchanged
     for a fitted model: a float32/64 CSR matrix or C-contiguous ndarray, 2-D, non-empty, finite,
     with the fitted number of features, and no feature names in play.  Lets a stream of small
@@ -59,39 +59,72 @@ def _ready(estimator, X):
     if sp.issparse(X):
         if X.format != "csr" or X.dtype not in _FLOATS:
             return False
-        values = X.data
-    elif type(X) is np.ndarray:
-        if X.dtype not in _FLOATS or not X.flags.c_contiguous:
-            return False
-        values = X
-    else:
+    elif type(X) is not np.ndarray or X.dtype not in _FLOATS or not X.flags.c_contiguous:
         return False
-    return (
-        X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat and bool(np.isfinite(values).all())
+    if not (X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] == n_feat):
+        return False
+    return _finite_values(X) if finite else _finite_unused(X)
+
+
+def _finite_values(X):
+    """True when every stored value of a float CSR matrix or C-contiguous float ndarray is
+    finite: one compiled reduction (:func:`onlinelearn._core.checks.all_finite`), no boolean
+    array the size of X (as ``np.isfinite(X).all()`` writes)."""
+    from ._core.checks import all_finite
+
+    values = X.data if sp.issparse(X) else X.reshape(-1)
+    return bool(all_finite(np.ascontiguousarray(values)))
+
+
+def raise_nonfinite_x(estimator, values):
+    """Raise scikit-learn's own error for a NaN or an infinity among the feature ``values``
+    (the message ``validate_data`` gives: "Input X contains NaN." ...)."""
+    from sklearn.utils.validation import _assert_all_finite
+
+    _assert_all_finite(
+        values, allow_nan=False, estimator_name=type(estimator).__name__, input_name="X"
     )
+    raise ValueError("Input X contains NaN or infinity.")  # in case it did not raise
 
 
-def check_X(estimator, X, *, reset):
+def check_X(estimator, X, *, reset, finite=True):
     """Validate X (2-D, finite, float32/64, dense or CSR); checks the feature count when
-    ``reset`` is False.  Raises ValueError with the reason."""
+    ``reset`` is False.  Raises ValueError with the reason.
+
+    Finiteness is checked after the conversion, by :func:`_finite_values` (scikit-learn's own
+    check cost 3.4 ms of a mnist ``fit``); when it finds a NaN or an infinity, scikit-learn's
+    message is raised (:func:`raise_nonfinite_x`).  ``finite=False`` leaves the stored values
+    of a CSR matrix's rows, or of a dense X, to the caller: the Euclidean pass checks them as
+    it reads them (:data:`onlinelearn._core.euclid_pass.NONFINITE_X`); the unused storage of a
+    CSR matrix past ``indptr[-1]``, which no pass reads, is still checked here."""
     check_sparse_structure(X)  # before anything (scipy included) trusts the indices
-    if not reset and _ready(estimator, X):
+    if not reset and _ready(estimator, X, finite):
         return X
-    return validate_data(
-        estimator,
-        X,
+    kwargs = dict(
         reset=reset,
         accept_sparse="csr",
         dtype=[np.float64, np.float32],
         order="C",
-        ensure_all_finite=True,
         ensure_min_samples=1,
     )
+    Xv = validate_data(estimator, X, ensure_all_finite=False, **kwargs)
+    if not (_finite_values(Xv) if finite else _finite_unused(Xv)):
+        raise_nonfinite_x(estimator, Xv.data if sp.issparse(Xv) else Xv)
+    return Xv
 
 
-def check_X_y(estimator, X, y, *, reset):
+def _finite_unused(X):
+    """True unless a CSR matrix holds a NaN or inf in its storage past ``indptr[-1]``."""
+    if not sp.issparse(X) or X.data.shape[0] == X.indptr[-1]:
+        return True
+    from ._core.checks import all_finite
+
+    return bool(all_finite(np.ascontiguousarray(X.data[X.indptr[-1] :])))
+
+
+def check_X_y(estimator, X, y, *, reset, finite=True):
     """Validate X as :func:`check_X` and y as a 1-D vector of class labels of the same length."""
-    X = check_X(estimator, X, reset=reset)
+    X = check_X(estimator, X, reset=reset, finite=finite)
     y = check_y(y)
     if y.shape[0] != X.shape[0]:
         raise ValueError(
@@ -150,7 +183,7 @@ def merge_labels(known, new):
 
     Raises ValueError when the label types cannot be compared (e.g. a model trained on integer
     labels receiving strings)."""
-    new_u = np.unique(new)
+    new_u = unique_labels(new)
     if known is None:
         return new_u
     try:
@@ -165,6 +198,63 @@ def merge_labels(known, new):
             f"{known.dtype} (classes so far: {known[:10].tolist()})."
         ) from None
     return merged
+
+
+#: Integer labels whose range (max - min) is at most this, or at most twice their count, are
+#: mapped through a table of marks (:func:`unique_labels`, :func:`label_codes`), not sorted.
+_TABLE_RANGE = 1 << 16
+
+
+def _int_range(y):
+    """(lo, hi) of a non-empty 1-D array of integer labels when a table over [lo, hi] is small
+    (see :data:`_TABLE_RANGE`), else None (any other dtype, or a wide range)."""
+    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.size and y.dtype.kind in "iu"):
+        return None
+    if y.dtype.itemsize == 8 and y.dtype.kind == "u":
+        return None  # uint64 may not fit int64
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo > max(_TABLE_RANGE, 2 * y.size):
+        return None
+    return lo, hi
+
+
+def unique_labels(y):
+    """``np.unique(y)``: the sorted distinct labels, through a table of marks for integer labels
+    of a small range (mnist, 60 000 labels: 1.1 -> 0.2 ms), else by numpy's sort."""
+    rng = _int_range(y)
+    if rng is None:
+        return np.unique(y)
+    from ._core.checks import int_label_table
+
+    return int_label_table(y.astype(np.int64, copy=False), *rng).astype(y.dtype)
+
+
+def label_codes(classes, y):
+    """The int64 position of each label of ``y`` in the sorted ``classes``; a ValueError names
+    the first label that is not a class (``np.searchsorted`` would silently give a neighbour's
+    position).  Integer labels of a small range go through a table (mnist: 1.0 -> 0.1 ms)."""
+    y = np.asarray(y)
+    rng = _int_range(y) if np.asarray(classes).dtype.kind in "iu" else None
+    if rng is not None:
+        from ._core.checks import int_label_codes
+
+        codes = np.empty(y.shape[0], dtype=np.int64)
+        cls = np.asarray(classes).astype(np.int64)
+        bad = int_label_codes(y.astype(np.int64, copy=False), cls, *rng, codes)
+    else:
+        cls = np.asarray(classes)
+        codes = np.searchsorted(cls, y).astype(np.int64)
+        if cls.size:
+            miss = cls[np.minimum(codes, cls.size - 1)] != y
+        else:
+            miss = np.ones(y.shape[0], dtype=bool)
+        bad = int(np.flatnonzero(miss)[0]) if miss.any() else -1
+    if bad >= 0:
+        raise ValueError(
+            f"label {y[bad].item()!r} (row {bad}) is not one of the classes "
+            f"{np.asarray(classes)[:10].tolist()}."
+        )
+    return codes
 
 
 def _label_kind(kind: str) -> str:

@@ -5,6 +5,12 @@ re-checked by scipy, and the compiled passes (ours, scipy's products) trust both
 ``[0, n_minor)`` reads or writes out of bounds.  :func:`sparse_structure_error` finds the first
 defect in one pass over ``indptr`` and the used part of ``indices`` (4 or 8 bytes per nonzero, no
 allocation), so the Python layer can refuse the batch before anything reads it.
+
+The sweeps here have no early exit in their hot loop: a loop that stops at the first bad entry
+cannot be vectorised, and the checks run on every call (mnist, 9 M nonzeros: the index range
+check took 5-6 ms as a first-defect loop).  They reduce first (min and max of the indices, a sum
+of ``x * 0`` for finiteness) and look for the first defect only when the reduction says there is
+one, so the error names the same entry as before.
 """
 
 from __future__ import annotations
@@ -43,11 +49,82 @@ def sparse_structure_error(indptr, indices, n_values, n_minor):
     end = indptr[n_major]
     if end > indices.shape[0] or end > n_values:
         return BAD_END, n_major
-    for q in range(end):
-        j = indices[q]
-        if j < 0 or j >= n_minor:
-            return OUT_OF_RANGE, q
+    if end > 0:
+        lo = indices[0]
+        hi = indices[0]
+        for q in range(1, end):  # a reduction without exit: vectorised
+            j = indices[q]
+            lo = min(lo, j)
+            hi = max(hi, j)
+        if lo < 0 or hi >= n_minor:
+            for q in range(end):  # the error path only: the first index out of range
+                j = indices[q]
+                if j < 0 or j >= n_minor:
+                    return OUT_OF_RANGE, q
     return OK, -1
+
+
+@njit
+def all_finite(a):
+    """True when every entry of the contiguous 1-D float array ``a`` is finite.
+
+    ``x * 0`` is 0 for a finite x and NaN for NaN or +-inf, so one sum without exit answers
+    (the fastmath flags keep ``nnan``/``ninf`` off, so the product is not folded to 0); it
+    reads ``a`` once and allocates nothing, where ``np.isfinite(a).all()`` writes a boolean
+    array as large as ``a`` (mnist's 9 M float32 values: 4 ms)."""
+    acc = a.dtype.type(0.0)
+    for q in range(a.shape[0]):
+        acc += a[q] * 0
+    return acc == 0
+
+
+@njit
+def rows_finite(M, rows):
+    """True when every entry of the rows ``rows`` of the 2-D C-contiguous float array ``M`` is
+    finite (the rows a sparse pass may have changed); same reduction as :func:`all_finite`."""
+    K = M.shape[1]
+    acc = 0.0
+    for r in range(rows.shape[0]):
+        j = rows[r]
+        for k in range(K):
+            acc += np.float64(M[j, k]) * 0
+    return acc == 0
+
+
+@njit
+def int_label_table(y, lo, hi):
+    """The sorted distinct values of the integer labels ``y``, all inside [lo, hi] (given by
+    the caller), through a table of hi - lo + 1 marks instead of a sort."""
+    seen = np.zeros(hi - lo + 1, dtype=np.uint8)
+    for i in range(y.shape[0]):
+        seen[y[i] - lo] = 1
+    n = 0
+    for v in range(seen.shape[0]):
+        n += seen[v]
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for v in range(seen.shape[0]):
+        if seen[v]:
+            out[n] = lo + v
+            n += 1
+    return out
+
+
+@njit
+def int_label_codes(y, classes, lo, hi, codes):
+    """codes[i] = the position of y[i] in the sorted integer ``classes`` (all labels inside
+    [lo, hi]); returns -1, or the first i whose label is not among the classes."""
+    slot = np.full(hi - lo + 1, -1, dtype=np.int64)
+    for c in range(classes.shape[0]):
+        v = classes[c]
+        if lo <= v <= hi:
+            slot[v - lo] = c
+    for i in range(y.shape[0]):
+        codes[i] = slot[y[i] - lo]
+    for i in range(y.shape[0]):
+        if codes[i] < 0:
+            return i
+    return -1
 
 
 @njit

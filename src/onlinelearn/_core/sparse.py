@@ -57,3 +57,77 @@ def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
     if b != 0.0:
         for k in range(K):
             out[k] += b * theta[d, k]
+
+
+@njit
+def row_scores_sqnorm(data, indices, off, start, stop, theta, scores):
+    """scores[k] = sum_q x_q theta[j_q, k] over the nonzeros q of one row (float64 sums);
+    returns ||x||^2 (no intercept feature: the caller adds b theta[d] and b^2).
+
+    Four nonzeros per step, their products summed before they reach ``scores``: a one-nonzero
+    step makes each nonzero wait for the previous one's read-modify-write of ``scores`` (an
+    add and a store-to-load forward, the same K scores every time), and that chain, not
+    memory, bounded the sweep (mnist float32 weights: 0.46 -> 0.35 ns per nonzero x class,
+    news20 0.54 -> 0.37).  The sums are the same up to the order of the additions."""
+    K = scores.shape[0]
+    for k in range(K):
+        scores[k] = 0.0
+    sq = 0.0
+    q = start
+    while q + 3 < stop:
+        j0 = indices[q - off]
+        j1 = indices[q + 1 - off]
+        j2 = indices[q + 2 - off]
+        j3 = indices[q + 3 - off]
+        v0 = np.float64(data[q])  # float32 input: accumulate in double precision
+        v1 = np.float64(data[q + 1])
+        v2 = np.float64(data[q + 2])
+        v3 = np.float64(data[q + 3])
+        sq += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)
+        for k in range(K):
+            scores[k] += (v0 * theta[j0, k] + v1 * theta[j1, k]) + (
+                v2 * theta[j2, k] + v3 * theta[j3, k]
+            )
+        q += 4
+    while q < stop:
+        j0 = indices[q - off]
+        v0 = np.float64(data[q])
+        sq += v0 * v0
+        for k in range(K):
+            scores[k] += v0 * theta[j0, k]
+        q += 1
+    return sq
+
+
+@njit
+def row_averaged_scores(data, indices, off, start, stop, theta, U, S, out):
+    """out[k] = sum_q x_q (S theta[j_q, k] - U[j_q, k]) over the nonzeros q of one row (float64):
+    T times the averaged weights' scores (``S theta - U`` is the sum of the hypotheses, see
+    :mod:`.euclid_pass`); no intercept feature (the caller adds it).
+
+    Four nonzeros per step as :func:`row_scores_sqnorm`, for the same reason: one nonzero per
+    step chains every nonzero on the read-modify-write of the same K sums."""
+    K = out.shape[0]
+    for k in range(K):
+        out[k] = 0.0
+    q = start
+    while q + 3 < stop:
+        j0 = indices[q - off]
+        j1 = indices[q + 1 - off]
+        j2 = indices[q + 2 - off]
+        j3 = indices[q + 3 - off]
+        v0 = np.float64(data[q])
+        v1 = np.float64(data[q + 1])
+        v2 = np.float64(data[q + 2])
+        v3 = np.float64(data[q + 3])
+        for k in range(K):
+            out[k] += (v0 * (S * theta[j0, k] - U[j0, k]) + v1 * (S * theta[j1, k] - U[j1, k])) + (
+                v2 * (S * theta[j2, k] - U[j2, k]) + v3 * (S * theta[j3, k] - U[j3, k])
+            )
+        q += 4
+    while q < stop:
+        j0 = indices[q - off]
+        v0 = np.float64(data[q])
+        for k in range(K):
+            out[k] += v0 * (S * theta[j0, k] - U[j0, k])
+        q += 1
