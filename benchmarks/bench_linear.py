@@ -271,7 +271,7 @@ def bench(name, repeat, C):
         f"({cpu[copa_last] / cpu[pa_last]:.2f}x); fixed cost of a fit (fit - bare pass, "
         f"CPU medians): {cpu[pa] - cpu[bare]:.4f} s",
     ]
-    return "\n".join(lines) + fixed_costs(X, y, repeat)
+    return "\n".join(lines) + "\n" + fixed_costs(X, y, repeat)
 
 
 def main(argv=None):

@@ -204,3 +204,14 @@ def test_huge_finite_values_are_not_taken_for_nan():
     X = np.array([[1e200, 0.0], [0.0, 1.0], [1.0, 0.0]])
     with pytest.raises(ValueError, match="overflows float64"):
         PassiveAggressiveClassifier(shuffle=False).fit(X, [0, 1, 2])
+
+
+def test_count_lossy_rows_equals_the_mask():
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n = int(rng.integers(0, 30))
+        loss = rng.choice([0.0, 0.0, 0.5, 2.0, -0.0], size=n)
+        weight = rng.choice([0.0, 1.0, 3.0], size=n)
+        order = rng.permutation(n).astype(np.int64)[: int(rng.integers(0, n + 1))]
+        want = int(((loss[order] > 0) & (weight[order] > 0)).sum())
+        assert K.count_lossy_rows(loss, weight, order) == want

@@ -145,7 +145,7 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
     computed only when the counts differ (rows of zeros without an intercept also differ)."""
     from ._core import links as L
     from ._core import steps as S
-    from ._core.checks import first_overflowing_row
+    from ._core.checks import count_lossy_rows, first_overflowing_row
     from ._core.state import N_UPDATES
 
     step = est._step_code()
@@ -155,9 +155,11 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
         # COPA's loss is not in ``loss`` (its own margin 1/(Q-1)): look at every weighted row
         rows = order[weights[order] > 0.0]
     else:
-        rows = order[(loss[order] > 0.0) & (weights[order] > 0.0)]
-        if est._st[N_UPDATES] - updates_before >= rows.shape[0]:
+        # counted in one compiled loop first (the index array cost ~0.9 ms on mnist's 60 000
+        # rows, on every call); built only when the counts differ
+        if est._st[N_UPDATES] - updates_before >= count_lossy_rows(loss, weights, order):
             return
+        rows = order[(loss[order] > 0.0) & (weights[order] > 0.0)]
     b = est._intercept_value()
     bad = first_overflowing_row(batch.data, batch.indptr, rows.astype(np.int64), b * b)
     if bad >= 0:

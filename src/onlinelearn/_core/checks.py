@@ -140,3 +140,15 @@ def first_overflowing_row(data, indptr, rows, b2):
         if not math.isfinite(sq):
             return i
     return -1
+
+
+@njit
+def count_lossy_rows(loss, weight, order):
+    """How many rows among ``order`` have a positive loss and a positive weight (the rows an
+    aggressive step must update), without building their index array."""
+    n = 0
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        if loss[i] > 0.0 and weight[i] > 0.0:
+            n += 1
+    return n
