@@ -36,11 +36,9 @@ from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
 from ._core.checks import all_finite, rows_finite
-from ._core.euclid_pass import NONFINITE_X, averaged_from_u, euclid_pass
+from ._core.euclid_pass import NONFINITE_X, euclid_pass
 from ._core.online_loop import (
     NONFINITE,
-    averaged_weights,
-    current_weights,
     empty_scratch,
     flush_all,
     online_pass,
@@ -63,14 +61,14 @@ from ._core.state import (
     IP_STEP,
     N_FP,
     N_IP,
-    N_MISTAKES,
     N_ROUNDS,
     N_ST,
     N_UPDATES,
     S_SUM,
 )
-from ._estimator import labels_from_scores, state_meta
+from ._estimator import state_meta
 from ._example_weights import ExampleWeightsMixin
+from ._linear_readout import LinearReadoutMixin
 from ._snapshot import _WEIGHT_DTYPES, SnapshotMixin
 
 __all__ = ["OnlineLinearClassifier"]
@@ -102,7 +100,9 @@ def _state_finite(M, rows):
     return bool(rows_finite(M, np.asarray(rows, dtype=np.int64)))
 
 
-class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator):
+class OnlineLinearClassifier(
+    LinearReadoutMixin, SnapshotMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator
+):
     """Base class of the online linear classifiers. Not for direct use.
 
     Subclasses set ``_link`` (link code), implement :meth:`_step_code` and :meth:`_float_params`,
@@ -517,82 +517,6 @@ class OnlineLinearClassifier(SnapshotMixin, ExampleWeightsMixin, ClassifierMixin
                 )
         return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
                                  predict_average=predict_with == "average")  # fmt: skip
-
-    def _weights_matrix(self):
-        """(R, K) matrix of the hypothesis used by predict: averaged when ``average``.
-
-        Read out on demand and never stored (predict leaves the estimator as it was, and
-        learning pays nothing for it); the Euclidean link's current hypothesis is theta itself,
-        returned without a copy: callers must not write into it."""
-        check_is_fitted(self, "classes_")
-        if self._link == L.EUCLID and not self.average:
-            return self._theta
-        ip, fp = self._codes(self._n_weights())
-        out = np.empty_like(self._theta)
-        if self._u_layout():
-            averaged_from_u(self._theta, self._A, self._st, out)
-        elif self.average:
-            averaged_weights(self._theta, self._A, self._lastS, self._st, ip, fp, out)
-        else:
-            current_weights(self._theta, self._st, ip, fp, out)
-        return out
-
-    @property
-    def coef_(self):
-        """Weights, shape (1, n_features) for a binary learner, (n_classes, n_features)
-        otherwise (w = grad f*(theta); the average of the iterates when ``average``)."""
-        W = self._weights_matrix()
-        return np.array(W[: self.n_features_in_].T, order="C")  # a copy, never a view
-
-    @property
-    def intercept_(self):
-        """Bias of each column: ``intercept_scaling`` times the weight of the constant
-        feature (0 when ``fit_intercept=False``)."""
-        W = self._weights_matrix()
-        if self.fit_intercept:
-            return self._intercept_value() * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
-
-    @property
-    def n_updates_(self):
-        """Rounds on which the weights changed (all epochs and calls)."""
-        check_is_fitted(self, "classes_")
-        return int(self._st[N_UPDATES])
-
-    @property
-    def n_mistakes_(self):
-        """Online mistakes: rounds whose prediction, made before the update, was wrong."""
-        check_is_fitted(self, "classes_")
-        return int(self._st[N_MISTAKES])
-
-    @property
-    def t_(self):
-        """Examples processed (all epochs and calls)."""
-        check_is_fitted(self, "classes_")
-        return int(self._st[N_ROUNDS])
-
-    def decision_function(self, X):
-        """Scores <w_k, x> + b_k: shape (n,) for a binary learner (positive means
-        ``classes_[1]``), (n, n_classes) otherwise."""
-        check_is_fitted(self, "classes_")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights_matrix()
-        d = self.n_features_in_
-        scores = X @ W[:d]
-        scores = np.asarray(scores)
-        if self.fit_intercept:
-            scores = scores + self._intercept_value() * W[d]
-        _checks.check_scores(scores)
-        if len(self.classes_) == 1:
-            return np.zeros(X.shape[0])
-        if self._binary_mode():
-            return scores[:, 0]
-        return scores
-
-    def predict(self, X):
-        """Predicted labels: sign for a binary learner, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
