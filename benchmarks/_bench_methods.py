@@ -87,54 +87,31 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
 
         return run
 
+    def ours(key, label, call, make, ref, notes=None):
+        return Method(
+            key=key,
+            label=label,
+            call=call,
+            ref=ref,
+            fit=lambda: make().fit(d.Xtr, d.ytr),
+            predict=lambda m: m.predict(d.Xte),
+            warmup=warm(make),
+            notes=notes or [],
+        )
+
+    pa_call = f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False"
     methods = [
-        Method(
-            key="ours_pa1",
-            label="**ours** PA-I (multiclass, max-loss rival)",
-            call=f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False)",
-            ref="ours_pa1",
-            fit=lambda: pa().fit(d.Xtr, d.ytr),
-            predict=lambda m: m.predict(d.Xte),
-            warmup=warm(pa),
-        ),
-        Method(
-            key="ours_pa1_last",
-            label="**ours** PA-I, last iterate (average=False)",
-            call=(
-                f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False, "
-                "average=False)"
-            ),
-            ref="ours_pa1",
-            fit=lambda: pa_last().fit(d.Xtr, d.ytr),
-            predict=lambda m: m.predict(d.Xte),
-            warmup=warm(pa_last),
-        ),
-        Method(
-            key="ours_pa1_auto",
-            label="**ours** PA-I, intercept_scaling='auto' (0.1 on sparse input)",
-            call=(
-                f"PassiveAggressiveClassifier(variant='PA-I', C={C}, n_epochs=1, shuffle=False, "
-                "intercept_scaling='auto')"
-            ),
-            ref="ours_pa1",
-            fit=lambda: pa_auto().fit(d.Xtr, d.ytr),
-            predict=lambda m: m.predict(d.Xte),
-            warmup=warm(pa_auto),
-            notes=[
-                "bias feature of value 0.1 on sparse input: its step is 1/100 of a unit "
-                "feature's, as scikit-learn's intercept decay of 0.01 on sparse data"
-            ],
-        ),
-        Method(
-            key="ours_perceptron",
-            label="**ours** Perceptron (multiclass)",
-            call="Perceptron(n_epochs=1, shuffle=False)",
-            ref="ours_perceptron",
-            fit=lambda: perc().fit(d.Xtr, d.ytr),
-            predict=lambda m: m.predict(d.Xte),
-            warmup=warm(perc),
-        ),
-    ]
+        ours("ours_pa1", "**ours** PA-I (multiclass, max-loss rival)", pa_call + ")", pa,
+             "ours_pa1"),
+        ours("ours_pa1_last", "**ours** PA-I, last iterate (average=False)",
+             pa_call + ", average=False)", pa_last, "ours_pa1"),
+        ours("ours_pa1_auto", "**ours** PA-I, intercept_scaling='auto' (0.1 on sparse input)",
+             pa_call + ", intercept_scaling='auto')", pa_auto, "ours_pa1",
+             notes=["bias feature of value 0.1 on sparse input: its step is 1/100 of a unit "
+                    "feature's, as scikit-learn's intercept decay of 0.01 on sparse data"]),
+        ours("ours_perceptron", "**ours** Perceptron (multiclass)",
+             "Perceptron(n_epochs=1, shuffle=False)", perc, "ours_perceptron"),
+    ]  # fmt: skip
     if not hasattr(ol, "COPA"):
         return methods
     for cw, key, what in [
@@ -142,16 +119,10 @@ def ours_methods(d: Data, C: float, ol) -> list[Method]:
         ("confusion", "ours_copa_confusion", "C / T_y^2, eq. (17)"),
     ]:
         methods.append(
-            Method(
-                key=key,
-                label=f"**ours** COPA, {what}",
-                call=f"COPA(C={C}, class_weight={cw!r}, n_epochs=1, shuffle=False)",
-                ref="ours_pa1",
-                fit=(lambda make: lambda: make().fit(d.Xtr, d.ytr))(copa(cw)),
-                predict=lambda m: m.predict(d.Xte),
-                warmup=warm(copa(cw)),
-            )
-        )
+            ours(key, f"**ours** COPA, {what}",
+                 f"COPA(C={C}, class_weight={cw!r}, n_epochs=1, shuffle=False)", copa(cw),
+                 "ours_pa1")
+        )  # fmt: skip
     return methods
 
 
