@@ -241,3 +241,115 @@ def test_row_averaged_scores_four_per_step_equal_the_plain_sums(dtype):
                 out = np.full(K, np.nan)
                 row_averaged_scores(batch.data, batch.indices, off, start, stop, theta, U, S, out)
                 np.testing.assert_allclose(out, want[i], rtol=1e-12, atol=1e-10)
+
+
+def _padded(state, K, Kp, average):
+    theta, U, lastS, st = (a.copy() for a in state)
+    th = np.zeros((theta.shape[0], Kp), dtype=theta.dtype)
+    th[:, :K] = theta
+    Up = np.zeros((theta.shape[0], Kp)) if average else U
+    if average:
+        Up[:, :K] = U
+    return th, Up, lastS, st
+
+
+@pytest.mark.parametrize(
+    "step,K,layout,average,b,big",
+    [
+        (S.PA1, 5, "csr", 1, 1.0, False),
+        (S.PA1, 3, "dense", 1, 0.0, False),
+        (S.PA1, 5, "csr", 0, 1.0, False),
+        (S.CONSERVATIVE, 6, "dense", 0, 0.3, False),
+        (S.PA2, 7, "csr", 1, 0.0, False),
+        (S.COPA, 5, "csr", 1, 1.0, False),
+        (S.COPA, 3, "dense", 0, 1.0, False),
+        (S.PA1, 5, "csr", 1, 1.0, True),  # U large enough for the prefetches (row stride Kp)
+        (S.COPA, 5, "csr", 1, 1.0, True),
+    ],
+)
+def test_padded_columns_give_the_same_state(step, K, layout, average, b, big):
+    """The pass on theta/U/scores/alpha padded with zero columns (what ``_run`` hands it when
+    :func:`padded_work_state` pads) gives bit for bit the state of the unpadded pass on the K
+    real columns, and the padding columns stay zero."""
+    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
+
+    rng = np.random.default_rng(zlib.crc32(repr((step, K, layout, average, b, big)).encode()))
+    n = 80
+    d = PREFETCH_MIN_ENTRIES // K + 7 if big else 9
+    if big:
+        pool = rng.choice(d, size=150, replace=False)
+        cols = np.concatenate([rng.choice(pool, size=12, replace=False) for _ in range(n)])
+        rows = np.repeat(np.arange(n), 12)
+        X = sp.csr_matrix((rng.normal(size=cols.size), (rows, cols)), shape=(n, d))
+    else:
+        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.6)
+        X[3] = 0.0
+        X = sp.csr_matrix(X) if layout == "csr" else X
+    y = rng.integers(0, K, size=n).astype(np.int64)
+    w = rng.uniform(0.5, 2.0, size=n)
+    order = rng.permutation(n).astype(np.int64)
+    batch = CSRBatch(X)
+    R = d + (1 if b != 0.0 else 0)
+    state = _state(R, K, rng, False)
+    ip = np.zeros(ST.N_IP, dtype=np.int64)
+    ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, average]
+    fp = np.array([0.7, 1.0, 0.6, 2.0, b, 1.0])
+    plain = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
+    for Kp in (K + (-K) % 4, K + 5):
+        th, Up, lastS, st = _padded(state, K, Kp, average)
+        pred = np.full(n, -1, dtype=np.int64)
+        loss = np.full(n, -1.0)
+        _, alpha, work_idx, work_val = empty_scratch(K)
+        status = euclid_pass(batch.data, batch.indices, batch.indptr, y, w, order, th, Up, lastS,
+                             st, ip, fp, pred, loss, np.zeros(Kp), np.zeros(Kp), work_idx,
+                             work_val)  # fmt: skip
+        assert status == plain[0] == 0
+        np.testing.assert_array_equal(th[:, :K], plain[1])
+        assert not th[:, K:].any()
+        if average:
+            np.testing.assert_array_equal(Up[:, :K], plain[2])
+            assert not Up[:, K:].any()
+        np.testing.assert_array_equal(st, plain[4])
+        np.testing.assert_array_equal(pred, plain[5])
+        np.testing.assert_array_equal(loss, plain[6])
+    assert plain[4][ST.N_UPDATES] > 5
+
+
+@pytest.mark.parametrize("name", ["PassiveAggressiveClassifier", "Perceptron", "COPA"])
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+def test_estimators_pad_their_pass_and_keep_their_weights(name, layout, monkeypatch):
+    """``fit`` pads K = 6 classes to 8 on a batch large against the weights, and its weights,
+    averages and counters are those of the same fit with padding switched off."""
+    import onlinelearn
+    from onlinelearn._core import euclid_pass as E
+
+    rng = np.random.default_rng(3)
+    n, d, K = 400, 12, 6
+    X = (rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7)).astype(np.float32)
+    y = rng.integers(0, K, size=n)
+    X = sp.csr_matrix(X) if layout == "csr" else X
+    kw = {"n_epochs": 3, "random_state": 0}
+    if name != "COPA":
+        kw["tol"] = None
+    est = getattr(onlinelearn, name)
+
+    calls = []
+    real = E.padded_work_state
+
+    def spy(*args):
+        out = real(*args)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr("onlinelearn.base.padded_work_state", spy)
+    padded = est(**kw).fit(X, y)
+    assert calls and all(calls)  # every pass of this fit ran padded
+    monkeypatch.setattr(E, "PAD_MIN_RATIO", 10**12)
+    calls.clear()
+    plain = est(**kw).fit(X, y)
+    assert calls and not any(calls)
+    np.testing.assert_array_equal(padded._theta, plain._theta)
+    np.testing.assert_array_equal(padded._A, plain._A)
+    np.testing.assert_array_equal(padded._st, plain._st)
+    np.testing.assert_array_equal(padded.coef_, plain.coef_)
+    assert padded._theta.shape[1] == K  # the state itself is never padded

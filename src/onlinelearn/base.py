@@ -36,7 +36,7 @@ from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
 from ._core.checks import all_finite, rows_finite
-from ._core.euclid_pass import NONFINITE_X, euclid_pass
+from ._core.euclid_pass import NONFINITE_X, euclid_pass, padded_work_state
 from ._core.online_loop import (
     NONFINITE,
     empty_scratch,
@@ -317,12 +317,25 @@ class OnlineLinearClassifier(
                 )
             return
         updates_before = self._st[N_UPDATES]
-        scratch = empty_scratch(self._theta.shape[1])
+        K = self._theta.shape[1]
+        scratch = empty_scratch(K)
         kernel = self._pass_kernel(ip)
+        theta, A = self._theta, self._A
+        work = None
+        if kernel is euclid_pass:
+            work = padded_work_state(theta, A, self.average, batch.data.shape[0])
+            if work is not None:
+                theta, A = work
+                Kp = theta.shape[1]
+                scratch = (np.zeros(Kp), np.zeros(Kp), *scratch[2:])
         status = kernel(
             batch.data, batch.indices, batch.indptr, y_codes, weights, order,
-            self._theta, self._A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
+            theta, A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
         )  # fmt: skip
+        if work is not None:  # back into the state before anything looks at it
+            self._theta[...] = theta[:, :K]
+            if self.average:
+                self._A[...] = A[:, :K]
         if status == NONFINITE_X:
             V.raise_nonfinite_x(self, batch.data)
         if status == NONFINITE or not (
