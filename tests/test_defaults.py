@@ -342,3 +342,34 @@ def test_sklearn_checks_with_the_new_defaults(cls):
     from test_estimators import EXPECTED_FAILED_CHECKS
 
     check_estimator(cls(), expected_failed_checks=EXPECTED_FAILED_CHECKS)
+
+
+@pytest.mark.parametrize("name", ["PassiveAggressiveClassifier", "Perceptron"])
+def test_n_iter_after_partial_fit_and_through_model_files(name, tmp_path):
+    """``n_iter_`` is the passes of the last call (fit: the stop's count; partial_fit: 1, as
+    scikit-learn) and a model file keeps it; a corrupted value is refused."""
+    import json
+
+    import onlinelearn
+    from onlinelearn.model_io import load_model, save_model
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=120) > 0).astype(int)
+    est = getattr(onlinelearn, name)(random_state=0).fit(X, y)
+    n_fit = est.n_iter_
+    assert 1 < n_fit <= est.n_epochs
+    path = tmp_path / "m.npz"
+    save_model(est, path)
+    assert load_model(path).n_iter_ == n_fit
+    est.partial_fit(X, y)
+    assert est.n_iter_ == 1
+    stream = getattr(onlinelearn, name)()
+    assert not hasattr(stream, "n_iter_")
+    stream.partial_fit_predict(X, y)
+    assert stream.n_iter_ == 1
+    meta, arrays = est._get_state()
+    assert meta["n_iter_"] == 1
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="n_iter_"):
+            estimator_from_state(json.loads(json.dumps({**meta, "n_iter_": bad})), arrays)

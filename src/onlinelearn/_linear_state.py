@@ -58,6 +58,11 @@ def estimator_from_state(meta, arrays):
         params = from_file(params)
     est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
+    if "n_iter_" in meta:  # the passes of the last fit or partial_fit (files since n_iter_)
+        n_iter = meta["n_iter_"]
+        if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+            raise ValueError(f"model state is inconsistent: n_iter_ = {n_iter!r}")
+        est.n_iter_ = n_iter
     est.classes_ = np.asarray(arrays["classes_"])
     theta = np.asarray(arrays["theta"])
     # the weights keep the dtype they were saved in (files written before float32 weights hold

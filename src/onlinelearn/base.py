@@ -541,7 +541,8 @@ class OnlineLinearClassifier(
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (see docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
-        meta = state_meta(self)
+        extra = {"n_iter_": int(self.n_iter_)} if "n_iter_" in self.__dict__ else {}
+        meta = state_meta(self, **extra)
         arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta}
         if self._u_layout():
             arrays["U"] = self._A

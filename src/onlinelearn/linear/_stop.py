@@ -63,6 +63,20 @@ class ConvergenceStopMixin:
         self._stop_rule = rule
         return rule
 
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch (see the base class); ``n_iter_`` is 1 afterwards,
+        the passes of this call, as scikit-learn's ``partial_fit`` reports."""
+        super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+        self.n_iter_ = 1
+        return self
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, **kwargs):
+        """Progressive validation (see the base class); ``n_iter_`` is 1 afterwards."""
+        pred = super().partial_fit_predict(X, y, classes=classes, sample_weight=sample_weight,
+                                           **kwargs)  # fmt: skip
+        self.n_iter_ = 1
+        return pred
+
     def fit(self, X, y, sample_weight=None):
         """Learn from scratch: online passes over (X, y), shuffled under ``random_state`` when
         ``shuffle`` (same seed, same weights, bit for bit), until the training loss stops

@@ -115,7 +115,8 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
     n_updates_, n_mistakes_, t_ : int
         Updates made, online mistakes (prediction before the update was wrong), rows seen.
     n_iter_ : int
-        Passes the last :meth:`fit` made (at most ``n_epochs``; fewer when ``tol`` stopped it).
+        Passes the last call made: :meth:`fit` at most ``n_epochs`` (fewer when ``tol``
+        stopped it), :meth:`partial_fit` 1 (as scikit-learn); kept by model files.
     intercept_scaling_ : float
         The value b of the intercept feature, when ``intercept_scaling`` is 'fit' or 'auto'.
 
