@@ -46,7 +46,11 @@ def _predict_file(est, path, chunk_size, label_dtype):
 
     n_features = int(est.n_features_in_)
     with iter_svmlight_chunks(
-        path, chunk_size=chunk_size, n_features=n_features, label_dtype=label_dtype
+        path,
+        chunk_size=chunk_size,
+        n_features=n_features,
+        label_dtype=label_dtype,
+        prefetch=True,
     ) as reader:
         first_line = 1
         for X, y in _chunks(reader, path):

@@ -72,7 +72,9 @@ def _cmd_train(args) -> int:
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
         for path in args.data:
-            reader = iter_svmlight_chunks(path, chunk_size=args.chunk_size, n_features=n_features)
+            reader = iter_svmlight_chunks(
+                path, chunk_size=args.chunk_size, n_features=n_features, prefetch=True
+            )
             desc = f"epoch {epoch + 1}/{args.epochs}" if args.epochs > 1 else "train"
             with (
                 reader,
