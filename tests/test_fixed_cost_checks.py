@@ -215,3 +215,23 @@ def test_count_lossy_rows_equals_the_mask():
         order = rng.permutation(n).astype(np.int64)[: int(rng.integers(0, n + 1))]
         want = int(((loss[order] > 0) & (weight[order] > 0)).sum())
         assert K.count_lossy_rows(loss, weight, order) == want
+
+
+def test_which_learners_leave_the_finiteness_of_x_to_their_pass():
+    """The Euclidean pass checks the values itself; the projected pass (a constraint) and the
+    other links do not, so their validation keeps its sweep over X."""
+    from onlinelearn import Winnow
+
+    assert Perceptron()._finite_in_pass()
+    assert PassiveAggressiveClassifier()._finite_in_pass()
+    assert COPA()._finite_in_pass()
+    assert not Perceptron(constraint="l1")._finite_in_pass()
+    assert not PassiveAggressiveClassifier(constraint="simplex")._finite_in_pass()
+    assert not PNormPerceptron()._finite_in_pass()
+    assert not Winnow()._finite_in_pass()
+
+    class OwnPass(Perceptron):
+        def _pass_kernel(self, ip):
+            return super()._pass_kernel(ip)
+
+    assert not OwnPass()._finite_in_pass()  # a pass of its own: not known to check

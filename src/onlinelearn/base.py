@@ -400,15 +400,10 @@ class OnlineLinearClassifier(
         """True when the compiled pass checks the feature values' finiteness itself (the
         Euclidean pass: :data:`~onlinelearn._core.euclid_pass.NONFINITE_X`), so that the
         validation skips its own sweep over X; a subclass with its own pass keeps the sweep."""
-        if self._link != L.EUCLID:
-            return False
-        owner = type(self)._pass_kernel
-        if owner is OnlineLinearClassifier._pass_kernel:
-            return True
-        # the projected updates (linear/_constraint.py) run this pass without a constraint
+        # (the projected updates of linear/_constraint.py override this for their own kernel)
         return (
-            owner.__qualname__ == "ProjectedUpdatesMixin._pass_kernel"
-            and getattr(self, "constraint", None) is None
+            self._link == L.EUCLID
+            and type(self)._pass_kernel is OnlineLinearClassifier._pass_kernel
         )
 
     def _validate_params_once(self):

@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._core import links as L
 from .._core import projected_pass as PP
 from .._core.state import IP_AVERAGE
 
@@ -43,6 +44,15 @@ class ProjectedUpdatesMixin:
     def _constraint_code(self):
         c = getattr(self, "constraint", None)
         return PP.NO_CONSTRAINT if c is None else _CODES[c]
+
+    def _finite_in_pass(self):
+        """Without a constraint the pass is the base's Euclidean pass, which checks the feature
+        values itself; the projected pass does not (the validation then sweeps X)."""
+        return (
+            self._link == L.EUCLID
+            and self._constraint_code() == PP.NO_CONSTRAINT
+            and type(self)._pass_kernel is ProjectedUpdatesMixin._pass_kernel
+        )
 
     def _pass_kernel(self, ip):
         code = self._constraint_code()
