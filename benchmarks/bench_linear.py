@@ -11,8 +11,8 @@ median to each row's and the nanoseconds per nonzero x class next to the score-o
 floor of a pass: it reads the K weights of every nonzero and does nothing else).
 
 Rows "bare pass" time only the compiled pass of the default averaged PA-I (the state allocated
-as ``fit`` does, outside the timer): the difference to its ``fit`` row is the fixed cost of a
-call (checks, label codes, allocation, the overflow check); the table after it times each
+and padded as ``fit`` does, outside the timer): the difference to its ``fit`` row is the fixed
+cost of a call (checks, label codes, allocation, the overflow check); the table after it times each
 piece of that fixed cost in isolation next to the form it replaced.  "prefetch off" is the same pass
 compiled in this process with the U prefetches disabled (``PREFETCH_MIN_ENTRIES`` out of
 reach), the before/after of that change side by side.  A few minutes for both data sets.
@@ -92,6 +92,7 @@ def score_sweep_4():
 def bare_pass(make, X, y, kernel):
     """A callable running only ``kernel`` (one epoch, file order) on a fresh state of the
     estimator ``make()``, the state prepared as ``fit`` prepares it but outside the timing."""
+    from onlinelearn._core.euclid_pass import padded_work_state
     from onlinelearn._core.online_loop import empty_scratch
 
     est = make().fit(X[:50], y[:50])
@@ -107,10 +108,16 @@ def bare_pass(make, X, y, kernel):
         ip, fp = est._codes(est._n_weights())
 
     def run():
-        n = X.shape[0]
-        kernel(X.data, X.indices, X.indptr, codes, weights, order, est._theta, est._A,
+        # the state padded to a multiple of four classes as ``_run`` pads it (mnist)
+        n, K = X.shape[0], est._theta.shape[1]
+        theta, A, scratch = est._theta, est._A, empty_scratch(K)
+        work = padded_work_state(theta, A, est.average, X.data.shape[0])
+        if work is not None:
+            theta, A = work
+            scratch = (np.zeros(theta.shape[1]), np.zeros(theta.shape[1]), *scratch[2:])
+        kernel(X.data, X.indices, X.indptr, codes, weights, order, theta, A,
                est._lastS, est._st, ip, fp, np.zeros(n, np.int64), np.zeros(n),
-               *empty_scratch(est._theta.shape[1]))  # fmt: skip
+               *scratch)  # fmt: skip
 
     return prepare, run
 
@@ -211,6 +218,11 @@ def bench(name, repeat, C):
             X.data, X.indices, X.indptr, W, sink
         ),
     }
+    if K % 4:  # the pass pads the classes to a multiple of four: its own floor
+        W4 = np.zeros((X.shape[1] + 1, K + (-K) % 4), dtype=X.data.dtype)
+        runs["score-only sweep, 4 nonzeros per step, classes padded to a multiple of 4"] = (
+            lambda: sweep4(X.data, X.indices, X.indptr, W4, sink)
+        )
     runs.update({label: (lambda mk=mk: mk().fit(X, y)) for label, mk in make.items()})
     from onlinelearn._core.euclid_pass import euclid_pass
 
