@@ -15,11 +15,10 @@ one, so the error names the same entry as before.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._config import njit
+from .fp import finite
 
 OK = 0
 #: indptr[0] != 0
@@ -137,7 +136,7 @@ def first_overflowing_row(data, indptr, rows, b2):
         for q in range(indptr[i], indptr[i + 1]):
             v = np.float64(data[q])
             sq += v * v
-        if not math.isfinite(sq):
+        if not finite(sq):
             return i
     return -1
 

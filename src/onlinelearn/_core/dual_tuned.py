@@ -29,6 +29,7 @@ from .dual_common import (
     scores_and_rival,
 )
 from .dual_window import store_push
+from .fp import finite
 from .links import ENTROPY, EUCLID, PNORM
 from .sparse import row_offset, row_sqnorm
 
@@ -386,7 +387,7 @@ def tuned_pass(
             st[DUAL] = gamma * st[SUM_ALPHA] - _fstar(link, V, c, p, logn2)
     for j in range(R):
         for kk_ in range(K):
-            if not math.isfinite(V[j, kk_]):
+            if not finite(V[j, kk_]):
                 return False
     return True
 

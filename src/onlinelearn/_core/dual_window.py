@@ -31,6 +31,7 @@ from .dual_common import (
     T,
     scores_and_rival,
 )
+from .fp import finite
 from .sparse import row_offset, row_sqnorm
 
 
@@ -54,13 +55,13 @@ def qp2_box(h0, h1, q00, q01, q11, cap0, cap1):
     for e in range(4):
         if e < 2:  # t0 fixed at 0 or cap0
             a = 0.0 if e == 0 else cap0
-            if not math.isfinite(a):
+            if not finite(a):
                 continue
             c = min(max((h1 - q01 * a) / q11, 0.0), cap1)
             t0, t1 = a, c
         else:
             a = 0.0 if e == 2 else cap1
-            if not math.isfinite(a):
+            if not finite(a):
                 continue
             c = min(max((h0 - q01 * a) / q00, 0.0), cap0)
             t0, t1 = c, a
@@ -319,6 +320,6 @@ def window_pass(
             st[N_UPDATES] += 1.0
     for j in range(R):
         for kk in range(K):
-            if not math.isfinite(theta[j, kk]):
+            if not finite(theta[j, kk]):
                 return False
     return True

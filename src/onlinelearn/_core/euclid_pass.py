@@ -37,12 +37,11 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._config import njit
 from .copa import copa_step
+from .fp import finite
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch
 from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
@@ -75,7 +74,7 @@ def row_values_finite(data, start, stop):
     """True when data[start:stop] holds no NaN or infinity (a finite row whose ||x||^2
     overflowed, e.g. values of 1e200, is finite)."""
     for q in range(start, stop):
-        if not math.isfinite(data[q]):
+        if not finite(data[q]):
             return False
     return True
 
@@ -190,9 +189,8 @@ def euclid_pass(
         if sq * 0.0 != 0.0 and not row_values_finite(data, start, stop):
             # ||x||^2 reads every value: a NaN or inf one makes it non-finite (so does an
             # overflow of finite values, which goes on as before: see the module docstring).
-            # Written as sq * 0 != 0: ``not math.isfinite(sq)`` compiled here never fired on
-            # a NaN sq (seen with COPA; the x * 0 test is what tests/test_fixed_cost_checks
-            # exercises)
+            # Written as sq * 0 != 0 (one multiply, no branch on the usual path):
+            # ``not math.isfinite(sq)`` compiled here never fired on a NaN sq (see .fp)
             return NONFINITE_X
         if b != 0.0:
             for k in range(K):

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._config import njit
 from .copa import copa_step
+from .fp import finite
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
 from .margins import predict_margin_loss
 from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
@@ -147,7 +148,7 @@ def _touch(theta, A, lastS, st, j, k, dv, link, p, balanced, average):
         A[j, k] += phi(link, old, m, p, balanced) * (st[S_SUM] - lastS[j, k])
         lastS[j, k] = st[S_SUM]
     new = old + dv
-    if not math.isfinite(new):
+    if not finite(new):
         return False
     theta[j, k] = new
     new = theta[j, k]  # float32 weights: the value stored, not the double it was rounded from
@@ -289,7 +290,7 @@ def online_pass(
                     0 if binary else yi, -1 if binary else rival, ysign, b, d, gamma, loss, C,
                     wgt, p, balanced, buf_j, buf_k, buf_u, buf_t,
                 )  # fmt: skip
-                if not math.isfinite(tau):
+                if not finite(tau):
                     return NONFINITE
             else:
                 if step == CONSERVATIVE:
@@ -325,7 +326,7 @@ def online_pass(
                 if (
                     st[THETA_MAX] > st[EXP_SHIFT] + _REFRAME_GAP
                     or st[AGGREGATE] < _Z_FLOOR
-                    or not math.isfinite(st[AGGREGATE])
+                    or not finite(st[AGGREGATE])
                 ):
                     # a weight grew past the shift m (exp would overflow), or every weight fell
                     # far below it (Z >= exp(max|theta| - m) underflows): re-centre m on the

@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from .._config import njit
+from .fp import finite
 from .max_hinge import max_hinge_dual, max_hinge_pass  # noqa: F401 (re-export)
 from .projections import entropic_floor, project_l1_rows
 from .ranking_entropy import (  # noqa: F401 (re-export)
@@ -389,7 +390,7 @@ def rank_pass(
         for k in range(K):
             if tau[k] > 0.0:
                 nz = mu[k]
-                if not math.isfinite(nz) or nz < -30.0:
+                if not finite(nz) or nz < -30.0:
                     lZ[k] = _exact_lse(theta, k)  # mass left the row's coordinates: recompute
                 else:
                     lZ[k] += nz
@@ -405,7 +406,7 @@ def rank_pass(
         st[GAIN] += gamma * gain
         st[N_UPDATES] += 1.0
     for k in range(K):
-        if not math.isfinite(lZ[k]):
+        if not finite(lZ[k]):
             return NONFINITE
     return OK
 

@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from .._config import njit
+from .fp import finite
 from .projected_pass import NO_CONSTRAINT, project_column
 from .sparse import row_offset, row_sqnorm
 
@@ -67,7 +68,7 @@ def row_dot(data, indices, indptr, i, w, b, d):
 def all_finite(w):
     """True when every entry of w is finite."""
     for j in range(w.shape[0]):
-        if not math.isfinite(w[j]):
+        if not finite(w[j]):
             return False
     return True
 
@@ -128,7 +129,7 @@ def regression_pass(
             loss_code, y[i] - yhat, row_sqnorm(data, indptr, i, b), C, eps, weight[i]
         )
         if step != 0.0:
-            if not math.isfinite(step):
+            if not finite(step):
                 return False
             if constraint != NO_CONSTRAINT and average:
                 for j in range(R):
@@ -193,7 +194,7 @@ def dense_dot_sqnorm(X, i, w, n_feat):
 def dense_row_finite(X, i):
     """True when every entry of row i is finite."""
     for j in range(X.shape[1]):
-        if not math.isfinite(X[i, j]):
+        if not finite(X[i, j]):
             return False
     return True
 
@@ -242,7 +243,7 @@ def _dense_pass(X, y, weight, order, w, U, st, loss_code, C, eps, b, average, pr
         t += 1.0
         step = regression_step(loss_code, y[i] - yhat, sq, C, eps, 1.0 if unit else weight[i])
         if step != 0.0:
-            if not math.isfinite(step):
+            if not finite(step):
                 status = NONFINITE_WEIGHTS
                 break
             for j in range(n_feat):
@@ -295,7 +296,7 @@ def rls_pass(data, indices, indptr, y, weight, order, w, P, st, b, pred_out, Px)
         if b != 0.0:
             xPx += b * Px[d]
         denom = 1.0 + s * xPx
-        if not (denom > 0.0 and math.isfinite(denom)):
+        if not (denom > 0.0 and finite(denom)):
             return False
         g = s * (y[i] - yhat) / denom
         for r in range(R):

@@ -47,6 +47,7 @@ import math
 import numpy as np
 
 from .._config import njit
+from .fp import finite
 from .links import ENTROPY, agg_term, phi
 from .sparse import row_offset
 from .state import (
@@ -288,7 +289,7 @@ def link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, b
                 if 16.0 * t >= hi:
                     break
             t *= 16.0
-            if not math.isfinite(t):
+            if not finite(t):
                 return math.inf
         else:
             hi = t
@@ -309,7 +310,7 @@ def link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, b
         else:
             break
         tn = math.nan
-        if dg < 0.0 and math.isfinite(dg):
+        if dg < 0.0 and finite(dg):
             tn = t - g / dg
         # Newton if it stays in the bracket and at least halves the step before last
         if lo <= tn <= hi and abs(2.0 * g) <= abs(dx_old * dg):
@@ -357,7 +358,7 @@ def aggressive_link_step(
         rest = 0.0
     tau = link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
                           untouched)  # fmt: skip
-    if rest >= _EXACT_REST * total or not (tau > 0.0 and math.isfinite(tau)):
+    if rest >= _EXACT_REST * total or not (tau > 0.0 and finite(tau)):
         return tau
     t_end = tau / weight if step == PA else tau
     log_end = log_aggregate(link, uu, tt, n, t_end, rest, m, p, balanced)

@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from .._config import njit
+from .fp import finite
 
 PERCEPTRON = 0
 PA_MAX = 1
@@ -276,11 +277,11 @@ def tagger_pass(
             indptr, indices, data, lo, n, y, lo, W, Tr, UW, UTr, st, update, C, U, average,
             E, delta, back, yhat, keys, vals, tr_scratch,
         )  # fmt: skip
-        if not math.isfinite(tau):
+        if not finite(tau):
             return NONFINITE
     for a in range(Tr.shape[0]):
         for b in range(K):
-            if not math.isfinite(Tr[a, b]):
+            if not finite(Tr[a, b]):
                 return NONFINITE
     return OK
 
@@ -309,6 +310,6 @@ def check_finite_rows(W, indices):
     for p in range(indices.shape[0]):
         j = indices[p]
         for k in range(K):
-            if not math.isfinite(W[j, k]):
+            if not finite(W[j, k]):
                 return False
     return True

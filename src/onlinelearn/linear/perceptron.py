@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._config import njit
 from .._core import links as L
 from .._core import steps as S
+from .._core.fp import finite
 from ..base import OnlineLinearClassifier
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
@@ -206,7 +207,7 @@ def _row_sqnorms(data, indptr, scale, out):
             v = np.float64(data[q]) / scale
             acc += v * v
         out[i] = acc
-        if not np.isfinite(acc):
+        if not finite(acc):
             ok = False
     return ok
 

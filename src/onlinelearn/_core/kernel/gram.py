@@ -44,6 +44,7 @@ import math
 import numpy as np
 
 from ..._config import njit
+from ..fp import finite  # noqa: F401 (re-exported to the kernel modules)
 
 LINEAR = 0
 POLY = 1
@@ -59,17 +60,6 @@ EXP = 10
 
 #: codes below this one are leaves that read the rows
 N_LEAF_CODES = 5
-
-
-#: the largest finite float64
-_FMAX = 1.7976931348623157e308
-
-
-@njit
-def finite(v):
-    """v is neither NaN nor infinite.  Written as comparisons: under the project's fastmath
-    flags ``math.isfinite`` can be folded to True (reassociation turns v - v into 0)."""
-    return v == v and -_FMAX <= v <= _FMAX
 
 
 @njit
