@@ -303,11 +303,10 @@ def padded_work_state(theta, U, average, nnz):
     body covers with no scalar remainder: mnist (K = 10 -> 12), 0.36 -> 0.30 ns per nonzero
     x class, although it reads 20% more weights.  The zero columns never move (the pass
     updates columns < K only, ``K = len(work_idx)``; COPA's K-wide update adds alpha_k = 0
-    to them) and each class's sums are the same
-    operations in the same order, so the weights are those of the unpadded pass.  Padded
-    only when K >= 2 is not a multiple already and the copies are small against the batch
-    (``R * K_pad * PAD_MIN_RATIO <= nnz * K``: mnist's whole training set, not a
-    10-row ``partial_fit``)."""
+    to them) and each class's sums are the same operations in the same order, so the weights
+    are bit for bit those of the unpadded pass.  Padded only when K >= 2 is not a multiple
+    already and the copies are small against the batch (``R * K_pad * PAD_MIN_RATIO <=
+    nnz * K``: mnist's whole training set, not a 10-row ``partial_fit``)."""
     R, K = theta.shape
     Kp = -(-K // PAD_COLUMNS) * PAD_COLUMNS
     if K < 2 or Kp == K or R * Kp * PAD_MIN_RATIO > nnz * K:
