@@ -158,11 +158,16 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     np.testing.assert_allclose(m.coef_, want, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("step,K", [(S.PA1, 1), (S.PA1, 5), (S.CONSERVATIVE, 5), (S.COPA, 5)])
-def test_prefetching_pass_equals_generic_pass(step, K):
-    """A U large enough to switch the prefetches on (every touched row spread over it) gives
-    the same state as the generic pass: the hints change no value.  float32 values only (the
-    prefetches do not depend on the value type; one compiled signature keeps the test short)."""
+@pytest.mark.parametrize(
+    "step,K,layout",
+    [(S.PA1, 1, "csr"), (S.PA1, 5, "csr"), (S.CONSERVATIVE, 5, "csr"), (S.COPA, 5, "csr"),
+     (S.PA1, 5, "dense")],
+)  # fmt: skip
+def test_prefetching_pass_equals_generic_pass(step, K, layout):
+    """A theta and a U large enough to switch the prefetches on (U's lines for the update,
+    theta's lines of the next row; every touched row spread over them) give the same state as
+    the generic pass: the hints change no value.  float32 values only (the prefetches do not
+    depend on the value type; one compiled signature keeps the test short)."""
     dtype = np.float32
     from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
 
@@ -176,7 +181,7 @@ def test_prefetching_pass_equals_generic_pass(step, K):
     y = rng.integers(0, max(K, 2), size=n).astype(np.int64)
     w = np.ones(n)
     order = np.arange(n, dtype=np.int64)
-    batch = CSRBatch(X)
+    batch = CSRBatch(X.toarray() if layout == "dense" else X)
     R = d + 1
     assert R * K >= PREFETCH_MIN_ENTRIES
     state = _state(R, K, rng, False)
