@@ -27,7 +27,7 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
   of four (:func:`padded_work_state`): the class count is ``len(work_idx)``, the stored width
   ``theta.shape[1]``, and the padding columns never move;
 * when theta itself outgrows the core's caches (news20: 4.5 MB of float32), the lines of
-  the next row's weights are requested before this row is swept (:func:`prefetch_theta_rows`):
+  the next row's weights are requested before this row is swept (:func:`.prefetch.prefetch_rows`):
   the sweep then finds them in cache instead of waiting on each miss in turn;
 * no per-entry finiteness test: the estimator checks the state after the pass and restores its
   snapshot if anything overflowed;
@@ -46,7 +46,7 @@ from .._config import njit
 from .copa import copa_step
 from .fp import finite
 from .margins import predict_margin_loss
-from .prefetch import PREFETCH_MIN_ENTRIES, prefetch
+from .prefetch import PREFETCH_MIN_ENTRIES, prefetch, prefetch_rows
 from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     FP_B,
@@ -87,20 +87,6 @@ def prefetch_row(U, j, K):
     """Request every line of row j of the (R, K) float64 array U (8 entries per line)."""
     for kk in range(0, K + 7, 8):
         prefetch(U, j * K + (kk if kk < K else K - 1))
-
-
-@njit
-def prefetch_theta_rows(data, indices, indptr, i, theta):
-    """Request the lines of theta's rows that row i of the batch will read (every line of each
-    row: its first entry, one per cache line after it, and its last)."""
-    Kw = theta.shape[1]
-    step = max(1, 64 // theta.itemsize)
-    o = row_offset(data, indices, indptr[i])
-    for q in range(indptr[i], indptr[i + 1]):
-        base = indices[q - o] * Kw
-        for kk in range(0, Kw, step):
-            prefetch(theta, base + kk)
-        prefetch(theta, base + Kw - 1)
 
 
 @njit
@@ -196,7 +182,7 @@ def euclid_pass(
         if pf_theta and ii + 1 < order.shape[0]:
             # the next row's weights, while this row is swept and updated (news20, float32:
             # the averaged pass 41 -> 31 ms, the last iterate 22 -> 17)
-            prefetch_theta_rows(data, indices, indptr, order[ii + 1], theta)
+            prefetch_rows(data, indices, indptr, order[ii + 1], theta)
         # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
         if pf_on and not pf_row:
             kp = 0 if binary else yi

@@ -35,6 +35,7 @@ from .copa import copa_step
 from .fp import finite
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
 from .margins import predict_margin_loss
+from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_rows
 from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
 from .state import (
     AGGREGATE,
@@ -234,10 +235,14 @@ def online_pass(
     buf_u = np.empty(nbuf)
     buf_t = np.empty(nbuf)
 
+    pf_theta = theta.size >= PREFETCH_MIN_ENTRIES
     for ii in range(order.shape[0]):
         i = order[ii]
         yi = y[i]
         wgt = weight[i]
+        if pf_theta and ii + 1 < order.shape[0]:
+            # the next row's weights while this one is scored and updated (as euclid_pass)
+            prefetch_rows(data, indices, indptr, order[ii + 1], theta)
 
         # ---- scores s_k = <w_k, x>
         if link == EUCLID:

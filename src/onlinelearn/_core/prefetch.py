@@ -17,6 +17,9 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._config import njit
+from .sparse import row_offset
+
 #: U arrays with at least this many float64 entries (1 MiB) are prefetched; smaller ones stay
 #: in the core's L2 cache (mnist: 785 x 10) and the hints would only cost instructions.
 PREFETCH_MIN_ENTRIES = 1 << 17
@@ -45,3 +48,20 @@ def prefetch(typingctx, arr, idx):
         return context.get_dummy_value()
 
     return types.void(arr, types.intp), codegen
+
+
+@njit
+def prefetch_rows(data, indices, indptr, i, M):
+    """Request every line of the rows of ``M`` (C-contiguous (R, K)) that row i of a CSR batch
+    (dense: ``indices`` = arange(d) shared by the rows) will read: each row's first entry, one
+    per cache line after it, and its last.  Issued one example ahead, while the current one is
+    swept and updated, it turns the sweep's misses on a weight matrix larger than the core's
+    caches into hits (news20's 4.5 MB of float32 weights: the averaged PA-I pass 41 -> 31 ms)."""
+    K = M.shape[1]
+    step = max(1, 64 // M.itemsize)
+    o = row_offset(data, indices, indptr[i])
+    for q in range(indptr[i], indptr[i + 1]):
+        base = indices[q - o] * K
+        for kk in range(0, K, step):
+            prefetch(M, base + kk)
+        prefetch(M, base + K - 1)
