@@ -238,15 +238,12 @@ def test_evaluation_schedule():
 
 
 # ------------------------------------------------------------------ screened gap
-def _screen_point(alpha, ys, Ci, Xa, l2):
-    """The solver's state at alpha: records (alpha, y, -, C), w(alpha), v and its cost sum."""
+def _screen_point(alpha, ys, Ci, Xa):
+    """The solver's state at alpha: records (alpha, y, -, C) and w(alpha)."""
     n = len(alpha)
     st = np.zeros((n, 4))
     st[:, 0], st[:, 1], st[:, 3] = alpha, ys, Ci
-    w = (alpha * ys) @ Xa
-    atC = (alpha == Ci) & (Ci > 0) if not l2 else np.zeros(n, bool)
-    vC = (Ci * ys * atC) @ Xa
-    return st, w, vC, float(Ci[atC].sum())
+    return st, (alpha * ys) @ Xa
 
 
 def _random_alpha(rng, Ci, l2):
@@ -264,9 +261,10 @@ def _random_alpha(rng, Ci, l2):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_screened_objectives_equal_a_full_pass(l2, sparse):
     """The evaluation that skips rows whose loss the cached margins settle (zero loss, or the
-    L1 loss of a row at alpha_i = C_i summed through v = sum C_i y_i x_i) gives the objectives
-    of a full pass over every row, after small and large moves of w(alpha), with zero rows,
-    zero costs, float32 input and both intercepts; and small moves do skip rows."""
+    L1 loss of a row at alpha_i = C_i summed through v = sum C_i y_i x_i, which each
+    evaluation brings up to date) gives the objectives of a full pass over every row, after
+    small and large moves of w(alpha), with zero rows, zero costs, float32 input and both
+    intercepts; and small moves do skip rows."""
     rng = np.random.default_rng(5 + l2 + 2 * sparse)
     skipped = 0
     for trial in range(40):
@@ -288,12 +286,19 @@ def test_screened_objectives_equal_a_full_pass(l2, sparse):
         alpha = _random_alpha(rng, Ci, l2)
         marg, mchain, wsnap = np.zeros(n), np.zeros((n, 2)), np.zeros(d + 1)
         chain = np.zeros(2)
+        # v = sum C_i y_i x_i over the rows marked at C_i: kept across evaluations and
+        # brought up to date by each (rows that reached or left C_i in between)
+        vC, csum, atc = np.zeros(d + 1), np.zeros(1), np.zeros(n, bool)
         for step in range(4):
-            st, w, vC, csum = _screen_point(alpha, ys, Ci, Xa, l2)
+            st, w = _screen_point(alpha, ys, Ci, Xa)
             full = step == 0
             p, q, work = binary_objectives_screened(
-                nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
+                nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, atc, full
             )
+            at_c = (alpha == Ci) & (Ci > 0) & (not l2)
+            np.testing.assert_array_equal(atc[base], at_c[base])
+            np.testing.assert_allclose(vC, (Ci * ys * at_c) @ Xa, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(csum[0], Ci[at_c].sum(), rtol=1e-12)
             p_ref, q_ref = binary_objectives(
                 batch.data, batch.indices, batch.indptr, b, ycodes, 1, Ci, l2, alpha, w[: d + 1]
                 if b else w[:d], )  # fmt: skip
@@ -629,3 +634,64 @@ def test_accuracy_within_0_002_of_liblinear_on_a9a():
         _, (acc_ll, _, _), _ = liblinear.predict(yt, Xt, m, "-q")
         ours = DualCoordinateSVC(C=1.0, loss=loss, random_state=0).fit(X, y)
         assert abs(ours.score(Xt, yt) - acc_ll / 100) <= 0.002
+
+
+# ------------------------------------------------------------------ the pocket
+def _primal_at_alpha(alpha, X, y, C, kw):
+    """(P(w(alpha)), w(alpha)) computed here from the dual variables of a fit: the binary
+    losses (hinge / squared hinge) or the Crammer-Singer loss, bias as a feature of value 1."""
+    Xa = _augment(X, 1.0)
+    if kw.get("multi_class") == "crammer_singer":
+        W = alpha @ Xa  # (K, R): w_m = sum_i alpha_i^m x_i
+        S = Xa @ W.T
+        M = 1.0 + S - S[np.arange(len(y)), y][:, None]
+        M[np.arange(len(y)), y] = 0.0
+        return 0.5 * (W * W).sum() + C * M.max(axis=1).sum(), W
+    ys = np.where(y == 1, 1.0, -1.0)
+    w = (alpha[0] * ys) @ Xa
+    xi = np.maximum(0.0, 1.0 - ys * (Xa @ w))
+    loss = xi**2 if kw.get("loss") == "squared_hinge" else xi
+    return 0.5 * w @ w + C * loss.sum(), w[None, :]
+
+
+@pytest.mark.parametrize(
+    "kw, K",
+    [
+        (dict(loss="hinge"), 2),
+        (dict(loss="squared_hinge"), 2),
+        (dict(multi_class="crammer_singer"), 3),
+    ],
+)
+def test_pocket_returns_the_best_evaluated_primal_point(kw, K):
+    """The gap certified is P(w_best) - D(alpha) with w_best the weights of smallest primal
+    value among the evaluations: with an evaluation per epoch, the primal column of
+    ``history_`` after e epochs is min over e' <= e of P(w(alpha_e')) (computed here from
+    the alpha of a fit stopped after e' epochs) and the model returned is that w(alpha_e');
+    the primal column never goes up, the gap neither; and the pocket does keep an older
+    point on this problem (P(w(alpha)) is not monotone)."""
+    X, y = _problem(n=120, d=5, K=K, seed=11, sep=0.7)
+    C, E = 10.0, 25
+    P_at = [float(C * len(y))]  # alpha = 0: w = 0, every loss is 1
+    W_at = [None]
+    kept_older = 0
+    for e in range(1, E + 1):
+        with pytest.warns(ConvergenceWarning):
+            clf = DualCoordinateSVC(
+                C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw
+            ).fit(X, y)
+        P, W = _primal_at_alpha(clf.alpha_, X, y, C, kw)
+        P_at.append(P)
+        W_at.append(W)
+        best = int(np.argmin(P_at))
+        h = clf.history_
+        np.testing.assert_allclose(h["primal"], np.minimum.accumulate(P_at), rtol=1e-9)
+        assert np.all(np.diff(h["gap"]) <= 1e-9 * h["primal"][1:])
+        coef = np.hstack([clf.coef_, clf.intercept_[:, None]])
+        if best == 0:
+            np.testing.assert_array_equal(coef, 0.0)
+        elif K == 2:
+            np.testing.assert_allclose(coef, W_at[best], atol=1e-9)
+        else:
+            np.testing.assert_allclose(coef, W_at[best][:, : X.shape[1] + 1], atol=1e-9)
+        kept_older += best < e
+    assert kept_older > 0

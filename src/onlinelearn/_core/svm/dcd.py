@@ -22,6 +22,7 @@ from .dcd_common import (
     H_PRIMAL,
     H_TIME,
     N_HIST,
+    STATS_FIELDS,
     pack_rows,
 )
 from .dcd_cs import cs_dcd, cs_objectives, cs_objectives_screened, cs_subproblem
@@ -34,6 +35,7 @@ __all__ = [
     "H_PRIMAL",
     "H_TIME",
     "N_HIST",
+    "STATS_FIELDS",
     "binary_cd_step",
     "binary_objectives",
     "binary_objectives_screened",

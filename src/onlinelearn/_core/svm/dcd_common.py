@@ -15,6 +15,16 @@ from ..sparse import row_offset
 H_EPOCH, H_PRIMAL, H_DUAL, H_GAP, H_TIME, H_ACTIVE = range(6)
 N_HIST = 6
 
+#: what a solve counts (the ``stats`` array of the solvers; float64, counts are whole numbers):
+#: coordinate steps (example visits, shrunk ones included), nonzeros read by the steps (dot
+#: products and updates of w; Crammer-Singer: times the active classes), evaluations of a
+#: problem's objectives, nonzeros they read, seconds spent in them, re-openings of the
+#: active set (unshrinking or a finer eps), seconds of the whole compiled solve
+STATS_FIELDS = (
+    "steps", "step_nnz", "evals", "eval_nnz", "eval_seconds", "unshrink", "seconds",
+)  # fmt: skip
+ST_STEPS, ST_STEP_NNZ, ST_EVALS, ST_EVAL_NNZ, ST_EVAL_SECONDS, ST_UNSHRINK, ST_SECONDS = range(7)
+
 
 @njit(nogil=False)
 def now():
