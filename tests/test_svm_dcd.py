@@ -293,7 +293,7 @@ def test_screened_objectives_equal_a_full_pass(l2, sparse):
             st, w = _screen_point(alpha, ys, Ci, Xa)
             full = step == 0
             p, q, work = binary_objectives_screened(
-                nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, atc, full
+                nodes, ptr, l2, base, xn, st, w, w, marg, mchain, wsnap, chain, vC, csum, atc, full
             )
             at_c = (alpha == Ci) & (Ci > 0) & (not l2)
             np.testing.assert_array_equal(atc[base], at_c[base])
@@ -675,10 +675,10 @@ def test_pocket_returns_the_best_evaluated_primal_point(kw, K):
     W_at = [None]
     kept_older = 0
     for e in range(1, E + 1):
+        clf = DualCoordinateSVC(C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw)
+        clf._avg_span = 0.0  # the pocket alone: every primal point evaluated is w(alpha_e)
         with pytest.warns(ConvergenceWarning):
-            clf = DualCoordinateSVC(
-                C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw
-            ).fit(X, y)
+            clf.fit(X, y)
         P, W = _primal_at_alpha(clf.alpha_, X, y, C, kw)
         P_at.append(P)
         W_at.append(W)

@@ -156,6 +156,11 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     True
     """
 
+    #: span (epochs) of the average of w(alpha) evaluated as the primal point once the gap
+    #: falls slowly (one-vs-rest and binary; 0: w(alpha) itself); a private switch for the
+    #: tests and the benchmark, see :data:`onlinelearn._core.svm.dcd_binary.AVG_SPAN`
+    _avg_span = dcd.AVG_SPAN
+
     _parameter_constraints: dict = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -295,7 +300,7 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
             epochs, rows, n_done = dcd.ovr_dcd(
                 nodes, ptr, y_codes, pos, Ci, self.loss == "squared_hinge", alpha, W,
                 float(self.tol), int(self.max_iter), bool(self.shrinking), seed, check_every,
-                hist, stats,
+                hist, stats, float(self._avg_span),
             )  # fmt: skip
             converged = n_done == n_prob
             alpha_out = alpha
