@@ -695,3 +695,33 @@ def test_pocket_returns_the_best_evaluated_primal_point(kw, K):
             np.testing.assert_allclose(coef, W_at[best][:, : X.shape[1] + 1], atol=1e-9)
         kept_older += best < e
     assert kept_older > 0
+
+
+def test_averaged_primal_point_is_w_of_a_feasible_alpha():
+    """Once P(w(alpha)) has gone up between evaluations and the gap falls slowly, the primal
+    point evaluated is an average of the w(alpha_e) at the epoch ends: the model returned is
+    a convex combination of them (w of an averaged, feasible alpha; found here by
+    non-negative least squares), not one of them, and its primal value and the dual value of
+    alpha_ (both computed here) are the last history entry."""
+    from scipy.optimize import nnls
+
+    X, y = _problem(n=120, d=5, K=2, seed=11, sep=0.7)
+    C, E, kw = 10.0, 60, dict(loss="hinge")
+    Ws = [np.zeros(X.shape[1] + 1)]
+    for e in range(1, E + 1):
+        clf = DualCoordinateSVC(C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw)
+        with pytest.warns(ConvergenceWarning):
+            clf.fit(X, y)
+        Ws.append(_primal_at_alpha(clf.alpha_, X, y, C, kw)[1][0])
+    coef = np.append(clf.coef_[0], clf.intercept_[0])
+    A = np.vstack([np.array(Ws).T, np.ones(len(Ws))])
+    lam, res = nnls(A, np.append(coef, 1.0))
+    assert res < 1e-8 * max(1.0, np.abs(coef).max())
+    assert min(np.abs(coef - w).max() for w in Ws) > 1e-6  # an average, not one iterate
+    h = clf.history_
+    Xa = _augment(X, 1.0)
+    ys = np.where(y == 1, 1.0, -1.0)
+    P = 0.5 * coef @ coef + C * np.maximum(0.0, 1.0 - ys * (Xa @ coef)).sum()
+    wa = Ws[-1]
+    D = clf.alpha_[0].sum() - 0.5 * wa @ wa
+    np.testing.assert_allclose([h["primal"][-1], h["dual"][-1]], [P, D], rtol=1e-10)

@@ -63,11 +63,13 @@ MARGIN_SAFETY = 1e-9
 #: the primal point evaluated is an exponential average of w(alpha) at the epoch ends over
 #: about the epochs in which the gap shrinks by AVG_SHRINK (its rate measured between the last
 #: two evaluations of the problem), at most AVG_SPAN epochs; none (w(alpha) itself) when that
-#: is under half an epoch.  On the hinge loss P(w(alpha)) jumps up and down from epoch to
-#: epoch near the optimum (a9a: by 2x), P of the average does not: a9a and w8a reach
-#: LIBLINEAR's gap in 15% fewer epochs; where the gap falls fast (news20) the average stays off
+#: is under AVG_MIN_SPAN epochs or before P(w(alpha)) was seen to go up between two
+#: evaluations (where it falls smoothly the average only lags).  On the hinge loss
+#: P(w(alpha)) jumps up and down from epoch to epoch near the optimum (a9a: by 2x), P of the
+#: average does not: a9a and w8a reach LIBLINEAR's gap in 13-20% fewer epochs
 AVG_SHRINK = 0.05
 AVG_SPAN = 9.0
+AVG_MIN_SPAN = 2.0
 
 #: the first spread of projected gradients at which an epoch over every example counts as
 #: optimal (LIBLINEAR's eps; divided by 10 each time it is reached above the gap).  LIBLINEAR
@@ -293,6 +295,7 @@ def ovr_dcd(
     Wavg = np.empty((K, R))
     beta = np.zeros(K)
     gprev = np.full(K, np.inf)
+    osc = np.zeros(K, dtype=np.bool_)
     eprev = np.zeros(K)
     n_done = 0
     ecost = 0
@@ -435,6 +438,8 @@ def ovr_dcd(
                     if p < prim[k]:
                         prim[k] = p
                         Wbest[k, :] = wp
+                    elif beta[k] == 0.0:
+                        osc[k] = True  # P(w(alpha)) went up since an earlier evaluation
                     p = prim[k]
                     dual[k] = q
                     # average over the epochs in which the gap shrinks by at most
@@ -444,7 +449,7 @@ def ovr_dcd(
                     span = avg_span
                     if rate * avg_span > AVG_SHRINK:
                         span = AVG_SHRINK / rate
-                    bk = span / (1.0 + span) if span >= 0.5 else 0.0
+                    bk = span / (1.0 + span) if osc[k] and span >= AVG_MIN_SPAN else 0.0
                     if bk > 0.0 and beta[k] == 0.0:
                         Wavg[k, :] = W[k]
                     beta[k] = bk
