@@ -38,13 +38,11 @@ import numpy as np
 
 from ..._config import njit
 from .dcd_common import (
-    ST_EVAL_NNZ,
-    ST_EVAL_SECONDS,
-    ST_EVALS,
     ST_SECONDS,
     ST_STEP_NNZ,
     ST_STEPS,
     ST_UNSHRINK,
+    count_evaluation,
     evaluation_due,
     node_axpy,
     node_dot,
@@ -318,9 +316,7 @@ def ovr_dcd(
                 nodes, ptr, l2, base, xn, st[k], W[k], W[k], marg[k], mchain[k], wsnap[k],
                 chain[k], vC[k], csum[k], atc[k], True,
             )  # fmt: skip
-            stats[ST_EVALS] += 1
-            stats[ST_EVAL_NNZ] += ek
-            stats[ST_EVAL_SECONDS] += now() - te
+            count_evaluation(stats, ek, te)
         ecost += ek
         prim[k] = p
         dual[k] = q
@@ -429,9 +425,7 @@ def ovr_dcd(
                         nodes, ptr, l2, base, xn, st[k], wp, W[k], marg[k], mchain[k],
                         wsnap[k], chain[k], vC[k], csum[k], atc[k], False,
                     )  # fmt: skip
-                    stats[ST_EVALS] += 1
-                    stats[ST_EVAL_NNZ] += ek
-                    stats[ST_EVAL_SECONDS] += now() - te
+                    count_evaluation(stats, ek, te)
                     ecost_new += ek
                     n_eval += 1
                     evald[k] = True

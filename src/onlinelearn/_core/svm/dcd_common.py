@@ -102,6 +102,15 @@ def row_dot(data, indices, indptr, i, w, b, d):
 
 
 @njit(inline="always")
+def count_evaluation(stats, work, t_start):
+    """Add one evaluation of a problem's objectives to ``stats``: the nonzeros it read and
+    the seconds since ``t_start``."""
+    stats[ST_EVALS] += 1
+    stats[ST_EVAL_NNZ] += work
+    stats[ST_EVAL_SECONDS] += now() - t_start
+
+
+@njit(inline="always")
 def write_row(hist, row, epoch, primal, dual, t, n_active):
     """One history row: epoch, primal, dual, gap, seconds, active variables."""
     hist[row, H_EPOCH] = epoch

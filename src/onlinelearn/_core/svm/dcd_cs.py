@@ -33,13 +33,11 @@ from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
     H_PRIMAL,
-    ST_EVAL_NNZ,
-    ST_EVAL_SECONDS,
-    ST_EVALS,
     ST_SECONDS,
     ST_STEP_NNZ,
     ST_STEPS,
     ST_UNSHRINK,
+    count_evaluation,
     evaluation_due,
     node_sqnorm,
     now,
@@ -244,9 +242,7 @@ def cs_dcd(
         p0, q0, chain, ecost = cs_objectives_screened(
             nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, 0.0, True, sc
         )
-        stats[ST_EVALS] += 1
-        stats[ST_EVAL_NNZ] += ecost
-        stats[ST_EVAL_SECONDS] += now() - te
+        count_evaluation(stats, ecost, te)
     Wbest = W.copy()  # the weights of smallest primal value so far, p0
     row = 0
     write_row(hist, row, 0.0, p0, q0, now() - t0, active_size_i.sum())
@@ -368,9 +364,7 @@ def cs_dcd(
             pk, qk, chain, ecost = cs_objectives_screened(
                 nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, chain, False, sc
             )
-            stats[ST_EVALS] += 1
-            stats[ST_EVAL_NNZ] += ecost
-            stats[ST_EVAL_SECONDS] += now() - te
+            count_evaluation(stats, ecost, te)
             if pk < p0:
                 p0 = pk
                 Wbest[:, :] = W
