@@ -22,14 +22,19 @@ from sklearn.exceptions import ConvergenceWarning
 
 from onlinelearn import DualCoordinateSVC
 from onlinelearn._core.svm.dcd import (
+    H_TIME,
+    N_HIST,
+    STATS_FIELDS,
     binary_cd_step,
     binary_objectives,
     binary_objectives_screened,
     cs_subproblem,
+    ovr_dcd,
     pack_rows,
 )
 from onlinelearn._core.svm.dcd_common import (
     evaluation_due,
+    node_dtype,
     rand_below,
     rng_state,
     shuffle_prefix,
@@ -187,6 +192,47 @@ def test_packed_rows_reproduce_the_matrix(dtype, sparse, b):
                                   np.hstack([X, np.zeros((7, 1))]))  # fmt: skip
     nnz_row = 5 if not sparse else np.count_nonzero(X, axis=1)
     np.testing.assert_array_equal(np.diff(ptr), nnz_row + (1 if b else 0))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float64_values_that_are_float32_numbers_pack_as_float32(sparse):
+    """float64 values that are float32 numbers (binary, small integers, halves) are packed
+    as float32 records, the same numbers in half the memory: the coordinate steps then give
+    the same alpha and weights, bit for bit, as with the float64 records of the same rows
+    (the objectives agree to rounding: the evaluation's sums may be ordered differently).
+    A value or an intercept value that is not a float32 number keeps float64."""
+    rng = np.random.default_rng(8)
+    n, d = 80, 6
+    X = rng.choice([0.0, 0.0, 1.0, 2.0, 0.5, -3.0], size=(n, d))
+    y = rng.integers(0, 3, n).astype(np.int64)
+
+    def pack(X, b):
+        batch = CSRBatch(sp.csr_matrix(X) if sparse else X)
+        return pack_rows(batch.data, batch.indices, batch.indptr, b, d)
+
+    assert pack(X, 0.1)[0]["v"].dtype == np.float64  # b = 0.1 is not a float32 number
+    X01 = X.copy()
+    X01[5, 2] = 0.1
+    assert pack(X01, 1.0)[0]["v"].dtype == np.float64
+    nodes, ptr = pack(X, 1.0)
+    assert nodes["v"].dtype == np.float32
+    nodes64 = np.empty(nodes.shape[0], dtype=node_dtype(np.float64))
+    nodes64["j"], nodes64["v"] = nodes["j"], nodes["v"]
+    for l2 in (False, True):
+        out = []
+        for nd in (nodes, nodes64):
+            alpha, W = np.zeros((3, n)), np.zeros((3, d + 1))
+            hist, stats = np.zeros((61, N_HIST)), np.zeros(len(STATS_FIELDS))
+            res = ovr_dcd(nd, ptr, y, np.arange(3, dtype=np.int64), np.full(n, 2.0), l2,
+                          alpha, W, 0.0, 60, True, 3, 1, hist, stats, 0.0)  # fmt: skip
+            out.append((res, alpha, W, stats[:2], hist[: res[1]]))
+        for a, b in zip(out[0][:4], out[1][:4], strict=True):
+            np.testing.assert_array_equal(a, b)
+        keep = [c for c in range(N_HIST) if c != H_TIME]
+        scale = np.abs(out[0][4][:, 1]).max()  # the objectives' size (for the gap column)
+        np.testing.assert_allclose(
+            out[0][4][:, keep], out[1][4][:, keep], rtol=1e-12, atol=1e-12 * scale
+        )
 
 
 def test_shuffle_is_uniform():

@@ -178,16 +178,30 @@ def _fill_nodes(data, indices, indptr, b, d, ptr, node_j, node_v):
         ptr[i + 1] = q
 
 
+@njit
+def exact_in_float32(data):
+    """Whether every value of ``data`` (float64) is a float32 number (stops at the first
+    that is not)."""
+    for p in range(data.shape[0]):
+        if np.float64(np.float32(data[p])) != data[p]:
+            return False
+    return True
+
+
 def pack_rows(data, indices, indptr, b, d):
     """(nodes, ptr): the rows of a CSR batch (dense: ``indices`` = arange(d) shared) as one
     array of (feature, value) records, row i at ``nodes[ptr[i]:ptr[i + 1]]``, with the
-    intercept feature (index d, value b) appended to every row when b != 0.  Values keep
-    their dtype (float32 or float64), unless b is not exactly a float32 number."""
+    intercept feature (index d, value b) appended to every row when b != 0.  Values are
+    stored as float32 (8-byte records) when they and b are float32 numbers, as float64 values
+    that are exactly float32 are (binary or small-integer features, a9a, w8a): the same
+    numbers, half the memory read per row; otherwise as float64."""
     n = indptr.shape[0] - 1
     dense = indices.shape[0] != data.shape[0]
     nnz = n * indices.shape[0] if dense else int(indptr[-1])
-    # float32 values stay float32 unless the intercept value b is not a float32 number
-    vdtype = data.dtype if np.float64(data.dtype.type(b)) == b else np.dtype(np.float64)
+    b32 = np.float64(np.float32(b)) == b
+    vdtype = np.dtype(np.float32) if b32 and (
+        data.dtype == np.float32 or exact_in_float32(data[: n * indices.shape[0] if dense else nnz])
+    ) else np.dtype(np.float64)  # fmt: skip
     nodes = np.empty(nnz + (n if b != 0.0 else 0), dtype=node_dtype(vdtype))
     ptr = np.zeros(n + 1, dtype=np.int64)
     _fill_nodes(data, indices, indptr, float(b), int(d), ptr, nodes["j"], nodes["v"])
