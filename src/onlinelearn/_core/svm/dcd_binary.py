@@ -28,8 +28,8 @@ an example whose cached margin is farther than that from 1 is known to have a ze
 (margin above 1), or (L1, alpha_i = C_i, margin below 1) a loss C_i (1 - m_i) that is linear
 in w and summed through v = sum_{alpha_i = C_i} C_i y_i x_i, brought up to date at each
 evaluation (the examples whose alpha_i reached or left C_i since the last one are added or
-removed; updating v at every such step cost a quarter of the solve on a9a).  Only the
-remaining examples are read.
+removed: one row read per net change instead of one per step that moved alpha_i to or from
+C_i).  Only the remaining examples are read.
 """
 
 from __future__ import annotations
