@@ -14,6 +14,12 @@ matrix, input checks included, numba compilation excluded by a warm-up), the rat
 LIBLINEAR of the minima and of the medians (wall and CPU), both gaps, both test accuracies
 and their difference.  On a shared machine trust the CPU ratios and the medians.
 
+Also reported: LIBLINEAR's iterations (summed over the binary problems of one-vs-rest), our
+epochs, our evaluations of the objectives and the share of the nonzeros read that went into
+them (the price of the certificate).  ``--baseline SRC`` times a second ``DualCoordinateSVC``
+from another source tree (e.g. ``git archive main src | tar -x -C /tmp/main``, then
+``--baseline /tmp/main/src``) in the same interleaved loop, for before/after ratios.
+
 Data (from ``$ONLINELEARN_DATA`` or ``../shared/data``): a9a (its test file), w8a (a seeded
 80/20 split: it has no test file), news20 (TF-IDF "bydate"), mnist (pixels/255).
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -54,6 +61,18 @@ CASES = {
     "news20": (1.0, [(3, dict(loss="hinge")), (4, dict(multi_class="crammer_singer"))]),
     "mnist": (0.01, [(3, dict(loss="hinge")), (4, dict(multi_class="crammer_singer"))]),
 }
+
+
+def load_baseline(src):
+    """``DualCoordinateSVC`` of the package ``onlinelearn`` under ``src`` (another checkout),
+    imported as a copy named ``onlinelearn_baseline`` (its relative imports stay inside it)."""
+    import importlib
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_svm_baseline_"))
+    shutil.copytree(Path(src) / "onlinelearn", tmp / "onlinelearn_baseline",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("onlinelearn_baseline").DualCoordinateSVC
 
 
 class CaptureStdout:
@@ -109,7 +128,7 @@ def primal(W, b, X, y, classes, C, kind):
     return reg + C * L.sum(axis=0)
 
 
-def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
+def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say, baseline=None):
     from liblinear.liblinearutil import parameter, problem, train
 
     classes = np.unique(y)
@@ -120,7 +139,8 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         few = np.concatenate([np.nonzero(y == c)[0][:10] for c in classes[:3]])
-        DualCoordinateSVC(C=C, max_iter=2, **params).fit(X[few], y[few])  # compile
+        for est in (DualCoordinateSVC, baseline) if baseline else (DualCoordinateSVC,):
+            est(C=C, max_iter=2, **params).fit(X[few], y[few])  # compile
     for eps in eps_list:
         # LIBLINEAR once to learn its gap (our tolerance), then both timed, interleaved
         with CaptureStdout() as cap:
@@ -128,6 +148,7 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
         out = cap.text
         duals = [-float(v) for v in re.findall(r"Objective value = (-?[0-9.eE+-]+)", out)]
         hit_max = "reaching max number of iterations" in out
+        ll_iter = sum(int(v) for v in re.findall(r"#iter = (\d+)", out))
         W, b = liblinear_weights(model, X.shape[1], classes)
         P_ll = primal(W, b, X, y, classes, C, kind)
         gap_ll = float(P_ll.sum() - sum(duals))
@@ -135,7 +156,7 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
         S = np.asarray(Xt @ W.T) + b
         pred = classes[(S[:, 0] > 0).astype(int)] if W.shape[0] == 1 else classes[S.argmax(1)]
         acc_ll = float(np.mean(pred == yt))
-        times = {"ll": [], "ll_cpu": [], "us": [], "us_cpu": []}
+        times = {"ll": [], "ll_cpu": [], "us": [], "us_cpu": [], "base_cpu": []}
         ours = None
         for _ in range(repeat):
             with CaptureStdout():
@@ -150,7 +171,12 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
                                          random_state=0, **params).fit(X, y)  # fmt: skip
                 times["us"].append(time.perf_counter() - t)
                 times["us_cpu"].append(time.process_time() - c)
-        T = {k: (float(np.min(v)), float(np.median(v))) for k, v in times.items()}
+                if baseline is not None:
+                    c = time.process_time()
+                    baseline(C=C, tol=max(rel_ll, 1e-12), max_iter=20000, random_state=0,
+                             **params).fit(X, y)  # fmt: skip
+                    times["base_cpu"].append(time.process_time() - c)
+        T = {k: (float(np.min(v)), float(np.median(v))) for k, v in times.items() if v}
         t_ll, t_us = T["ll"][0], T["us"][0]
         h = ours.history_
         acc_us = ours.score(Xt, yt)
@@ -162,6 +188,10 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
             gap_us=float(h["gap"][-1]),
             rel_us=float(h["gap"][-1] / h["primal"][-1]), acc_ll=acc_ll, acc_us=acc_us,
             epochs=ours.n_iter_, converged=ours.converged_, ll_max_iter=hit_max,
+            ll_iter=ll_iter, evals=int(ours._stats["evals"]),
+            eval_share=ours._stats["eval_nnz"]
+            / max(1.0, ours._stats["eval_nnz"] + ours._stats["step_nnz"]),
+            base_ratio=(T["us_cpu"][1] / T["base_cpu"][1]) if "base_cpu" in T else None,
         )  # fmt: skip
         say(
             f"{name} -s {solver} eps={eps}: LIBLINEAR {t_ll:.3f}s gap {rel_ll:.2e}"
@@ -169,6 +199,7 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say):
             f"{row['rel_us']:.2e} acc {acc_us:.4f} ({ours.n_iter_} epochs) | ratio wall "
             f"min {row['ratio']:.2f} median {row['ratio_med']:.2f}, cpu min "
             f"{row['ratio_cpu']:.2f} median {row['ratio_cpu_med']:.2f}"
+            + (f" | ours / baseline CPU median {row['base_ratio']:.2f}" if baseline else "")
         )
         rows.append(row)
     return rows
@@ -178,8 +209,10 @@ def format_rows(rows):
     out = [
         "| data | LIBLINEAR | eps | LIBLINEAR s | ours s | ratio (min) | ratio (median) "
         "| ratio CPU (min / median) | LIBLINEAR gap/P | ours gap/P | LIBLINEAR acc | ours acc "
-        "| acc diff |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| acc diff | LIBLINEAR iter | our epochs | evals (nnz share) |"
+        + (" ours / baseline CPU |" if rows and rows[0]["base_ratio"] is not None else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        + ("---|" if rows and rows[0]["base_ratio"] is not None else ""),
     ]
     for r in rows:
         out.append(
@@ -187,7 +220,9 @@ def format_rows(rows):
             f"{r['eps']:g} | {r['t_ll']:.3f} | {r['t_us']:.3f} | {r['ratio']:.2f} | "
             f"{r['ratio_med']:.2f} | {r['ratio_cpu']:.2f} / {r['ratio_cpu_med']:.2f} | "
             f"{r['rel_ll']:.1e} | {r['rel_us']:.1e} | {r['acc_ll']:.4f} | {r['acc_us']:.4f} | "
-            f"{r['acc_us'] - r['acc_ll']:+.4f} |"
+            f"{r['acc_us'] - r['acc_ll']:+.4f} | {r['ll_iter']} | {r['epochs']} | "
+            f"{r['evals']} ({100 * r['eval_share']:.0f}%) |"
+            + (f" {r['base_ratio']:.2f} |" if r["base_ratio"] is not None else "")
         )
     return "\n".join(out)
 
@@ -205,7 +240,13 @@ def main(argv=None):
         default=None,
         help="LIBLINEAR solvers to run (1, 3, 4; default: those of each data set)",
     )
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        help="a source tree (holding onlinelearn/) whose DualCoordinateSVC is timed too",
+    )
     args = ap.parse_args(argv)
+    baseline = load_baseline(args.baseline) if args.baseline else None
 
     def say(s):
         print(s, file=sys.stderr, flush=True)
@@ -219,7 +260,7 @@ def main(argv=None):
             if args.solvers is not None and solver not in args.solvers:
                 continue
             rows += run_case(name, X, y, Xt, yt, C, solver, params, args.eps,
-                             1 if args.quick else args.repeat, say)  # fmt: skip
+                             1 if args.quick else args.repeat, say, baseline)  # fmt: skip
     print(format_rows(rows))
     return 0
 

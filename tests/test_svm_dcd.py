@@ -22,14 +22,19 @@ from sklearn.exceptions import ConvergenceWarning
 
 from onlinelearn import DualCoordinateSVC
 from onlinelearn._core.svm.dcd import (
+    H_TIME,
+    N_HIST,
+    STATS_FIELDS,
     binary_cd_step,
     binary_objectives,
     binary_objectives_screened,
     cs_subproblem,
+    ovr_dcd,
     pack_rows,
 )
 from onlinelearn._core.svm.dcd_common import (
     evaluation_due,
+    node_dtype,
     rand_below,
     rng_state,
     shuffle_prefix,
@@ -189,6 +194,47 @@ def test_packed_rows_reproduce_the_matrix(dtype, sparse, b):
     np.testing.assert_array_equal(np.diff(ptr), nnz_row + (1 if b else 0))
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float64_values_that_are_float32_numbers_pack_as_float32(sparse):
+    """float64 values that are float32 numbers (binary, small integers, halves) are packed
+    as float32 records, the same numbers in half the memory: the coordinate steps then give
+    the same alpha and weights, bit for bit, as with the float64 records of the same rows
+    (the objectives agree to rounding: the evaluation's sums may be ordered differently).
+    A value or an intercept value that is not a float32 number keeps float64."""
+    rng = np.random.default_rng(8)
+    n, d = 80, 6
+    X = rng.choice([0.0, 0.0, 1.0, 2.0, 0.5, -3.0], size=(n, d))
+    y = rng.integers(0, 3, n).astype(np.int64)
+
+    def pack(X, b):
+        batch = CSRBatch(sp.csr_matrix(X) if sparse else X)
+        return pack_rows(batch.data, batch.indices, batch.indptr, b, d)
+
+    assert pack(X, 0.1)[0]["v"].dtype == np.float64  # b = 0.1 is not a float32 number
+    X01 = X.copy()
+    X01[5, 2] = 0.1
+    assert pack(X01, 1.0)[0]["v"].dtype == np.float64
+    nodes, ptr = pack(X, 1.0)
+    assert nodes["v"].dtype == np.float32
+    nodes64 = np.empty(nodes.shape[0], dtype=node_dtype(np.float64))
+    nodes64["j"], nodes64["v"] = nodes["j"], nodes["v"]
+    for l2 in (False, True):
+        out = []
+        for nd in (nodes, nodes64):
+            alpha, W = np.zeros((3, n)), np.zeros((3, d + 1))
+            hist, stats = np.zeros((61, N_HIST)), np.zeros(len(STATS_FIELDS))
+            res = ovr_dcd(nd, ptr, y, np.arange(3, dtype=np.int64), np.full(n, 2.0), l2,
+                          alpha, W, 0.0, 60, True, 3, 1, hist, stats, 0.0)  # fmt: skip
+            out.append((res, alpha, W, stats[:2], hist[: res[1]]))
+        for a, b in zip(out[0][:4], out[1][:4], strict=True):
+            np.testing.assert_array_equal(a, b)
+        keep = [c for c in range(N_HIST) if c != H_TIME]
+        scale = np.abs(out[0][4][:, 1]).max()  # the objectives' size (for the gap column)
+        np.testing.assert_allclose(
+            out[0][4][:, keep], out[1][4][:, keep], rtol=1e-12, atol=1e-12 * scale
+        )
+
+
 def test_shuffle_is_uniform():
     """Every permutation of 4 items equally often (chi-square, 24 cells) and rand_below(n)
     uniform on [0, n) for an n that is not a power of two."""
@@ -238,15 +284,12 @@ def test_evaluation_schedule():
 
 
 # ------------------------------------------------------------------ screened gap
-def _screen_point(alpha, ys, Ci, Xa, l2):
-    """The solver's state at alpha: records (alpha, y, -, C), w(alpha), v and its cost sum."""
+def _screen_point(alpha, ys, Ci, Xa):
+    """The solver's state at alpha: records (alpha, y, -, C) and w(alpha)."""
     n = len(alpha)
     st = np.zeros((n, 4))
     st[:, 0], st[:, 1], st[:, 3] = alpha, ys, Ci
-    w = (alpha * ys) @ Xa
-    atC = (alpha == Ci) & (Ci > 0) if not l2 else np.zeros(n, bool)
-    vC = (Ci * ys * atC) @ Xa
-    return st, w, vC, float(Ci[atC].sum())
+    return st, (alpha * ys) @ Xa
 
 
 def _random_alpha(rng, Ci, l2):
@@ -264,9 +307,10 @@ def _random_alpha(rng, Ci, l2):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_screened_objectives_equal_a_full_pass(l2, sparse):
     """The evaluation that skips rows whose loss the cached margins settle (zero loss, or the
-    L1 loss of a row at alpha_i = C_i summed through v = sum C_i y_i x_i) gives the objectives
-    of a full pass over every row, after small and large moves of w(alpha), with zero rows,
-    zero costs, float32 input and both intercepts; and small moves do skip rows."""
+    L1 loss of a row at alpha_i = C_i summed through v = sum C_i y_i x_i, which each
+    evaluation brings up to date) gives the objectives of a full pass over every row, after
+    small and large moves of w(alpha), with zero rows, zero costs, float32 input and both
+    intercepts; and small moves do skip rows."""
     rng = np.random.default_rng(5 + l2 + 2 * sparse)
     skipped = 0
     for trial in range(40):
@@ -288,12 +332,19 @@ def test_screened_objectives_equal_a_full_pass(l2, sparse):
         alpha = _random_alpha(rng, Ci, l2)
         marg, mchain, wsnap = np.zeros(n), np.zeros((n, 2)), np.zeros(d + 1)
         chain = np.zeros(2)
+        # v = sum C_i y_i x_i over the rows marked at C_i: kept across evaluations and
+        # brought up to date by each (rows that reached or left C_i in between)
+        vC, csum, atc = np.zeros(d + 1), np.zeros(1), np.zeros(n, bool)
         for step in range(4):
-            st, w, vC, csum = _screen_point(alpha, ys, Ci, Xa, l2)
+            st, w = _screen_point(alpha, ys, Ci, Xa)
             full = step == 0
             p, q, work = binary_objectives_screened(
-                nodes, ptr, l2, base, xn, st, w, marg, mchain, wsnap, chain, vC, csum, full
+                nodes, ptr, l2, base, xn, st, w, w, marg, mchain, wsnap, chain, vC, csum, atc, full
             )
+            at_c = (alpha == Ci) & (Ci > 0) & (not l2)
+            np.testing.assert_array_equal(atc[base], at_c[base])
+            np.testing.assert_allclose(vC, (Ci * ys * at_c) @ Xa, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(csum[0], Ci[at_c].sum(), rtol=1e-12)
             p_ref, q_ref = binary_objectives(
                 batch.data, batch.indices, batch.indptr, b, ycodes, 1, Ci, l2, alpha, w[: d + 1]
                 if b else w[:d], )  # fmt: skip
@@ -629,3 +680,94 @@ def test_accuracy_within_0_002_of_liblinear_on_a9a():
         _, (acc_ll, _, _), _ = liblinear.predict(yt, Xt, m, "-q")
         ours = DualCoordinateSVC(C=1.0, loss=loss, random_state=0).fit(X, y)
         assert abs(ours.score(Xt, yt) - acc_ll / 100) <= 0.002
+
+
+# ------------------------------------------------------------------ the pocket
+def _primal_at_alpha(alpha, X, y, C, kw):
+    """(P(w(alpha)), w(alpha)) computed here from the dual variables of a fit: the binary
+    losses (hinge / squared hinge) or the Crammer-Singer loss, bias as a feature of value 1."""
+    Xa = _augment(X, 1.0)
+    if kw.get("multi_class") == "crammer_singer":
+        W = alpha @ Xa  # (K, R): w_m = sum_i alpha_i^m x_i
+        S = Xa @ W.T
+        M = 1.0 + S - S[np.arange(len(y)), y][:, None]
+        M[np.arange(len(y)), y] = 0.0
+        return 0.5 * (W * W).sum() + C * M.max(axis=1).sum(), W
+    ys = np.where(y == 1, 1.0, -1.0)
+    w = (alpha[0] * ys) @ Xa
+    xi = np.maximum(0.0, 1.0 - ys * (Xa @ w))
+    loss = xi**2 if kw.get("loss") == "squared_hinge" else xi
+    return 0.5 * w @ w + C * loss.sum(), w[None, :]
+
+
+@pytest.mark.parametrize(
+    "kw, K",
+    [
+        (dict(loss="hinge"), 2),
+        (dict(loss="squared_hinge"), 2),
+        (dict(multi_class="crammer_singer"), 3),
+    ],
+)
+def test_pocket_returns_the_best_evaluated_primal_point(kw, K):
+    """The gap certified is P(w_best) - D(alpha) with w_best the weights of smallest primal
+    value among the evaluations: with an evaluation per epoch, the primal column of
+    ``history_`` after e epochs is min over e' <= e of P(w(alpha_e')) (computed here from
+    the alpha of a fit stopped after e' epochs) and the model returned is that w(alpha_e');
+    the primal column never goes up, the gap neither; and the pocket does keep an older
+    point on this problem (P(w(alpha)) is not monotone)."""
+    X, y = _problem(n=120, d=5, K=K, seed=11, sep=0.7)
+    C, E = 10.0, 25
+    P_at = [float(C * len(y))]  # alpha = 0: w = 0, every loss is 1
+    W_at = [None]
+    kept_older = 0
+    for e in range(1, E + 1):
+        clf = DualCoordinateSVC(C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw)
+        clf._avg_span = 0.0  # the pocket alone: every primal point evaluated is w(alpha_e)
+        with pytest.warns(ConvergenceWarning):
+            clf.fit(X, y)
+        P, W = _primal_at_alpha(clf.alpha_, X, y, C, kw)
+        P_at.append(P)
+        W_at.append(W)
+        best = int(np.argmin(P_at))
+        h = clf.history_
+        np.testing.assert_allclose(h["primal"], np.minimum.accumulate(P_at), rtol=1e-9)
+        assert np.all(np.diff(h["gap"]) <= 1e-9 * h["primal"][1:])
+        coef = np.hstack([clf.coef_, clf.intercept_[:, None]])
+        if best == 0:
+            np.testing.assert_array_equal(coef, 0.0)
+        elif K == 2:
+            np.testing.assert_allclose(coef, W_at[best], atol=1e-9)
+        else:
+            np.testing.assert_allclose(coef, W_at[best][:, : X.shape[1] + 1], atol=1e-9)
+        kept_older += best < e
+    assert kept_older > 0
+
+
+def test_averaged_primal_point_is_w_of_a_feasible_alpha():
+    """Once P(w(alpha)) has gone up between evaluations and the gap falls slowly, the primal
+    point evaluated is an average of the w(alpha_e) at the epoch ends: the model returned is
+    a convex combination of them (w of an averaged, feasible alpha; found here by
+    non-negative least squares), not one of them, and its primal value and the dual value of
+    alpha_ (both computed here) are the last history entry."""
+    from scipy.optimize import nnls
+
+    X, y = _problem(n=120, d=5, K=2, seed=11, sep=0.7)
+    C, E, kw = 10.0, 60, dict(loss="hinge")
+    Ws = [np.zeros(X.shape[1] + 1)]
+    for e in range(1, E + 1):
+        clf = DualCoordinateSVC(C=C, tol=0.0, max_iter=e, check_every=1, random_state=0, **kw)
+        with pytest.warns(ConvergenceWarning):
+            clf.fit(X, y)
+        Ws.append(_primal_at_alpha(clf.alpha_, X, y, C, kw)[1][0])
+    coef = np.append(clf.coef_[0], clf.intercept_[0])
+    A = np.vstack([np.array(Ws).T, np.ones(len(Ws))])
+    lam, res = nnls(A, np.append(coef, 1.0))
+    assert res < 1e-8 * max(1.0, np.abs(coef).max())
+    assert min(np.abs(coef - w).max() for w in Ws) > 1e-6  # an average, not one iterate
+    h = clf.history_
+    Xa = _augment(X, 1.0)
+    ys = np.where(y == 1, 1.0, -1.0)
+    P = 0.5 * coef @ coef + C * np.maximum(0.0, 1.0 - ys * (Xa @ coef)).sum()
+    wa = Ws[-1]
+    D = clf.alpha_[0].sum() - 0.5 * wa @ wa
+    np.testing.assert_allclose([h["primal"][-1], h["dual"][-1]], [P, D], rtol=1e-10)

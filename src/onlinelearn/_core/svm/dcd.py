@@ -13,7 +13,13 @@ epoch, primal, dual, gap, elapsed seconds, number of active variables.
 
 from __future__ import annotations
 
-from .dcd_binary import binary_cd_step, binary_objectives, binary_objectives_screened, ovr_dcd
+from .dcd_binary import (
+    AVG_SPAN,
+    binary_cd_step,
+    binary_objectives,
+    binary_objectives_screened,
+    ovr_dcd,
+)
 from .dcd_common import (
     H_ACTIVE,
     H_DUAL,
@@ -22,11 +28,13 @@ from .dcd_common import (
     H_PRIMAL,
     H_TIME,
     N_HIST,
+    STATS_FIELDS,
     pack_rows,
 )
 from .dcd_cs import cs_dcd, cs_objectives, cs_objectives_screened, cs_subproblem
 
 __all__ = [
+    "AVG_SPAN",
     "H_ACTIVE",
     "H_DUAL",
     "H_EPOCH",
@@ -34,6 +42,7 @@ __all__ = [
     "H_PRIMAL",
     "H_TIME",
     "N_HIST",
+    "STATS_FIELDS",
     "binary_cd_step",
     "binary_objectives",
     "binary_objectives_screened",

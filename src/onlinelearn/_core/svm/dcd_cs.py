@@ -33,6 +33,11 @@ from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
     H_PRIMAL,
+    ST_SECONDS,
+    ST_STEP_NNZ,
+    ST_STEPS,
+    ST_UNSHRINK,
+    count_evaluation,
     evaluation_due,
     node_sqnorm,
     now,
@@ -165,13 +170,16 @@ def cs_subproblem(A, B, yi, Cy, n_act, out, work):
 
 @njit(nogil=False)
 def cs_dcd(
-    nodes, ptr, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every, hist
+    nodes, ptr, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every, hist, stats
 ):  # fmt: skip
     """Crammer-Singer multiclass SVM by the sequential dual method.  Rows are packed
-    (:func:`.pack_rows`, the intercept feature included); ``alpha`` (n, K), ``W`` (R, K).
+    (:func:`.pack_rows`, the intercept feature included); ``alpha`` (n, K), ``W`` (R, K)
+    receives the weights of smallest primal value among the evaluations (the pocket, as in
+    :func:`.dcd_binary.ovr_dcd`: the gap certified is P(W_best) - D(alpha)).
     ``check_every`` as in :func:`.dcd_binary.ovr_dcd` (with 0, the objectives are also
-    evaluated when an epoch that started from every variable looks optimal).  Returns
-    (epochs run, rows of ``hist`` written, 1 if the gap was reached)."""
+    evaluated when an epoch that started from every variable looks optimal); ``stats``
+    receives the counts of :data:`.dcd_common.STATS_FIELDS`.  Returns (epochs run, rows of
+    ``hist`` written, 1 if the gap was reached)."""
     t0 = now()
     n = ptr.shape[0] - 1
     R, K = W.shape
@@ -230,14 +238,18 @@ def cs_dcd(
         for s in range(m_ex):
             p0 += Ci[base[s]]
     else:
+        te = now()
         p0, q0, chain, ecost = cs_objectives_screened(
             nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, 0.0, True, sc
         )
+        count_evaluation(stats, ecost, te)
+    Wbest = W.copy()  # the weights of smallest primal value so far, p0
     row = 0
     write_row(hist, row, 0.0, p0, q0, now() - t0, active_size_i.sum())
     reached = 1 if p0 - q0 <= tol * p0 else 0
 
     work = 0
+    n_steps = 0
     epoch = 0
     last = 0
     while epoch < max_iter and reached == 0:
@@ -263,6 +275,7 @@ def cs_dcd(
             start = ptr[i]
             end = ptr[i + 1]
             work += (end - start) * na
+            n_steps += 1
             for p in range(start, end):
                 j = nodes[p].j
                 v = nodes[p].v
@@ -344,11 +357,18 @@ def cs_dcd(
         if epoch == max_iter:
             check = True
         if check:
+            stats[ST_STEP_NNZ] += work
             work = 0
             last = epoch
+            te = now()
             pk, qk, chain, ecost = cs_objectives_screened(
                 nodes, ptr, ycodes, Ci, base, xn, alpha, W, marg, mchain, Wsnap, chain, False, sc
             )
+            count_evaluation(stats, ecost, te)
+            if pk < p0:
+                p0 = pk
+                Wbest[:, :] = W
+            pk = p0
             row += 1
             n_act = 0
             for s2 in range(active):
@@ -358,6 +378,7 @@ def cs_dcd(
                 reached = 1
                 break
         if unshrink:
+            stats[ST_UNSHRINK] += 1
             # the active variables are optimal to eps_shrink: unshrink and ask for more
             active = m_ex
             for i in range(n):
@@ -366,4 +387,8 @@ def cs_dcd(
             start_from_all = True
         else:
             start_from_all = False
+    W[:, :] = Wbest
+    stats[ST_STEP_NNZ] += work
+    stats[ST_STEPS] += n_steps
+    stats[ST_SECONDS] = now() - t0
     return epoch, row + 1, reached
