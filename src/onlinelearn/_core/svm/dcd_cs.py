@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._config import njit
+from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch
 from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
@@ -168,6 +169,18 @@ def cs_subproblem(A, B, yi, Cy, n_act, out, work):
             out[q] = v if v < 0.0 else 0.0
 
 
+@njit
+def prefetch_node_rows(nodes, ptr, i, W):
+    """Request every line of the rows of W that packed row i reads (W C-contiguous (R, K))."""
+    K = W.shape[1]
+    step = max(1, 64 // W.itemsize)
+    for p in range(ptr[i], ptr[i + 1]):
+        base = nodes[p].j * K
+        for kk in range(0, K, step):
+            prefetch(W, base + kk)
+        prefetch(W, base + K - 1)
+
+
 @njit(nogil=False)
 def cs_dcd(
     nodes, ptr, ycodes, Ci, alpha, W, tol, max_iter, shrinking, seed, check_every, hist, stats
@@ -183,6 +196,7 @@ def cs_dcd(
     t0 = now()
     n = ptr.shape[0] - 1
     R, K = W.shape
+    pf_w = W.size >= PREFETCH_MIN_ENTRIES  # W outgrows the core's L2 (news20: 9 MB)
     rng = rng_state(seed)
 
     QD = np.zeros(n)
@@ -259,6 +273,10 @@ def cs_dcd(
         s = 0
         while s < active:
             i = index[s]
+            if pf_w and s + 1 < active:
+                # the next example's rows of W, while this one is solved (news20, W of
+                # 9 MB: an epoch's misses were waited on one by one; fit 0.80 -> 0.60 s)
+                prefetch_node_rows(nodes, ptr, index[s + 1], W)
             Ai = QD[i]
             Cy = Ci[i]
             ai = alpha[i]
