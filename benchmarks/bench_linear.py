@@ -123,19 +123,11 @@ def bare_pass(make, X, y, kernel):
 
 
 def kernel_without_prefetch():
-    """The Euclidean pass compiled here with the U prefetches switched off."""
-    import types
-
-    from numba import njit
-
-    from onlinelearn._config import FASTMATH
+    """The Euclidean pass compiled here with the prefetches switched off."""
     from onlinelearn._core import euclid_pass as E
+    from onlinelearn._core.prefetch import without_prefetch
 
-    f = E.euclid_pass.py_func
-    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
-    return njit(cache=False, fastmath=set(FASTMATH))(
-        types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
-    )
+    return without_prefetch(E.euclid_pass)
 
 
 def fixed_costs(X, y, repeat):
@@ -220,8 +212,8 @@ def bench(name, repeat, C):
     }
     if K % 4:  # the pass pads the classes to a multiple of four: its own floor
         W4 = np.zeros((X.shape[1] + 1, K + (-K) % 4), dtype=X.data.dtype)
-        runs["score-only sweep, 4 nonzeros per step, classes padded to a multiple of 4"] = (
-            lambda: sweep4(X.data, X.indices, X.indptr, W4, sink)
+        runs["score-only sweep, 4 nonzeros per step, classes padded to a multiple of 4"] = lambda: (
+            sweep4(X.data, X.indices, X.indptr, W4, sink)
         )
     runs.update({label: (lambda mk=mk: mk().fit(X, y)) for label, mk in make.items()})
     from onlinelearn._core.euclid_pass import euclid_pass

@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _wide import wide_sparse_problem
 
 from onlinelearn._core import links as L
 from onlinelearn._core import state as ST
@@ -365,28 +366,13 @@ def test_generic_pass_prefetching_changes_no_value(name, monkeypatch):
     """The generic pass (Winnow, p-norm) requests the next row's weight lines when theta
     outgrows the core's caches; the same pass compiled without the hints gives the same state
     bit for bit."""
-    import types
-
-    from numba import njit
-
     import onlinelearn
     from onlinelearn import base
-    from onlinelearn._config import FASTMATH
     from onlinelearn._core import online_loop as OL
-    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
+    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES, without_prefetch
 
-    f = OL.online_pass.py_func
-    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
-    no_hints = njit(cache=False, fastmath=set(FASTMATH))(
-        types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
-    )
-    rng = np.random.default_rng(17)
-    n, K = 60, 3
-    d = PREFETCH_MIN_ENTRIES // K + 11
-    pool = rng.choice(d, size=200, replace=False)
-    cols = np.concatenate([np.sort(rng.choice(pool, size=12, replace=False)) for _ in range(n)])
-    X = sp.csr_matrix((rng.random(cols.size), (np.repeat(np.arange(n), 12), cols)), shape=(n, d))
-    y = rng.integers(0, K, size=n)
+    no_hints = without_prefetch(OL.online_pass)
+    X, y = wide_sparse_problem(np.random.default_rng(17), n=60, K=3, per_row=12)
     make = getattr(onlinelearn, name)
     with_hints = make(n_epochs=2, random_state=0).fit(X, y)
     assert with_hints._theta.size >= PREFETCH_MIN_ENTRIES

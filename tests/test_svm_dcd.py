@@ -777,26 +777,13 @@ def test_crammer_singer_weight_prefetch_changes_no_value(monkeypatch):
     """With W larger than the core's L2 the Crammer-Singer solver requests the next example's
     rows of W while it solves the current one; the same solver compiled without the hints
     gives the same alpha and W bit for bit."""
-    import types
+    from _wide import wide_sparse_problem
 
-    from numba import njit
-
-    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES
+    from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES, without_prefetch
     from onlinelearn._core.svm import dcd, dcd_cs
 
-    f = dcd_cs.cs_dcd.py_func
-    opts = dcd_cs.cs_dcd.targetoptions
-    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
-    no_hints = njit(cache=False, fastmath=opts.get("fastmath", False), nogil=False)(
-        types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
-    )
-    rng = np.random.default_rng(23)
-    n, K = 60, 3
-    d = PREFETCH_MIN_ENTRIES // K + 13
-    pool = rng.choice(d, size=150, replace=False)
-    cols = np.concatenate([np.sort(rng.choice(pool, size=10, replace=False)) for _ in range(n)])
-    X = sp.csr_matrix((rng.random(cols.size), (np.repeat(np.arange(n), 10), cols)), shape=(n, d))
-    y = rng.integers(0, K, size=n)
+    no_hints = without_prefetch(dcd_cs.cs_dcd)
+    X, y = wide_sparse_problem(np.random.default_rng(23), n=60, K=3, per_row=10)
     kw = {"C": 1.0, "multi_class": "crammer_singer", "tol": 1e-4, "random_state": 0}
     with_hints = DualCoordinateSVC(**kw).fit(X, y)
     assert with_hints.coef_.size >= PREFETCH_MIN_ENTRIES

@@ -65,3 +65,19 @@ def prefetch_rows(data, indices, indptr, i, M):
         for kk in range(0, K, step):
             prefetch(M, base + kk)
         prefetch(M, base + K - 1)
+
+
+def without_prefetch(dispatcher):
+    """The compiled function ``dispatcher`` compiled again, uncached, with every prefetch gated
+    on :data:`PREFETCH_MIN_ENTRIES` switched off (its module global out of reach) and the same
+    fastmath and nogil options: the before/after of the hints, for tests and benchmarks."""
+    import types
+
+    import numba
+
+    f = dispatcher.py_func
+    opts = dispatcher.targetoptions
+    g = dict(f.__globals__, PREFETCH_MIN_ENTRIES=1 << 62)
+    return numba.njit(
+        cache=False, fastmath=opts.get("fastmath", False), nogil=opts.get("nogil", False)
+    )(types.FunctionType(f.__code__, g, f.__name__, f.__defaults__))
