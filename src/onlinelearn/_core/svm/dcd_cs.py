@@ -120,8 +120,8 @@ def cs_objectives_screened(
             continue
         for m in range(K):
             sc[m] = 0.0
-        for p in range(ptr[i], ptr[i + 1]):
-            j = nodes[p].j
+        for p in range(np.uint64(ptr[i]), np.uint64(ptr[i + 1])):
+            j = np.uint32(nodes[p].j)
             v = nodes[p].v
             for m in range(K):
                 sc[m] += v * W[j, m]
@@ -294,11 +294,12 @@ def cs_dcd(
             end = ptr[i + 1]
             work += (end - start) * na
             n_steps += 1
-            for p in range(start, end):
-                j = nodes[p].j
+            # unsigned positions and indices: no negative-index wraparound per access
+            for p in range(np.uint64(start), np.uint64(end)):
+                j = np.uint32(nodes[p].j)
                 v = nodes[p].v
                 for q in range(na):
-                    G[q] += W[j, aidx[q]] * v
+                    G[q] += W[j, np.uint64(aidx[q])] * v
             minG = np.inf
             maxG = -np.inf
             for q in range(na):
@@ -356,11 +357,11 @@ def cs_dcd(
                     d_val[nz] = dv
                     nz += 1
             work += (end - start) * nz
-            for p in range(start, end):
-                j = nodes[p].j
+            for p in range(np.uint64(start), np.uint64(end)):
+                j = np.uint32(nodes[p].j)
                 v = nodes[p].v
                 for q in range(nz):
-                    W[j, d_ind[q]] += d_val[q] * v
+                    W[j, np.uint64(d_ind[q])] += d_val[q] * v
             s += 1
 
         unshrink = stopping < eps_shrink
