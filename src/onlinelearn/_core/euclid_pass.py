@@ -110,9 +110,13 @@ def move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, avera
     theta[j, ky] += tau x_j and, with K columns, theta[j, rival] -= tau x_j, U as
     :func:`move_entry`.  One loop per case, so that no test runs per nonzero; the caller passes
     a literal 0 for ``off`` on CSR input (the inlined loop then indexes directly)."""
+    # unsigned positions and feature indices: no wraparound of negative indices per access
+    a = np.uint64(start)
+    e = np.uint64(stop)
+    o = np.uint64(off)
     if average:
-        for q in range(start, stop):
-            j = indices[q - off]
+        for q in range(a, e):
+            j = np.uint64(indices[q - o])
             v = tau * data[q]
             old = np.float64(theta[j, ky])
             theta[j, ky] += v
@@ -122,11 +126,11 @@ def move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, avera
                 theta[j, rival] -= v
                 U[j, rival] += S * (np.float64(theta[j, rival]) - old)
     elif binary:
-        for q in range(start, stop):
-            theta[indices[q - off], ky] += tau * data[q]
+        for q in range(a, e):
+            theta[np.uint64(indices[q - o]), ky] += tau * data[q]
     else:
-        for q in range(start, stop):
-            j = indices[q - off]
+        for q in range(a, e):
+            j = np.uint64(indices[q - o])
             v = tau * data[q]
             theta[j, ky] += v
             theta[j, rival] -= v
@@ -195,8 +199,8 @@ def euclid_pass(
         # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
         if pf_on and not pf_row:
             kp = 0 if binary else yi
-            for q in range(start, stop):
-                prefetch(U, indices[q - off] * Ku + kp)
+            for q in range(np.uint64(start), np.uint64(stop)):
+                prefetch(U, np.intp(indices[q - np.uint64(off)]) * Ku + kp)
         if off == 0:
             # CSR: the offset is a constant here, so the inlined sweep indexes directly
             # (mnist: 13% of the last iterate's pass)
@@ -262,10 +266,10 @@ def euclid_pass(
             # K weights of each touched row (alpha_k = 0 adds exactly 0)
             for q in range(start, stop + (1 if b != 0.0 else 0)):
                 if q < stop:
-                    j = indices[q - off]
+                    j = np.uint64(indices[q - off])
                     v = data[q]
                 else:
-                    j = d
+                    j = np.uint64(d)
                     v = b
                 if pf_row and q + PF_AHEAD < stop:
                     prefetch_row(U, indices[q + PF_AHEAD - off], Ku)
@@ -283,8 +287,8 @@ def euclid_pass(
             if binary:
                 tau *= ysign
             elif pf_on:
-                for q in range(start, stop):
-                    prefetch(U, indices[q - off] * Ku + rival)
+                for q in range(np.uint64(start), np.uint64(stop)):
+                    prefetch(U, np.intp(indices[q - np.uint64(off)]) * Ku + rival)
             if off == 0:
                 move_two(
                     data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average, binary

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import llvmlite
 import llvmlite.ir as ir
+import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -59,9 +60,9 @@ def prefetch_rows(data, indices, indptr, i, M):
     caches into hits (news20's 4.5 MB of float32 weights: the averaged PA-I pass 41 -> 31 ms)."""
     K = M.shape[1]
     step = max(1, 64 // M.itemsize)
-    o = row_offset(data, indices, indptr[i])
-    for q in range(indptr[i], indptr[i + 1]):
-        base = indices[q - o] * K
+    o = np.uint64(row_offset(data, indices, indptr[i]))
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        base = np.intp(indices[q - o]) * K
         for kk in range(0, K, step):
             prefetch(M, base + kk)
         prefetch(M, base + K - 1)

@@ -73,29 +73,34 @@ def row_scores_sqnorm(data, indices, off, start, stop, theta, scores):
     for k in range(K):
         scores[k] = 0.0
     sq = 0.0
-    q = start
-    while q + 3 < stop:
-        j0 = indices[q - off]
-        j1 = indices[q + 1 - off]
-        j2 = indices[q + 2 - off]
-        j3 = indices[q + 3 - off]
+    # unsigned positions and feature indices: numba omits the wraparound of negative
+    # indices on each access
+    q = np.uint64(start)
+    stop = np.uint64(stop)
+    off = np.uint64(off)
+    u1, u2, u3, u4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    while q + u3 < stop:
+        j0 = np.uint64(indices[q - off])
+        j1 = np.uint64(indices[q + u1 - off])
+        j2 = np.uint64(indices[q + u2 - off])
+        j3 = np.uint64(indices[q + u3 - off])
         v0 = np.float64(data[q])  # float32 input: accumulate in double precision
-        v1 = np.float64(data[q + 1])
-        v2 = np.float64(data[q + 2])
-        v3 = np.float64(data[q + 3])
+        v1 = np.float64(data[q + u1])
+        v2 = np.float64(data[q + u2])
+        v3 = np.float64(data[q + u3])
         sq += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)
         for k in range(K):
             scores[k] += (v0 * theta[j0, k] + v1 * theta[j1, k]) + (
                 v2 * theta[j2, k] + v3 * theta[j3, k]
             )
-        q += 4
+        q += u4
     while q < stop:
-        j0 = indices[q - off]
+        j0 = np.uint64(indices[q - off])
         v0 = np.float64(data[q])
         sq += v0 * v0
         for k in range(K):
             scores[k] += v0 * theta[j0, k]
-        q += 1
+        q += u1
     return sq
 
 
@@ -110,24 +115,28 @@ def row_averaged_scores(data, indices, off, start, stop, theta, U, S, out):
     K = out.shape[0]
     for k in range(K):
         out[k] = 0.0
-    q = start
-    while q + 3 < stop:
-        j0 = indices[q - off]
-        j1 = indices[q + 1 - off]
-        j2 = indices[q + 2 - off]
-        j3 = indices[q + 3 - off]
+    # unsigned positions and indices, as in row_scores_sqnorm
+    q = np.uint64(start)
+    stop = np.uint64(stop)
+    off = np.uint64(off)
+    u1, u2, u3, u4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    while q + u3 < stop:
+        j0 = np.uint64(indices[q - off])
+        j1 = np.uint64(indices[q + u1 - off])
+        j2 = np.uint64(indices[q + u2 - off])
+        j3 = np.uint64(indices[q + u3 - off])
         v0 = np.float64(data[q])
-        v1 = np.float64(data[q + 1])
-        v2 = np.float64(data[q + 2])
-        v3 = np.float64(data[q + 3])
+        v1 = np.float64(data[q + u1])
+        v2 = np.float64(data[q + u2])
+        v3 = np.float64(data[q + u3])
         for k in range(K):
             out[k] += (v0 * (S * theta[j0, k] - U[j0, k]) + v1 * (S * theta[j1, k] - U[j1, k])) + (
                 v2 * (S * theta[j2, k] - U[j2, k]) + v3 * (S * theta[j3, k] - U[j3, k])
             )
-        q += 4
+        q += u4
     while q < stop:
-        j0 = indices[q - off]
+        j0 = np.uint64(indices[q - off])
         v0 = np.float64(data[q])
         for k in range(K):
             out[k] += v0 * (S * theta[j0, k] - U[j0, k])
-        q += 1
+        q += u1

@@ -237,4 +237,3 @@ def node_sqnorm(nodes, ptr, i):
         v = np.float64(nodes[p].v)
         s += v * v
     return s
-
