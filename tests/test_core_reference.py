@@ -158,3 +158,30 @@ def test_entropy_link_stays_finite_on_long_runs():
     theta, avg, _, _ = reference_pass(X, y, K=1, link="entropy", eta=5.0)
     np.testing.assert_allclose(est._theta, theta, rtol=1e-9)
     np.testing.assert_allclose(est.coef_[0], avg[:4, 0], rtol=1e-7, atol=1e-10)
+
+
+def test_predict_margin_loss_first_maxima_with_ties():
+    """The one-loop argmax of the compiled core against numpy on scores full of ties: the
+    prediction is the first maximum, the rival the first maximum among the other classes,
+    the margin s_y - s_r and the loss [gamma - margin]_+."""
+    from onlinelearn._core.margins import predict_margin_loss
+
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        K = int(rng.integers(2, 9))
+        s = rng.integers(-2, 3, size=K).astype(np.float64)  # few values: many ties
+        y = int(rng.integers(0, K))
+        gamma = float(rng.choice([0.0, 1.0, 2.5]))
+        pred, rival, ysign, margin, loss = predict_margin_loss(s, y, False, gamma)
+        others = np.delete(np.arange(K), y)
+        want_rival = int(others[np.argmax(s[others])])
+        assert pred == int(np.argmax(s))
+        assert rival == want_rival and ysign == 1.0
+        assert margin == s[y] - s[want_rival]
+        assert loss == max(0.0, gamma - (s[y] - s[want_rival]))
+    # one vector (binary): the sign decides, the rival stays -1
+    for s0, y in ((0.5, 1), (0.5, 0), (-0.25, 1), (0.0, 0)):
+        pred, rival, ysign, margin, loss = predict_margin_loss(np.array([s0]), y, True, 1.0)
+        assert (pred, rival) == (int(s0 > 0.0), -1)
+        assert ysign == (1.0 if y == 1 else -1.0) and margin == ysign * s0
+        assert loss == max(0.0, 1.0 - margin)

@@ -148,6 +148,7 @@ def count_lossy_rows(loss, weight, order):
     n = 0
     for ii in range(order.shape[0]):
         i = order[ii]
-        if loss[i] > 0.0 and weight[i] > 0.0:
-            n += 1
+        # a sum of comparisons, no branch: the losses' signs follow no pattern (mnist:
+        # 0.4 -> 0.1 ms)
+        n += (loss[i] > 0.0) & (weight[i] > 0.0)
     return n

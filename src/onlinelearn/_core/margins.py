@@ -19,14 +19,19 @@ def predict_margin_loss(scores, yi, binary, gamma):
         margin = ysign * scores[0]
     else:
         ysign = 1.0
+        # one loop, the running maxima in registers (the two conditions compile to selects)
         pred = 0
-        for k in range(1, scores.shape[0]):
-            if scores[k] > scores[pred]:
-                pred = k
+        best = scores[0]
+        rbest = 0.0
         for k in range(scores.shape[0]):
-            if k != yi and (rival < 0 or scores[k] > scores[rival]):
+            s = scores[k]
+            if s > best:
+                best = s
+                pred = k
+            if k != yi and (rival < 0 or s > rbest):
+                rbest = s
                 rival = k
-        margin = scores[yi] - scores[rival]
+        margin = scores[yi] - rbest
     loss = gamma - margin
     if loss < 0.0:
         loss = 0.0
