@@ -792,3 +792,32 @@ def test_crammer_singer_weight_prefetch_changes_no_value(monkeypatch):
     np.testing.assert_array_equal(with_hints.coef_, without.coef_)
     np.testing.assert_array_equal(with_hints.alpha_, without.alpha_)
     assert np.abs(with_hints.alpha_).sum() > 0
+
+
+@pytest.mark.parametrize("max_iter", [1, 3, 8, 9, 20])
+def test_one_vs_rest_rounds_of_epochs_stop_at_max_iter(max_iter):
+    """One-vs-rest with the automatic schedule runs each problem up to BLOCK epochs in a row
+    (dcd_binary.BLOCK); the epoch count still stops exactly at max_iter, the history's epochs
+    increase and end there, and the gap of the last row is that of the returned model."""
+    from onlinelearn._core.svm import dcd_binary
+
+    assert dcd_binary.BLOCK > 1  # the rounds are what this test is about
+    X, y = _problem(n=200, d=10, K=4, seed=3, sep=0.5)
+    clf = DualCoordinateSVC(C=10.0, tol=0.0, max_iter=max_iter, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        clf.fit(X, y)
+    h = clf.history_
+    assert clf.n_iter_ == max_iter
+    assert h["epoch"][-1] == max_iter and np.all(np.diff(h["epoch"]) > 0)
+    np.testing.assert_allclose(clf.primal_objective(X, y), h["primal"][-1], rtol=1e-9)
+
+
+def test_one_vs_rest_rounds_reach_the_same_optimum_as_single_epochs():
+    """The rounds of BLOCK epochs change the order of the work, not the problem: the model at
+    a tight gap equals the one of a solve that evaluates after every epoch."""
+    X, y = _problem(n=150, d=6, K=3, seed=5)
+    a = DualCoordinateSVC(C=1.0, tol=1e-10, max_iter=100000, random_state=0).fit(X, y)
+    b = DualCoordinateSVC(C=1.0, tol=1e-10, max_iter=100000, check_every=1, random_state=0)
+    b.fit(X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, atol=1e-6)

@@ -76,6 +76,15 @@ AVG_MIN_SPAN = 2.0
 #: eps 0.01 read 10% fewer nonzeros, at eps 0.1 2% fewer; a9a, w8a the same or fewer
 EPS_PG0 = 0.01
 
+#: one-vs-rest (K > 1 problems, ``check_every`` = 0): each problem runs up to BLOCK epochs in
+#: a row before the next one (it stops its block early once an epoch over every example
+#: looks optimal: then it is evaluated).  Epoch by epoch, the K problems' weights, records
+#: and active rows evict each other from the caches (news20: 20 x (450 KB of w + 360 KB of
+#: records)) and every epoch ends in an evaluation check; in blocks, a problem's steps read
+#: 1.4-1.5 ns per nonzero as a single binary problem does instead of 2.2, and fewer
+#: evaluations run (news20 to LIBLINEAR's gap at eps 0.01, interleaved: 0.78-0.82x the time)
+BLOCK = 8
+
 
 @njit
 def binary_objectives(data, indices, indptr, b, ycodes, pos, Ci, l2, alpha_k, w):
@@ -212,23 +221,24 @@ def ovr_dcd(
     stats, avg_span,
 ):  # fmt: skip
     """Solve the K binary problems "class pos[k] against the rest" (K = 1: binary) by dual
-    coordinate ascent, interleaved epoch by epoch.  Rows are packed (:func:`.pack_rows`, the
-    intercept feature included); ``alpha`` (K, n) is the dual start and the result; ``W``
-    (K, R) receives, for each problem, the weights of smallest primal value among its
-    evaluations (the pocket: P(w_best) - D(alpha) is the gap certified, a primal and a dual
-    value at one pair (w_best, alpha), and it decreases, whereas P(w(alpha)) oscillates from
-    epoch to epoch on the hinge loss).  The primal point evaluated is w(alpha), or, once the
-    gap falls slowly, an exponential average of w(alpha) over the epoch ends spanning up to
-    ``avg_span`` epochs (see :data:`AVG_SPAN`; 0: always w(alpha)); an average of w(alpha_e)
-    is w of the average of the alpha_e, a feasible dual point, so the model stays
-    w(alpha-bar) = sum_i alpha-bar_i y_i x_i.
+    coordinate ascent, interleaved in rounds (each open problem runs up to :data:`BLOCK`
+    epochs in a row with the automatic schedule, one epoch with ``check_every`` > 0). Rows
+    are packed (:func:`.pack_rows`, the intercept feature included); ``alpha`` (K, n) is the
+    dual start and the result; ``W`` (K, R) receives, for each problem, the weights of
+    smallest primal value among its evaluations (the pocket: P(w_best) - D(alpha) is the gap
+    certified, a primal and a dual value at one pair (w_best, alpha), and it decreases,
+    whereas P(w(alpha)) oscillates from epoch to epoch on the hinge loss).  The primal point
+    evaluated is w(alpha), or, once the gap falls slowly, an exponential average of w(alpha)
+    over the epoch ends spanning up to ``avg_span`` epochs (see :data:`AVG_SPAN`; 0: always
+    w(alpha)); an average of w(alpha_e) is w of the average of the alpha_e, a feasible dual
+    point, so the model stays w(alpha-bar) = sum_i alpha-bar_i y_i x_i.
 
     The objectives are evaluated every ``check_every`` epochs, or, with ``check_every`` = 0,
-    when :func:`.evaluation_due` says so (the work since the last evaluation, the epochs since,
-    the rate of the gap), and whenever an epoch that shrank nothing looks optimal (its
-    projected gradients span at most eps_pg: LIBLINEAR's stopping rule); always after the
-    last epoch.  Each evaluation writes a row of ``hist`` holding the sums over the K
-    problems (the one-vs-rest objective is their sum).
+    after a round when :func:`.evaluation_due` says so (the work since the last evaluation,
+    the epochs since, the rate of the gap), and whenever an epoch that shrank nothing looks
+    optimal (its projected gradients span at most eps_pg: LIBLINEAR's stopping rule); always
+    after the last epoch.  Each evaluation writes a row of ``hist`` holding the sums over
+    the K problems (the one-vs-rest objective is their sum).
 
     Stops when every problem has reached its own relative gap, or when the summed objective
     has (the one-vs-rest objective's gap); returns (epochs run, rows of ``hist`` written,
@@ -333,72 +343,86 @@ def ovr_dcd(
     epoch = 0
     last = 0
     while epoch < max_iter and n_done < K:
-        epoch += 1
+        # one round: each open problem runs up to ``block`` epochs in a row (see BLOCK)
+        block = min(BLOCK if K > 1 and check_every == 0 else 1, max_iter - epoch)
+        epoch += block
         for k in range(K):
             if done[k]:
                 continue
             wk = W[k]
             sk = st[k]
             idx = index[k]
-            act = active[k]
-            shuffle_prefix(idx, act, rng)
-            pgmax_new = -np.inf
-            pgmin_new = np.inf
-            s = 0
-            while s < act:
-                i = idx[s]
-                a = sk[i, S_ALPHA]
-                y = sk[i, S_Y]
-                c = sk[i, S_C]
-                if l2:
-                    Ui = np.inf
-                    G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
-                else:
-                    Ui = c
-                    G = y * node_dot(nodes, ptr, i, wk) - 1.0
-                nnz_i = ptr[i + 1] - ptr[i]
-                work += nnz_i
-                n_steps += 1
-                PG = 0.0
-                if a == 0.0:
-                    if shrinking and G > pgmax_old[k]:
-                        act -= 1
-                        idx[s] = idx[act]
-                        idx[act] = i
-                        continue
-                    elif G < 0.0:
+            for rep in range(block):
+                act = active[k]
+                shuffle_prefix(idx, act, rng)
+                pgmax_new = -np.inf
+                pgmin_new = np.inf
+                s = 0
+                while s < act:
+                    i = idx[s]
+                    a = sk[i, S_ALPHA]
+                    y = sk[i, S_Y]
+                    c = sk[i, S_C]
+                    if l2:
+                        Ui = np.inf
+                        G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
+                    else:
+                        Ui = c
+                        G = y * node_dot(nodes, ptr, i, wk) - 1.0
+                    nnz_i = ptr[i + 1] - ptr[i]
+                    work += nnz_i
+                    n_steps += 1
+                    PG = 0.0
+                    if a == 0.0:
+                        if shrinking and G > pgmax_old[k]:
+                            act -= 1
+                            idx[s] = idx[act]
+                            idx[act] = i
+                            continue
+                        elif G < 0.0:
+                            PG = G
+                    elif a == Ui:
+                        if shrinking and G < pgmin_old[k]:
+                            act -= 1
+                            idx[s] = idx[act]
+                            idx[act] = i
+                            continue
+                        elif G > 0.0:
+                            PG = G
+                    else:
                         PG = G
-                elif a == Ui:
-                    if shrinking and G < pgmin_old[k]:
-                        act -= 1
-                        idx[s] = idx[act]
-                        idx[act] = i
+                    if PG > pgmax_new:
+                        pgmax_new = PG
+                    if PG < pgmin_new:
+                        pgmin_new = PG
+                    if abs(PG) > 1e-12:
+                        an = binary_cd_step(a, G, sk[i, S_QD], Ui)
+                        if an != a:
+                            sk[i, S_ALPHA] = an
+                            node_axpy(nodes, ptr, i, (an - a) * y, wk)
+                            work += nnz_i
+                    s += 1
+                active[k] = act
+                bk = beta[k]
+                if bk > 0.0:
+                    ak = Wavg[k]
+                    for j in range(R):
+                        ak[j] = bk * ak[j] + (1.0 - bk) * wk[j]
+                pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
+                if not pg_conv[k]:
+                    pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
+                    pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
+                if pg_conv[k]:
+                    if active[k] < m and rep + 1 < block:
+                        # the active set is optimal to eps_pg: unshrink and go on, as
+                        # LIBLINEAR does, within the block
+                        stats[ST_UNSHRINK] += 1
+                        active[k] = m
+                        pgmax_old[k] = np.inf
+                        pgmin_old[k] = -np.inf
+                        pg_conv[k] = False
                         continue
-                    elif G > 0.0:
-                        PG = G
-                else:
-                    PG = G
-                if PG > pgmax_new:
-                    pgmax_new = PG
-                if PG < pgmin_new:
-                    pgmin_new = PG
-                if abs(PG) > 1e-12:
-                    an = binary_cd_step(a, G, sk[i, S_QD], Ui)
-                    if an != a:
-                        sk[i, S_ALPHA] = an
-                        node_axpy(nodes, ptr, i, (an - a) * y, wk)
-                        work += nnz_i
-                s += 1
-            active[k] = act
-            bk = beta[k]
-            if bk > 0.0:
-                ak = Wavg[k]
-                for j in range(R):
-                    ak[j] = bk * ak[j] + (1.0 - bk) * wk[j]
-            pg_conv[k] = pgmax_new - pgmin_new <= eps_pg[k]
-            if not pg_conv[k]:
-                pgmax_old[k] = pgmax_new if pgmax_new > 0.0 else np.inf
-                pgmin_old[k] = pgmin_new if pgmin_new < 0.0 else -np.inf
+                    break
 
         if check_every > 0:
             check_all = epoch % check_every == 0
