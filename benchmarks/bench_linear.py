@@ -57,11 +57,13 @@ def methods(C):
 
 
 def score_sweep_4():
-    """The floor of a pass written as the Euclidean pass now reads a row: the same score-only
-    sweep as ``run.score_sweep`` (K weights read per nonzero, float64 sums, nothing else) but
-    four nonzeros per step, so that the sums do not wait for each nonzero's read-modify-write
-    of the K scores (that chain, not memory, bounded the one-nonzero sweep)."""
+    """The floor of the Euclidean pass: its own score sweep
+    (:func:`onlinelearn._core.sparse.row_scores_sqnorm`: K weights read per nonzero, four
+    nonzeros per step, float64 sums, unsigned indices) called on every row, and nothing else
+    (no prediction, no step, no update)."""
     from numba import njit
+
+    from onlinelearn._core.sparse import row_scores_sqnorm
 
     @njit(cache=False)
     def sweep(data, indices, indptr, W, out):
@@ -69,20 +71,7 @@ def score_sweep_4():
         s = np.zeros(K)
         tot = 0.0
         for i in range(indptr.shape[0] - 1):
-            s[:] = 0.0
-            q, stop = indptr[i], indptr[i + 1]
-            while q + 3 < stop:
-                j0, j1, j2, j3 = indices[q], indices[q + 1], indices[q + 2], indices[q + 3]
-                v0, v1 = np.float64(data[q]), np.float64(data[q + 1])
-                v2, v3 = np.float64(data[q + 2]), np.float64(data[q + 3])
-                for k in range(K):
-                    s[k] += (v0 * W[j0, k] + v1 * W[j1, k]) + (v2 * W[j2, k] + v3 * W[j3, k])
-                q += 4
-            while q < stop:
-                v0 = np.float64(data[q])
-                for k in range(K):
-                    s[k] += v0 * W[indices[q], k]
-                q += 1
+            tot += row_scores_sqnorm(data, indices, 0, indptr[i], indptr[i + 1], W, s)
             tot += s[0]
         out[0] = tot
 
