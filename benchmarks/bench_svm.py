@@ -1,24 +1,27 @@
-"""DualCoordinateSVC against LIBLINEAR (C++), side by side: time to the same duality gap, and
-test accuracy.
+"""DualCoordinateSVC against LIBLINEAR (C++), side by side: time to the same duality gap, and test
+accuracy.
 
 For each data set and LIBLINEAR tolerance eps, LIBLINEAR is trained first (``-s 3``, L1-loss
-dual CD, or ``-s 1``, L2-loss; ``-s 4`` Crammer-Singer; bias ``-B 1``; C as below).  Its
-duality gap is known exactly: LIBLINEAR prints the dual objective of its alpha ("Objective
-value", one line per binary problem), and the primal of its w is computed here.  Then
-``DualCoordinateSVC`` is trained with ``tol`` = LIBLINEAR's relative gap (P - D) / P (summed
-over the binary problems for one-vs-rest), i.e. it must certify a gap at least as small.
-The two are timed interleaved (LIBLINEAR, ours, LIBLINEAR, ours, ...; ``--repeat`` runs
-each), wall clock and CPU time (``time.process_time``); reported: the best wall time of each
-(LIBLINEAR: ``train`` on a ready ``problem``, conversion excluded; ours: ``fit`` on a CSR
-matrix, input checks included, numba compilation excluded by a warm-up), the ratio ours /
-LIBLINEAR of the minima and of the medians (wall and CPU), both gaps, both test accuracies
-and their difference.  On a shared machine trust the CPU ratios and the medians.
+dual CD, or ``-s 1``, L2-loss; ``-s 4`` Crammer-Singer; bias ``-B 1``; C as below).  Its duality
+gap is known exactly: LIBLINEAR prints the dual objective of its alpha ("Objective value", one
+line per binary problem), and the primal of its w is computed here.  Then ``DualCoordinateSVC``
+is trained with ``tol`` = LIBLINEAR's relative gap (P - D) / P (summed over the binary problems
+for one-vs-rest), i.e. it must certify a gap at least as small. The two are timed interleaved
+(LIBLINEAR, ours, LIBLINEAR, ours, ...; ``--repeat`` runs each; each of our runs with its own
+seed, ``random_state`` = 0, 1, ..., as each of LIBLINEAR's runs continues its ``rand()``
+sequence: both medians are over random orders), wall clock and CPU time (``time.process_time``);
+reported: the best wall time of each (LIBLINEAR: ``train`` on a ready ``problem``, conversion
+excluded; ours: ``fit`` on a CSR matrix, input checks included, numba compilation excluded by a
+warm-up), the ratio ours / LIBLINEAR of the minima and of the medians (wall and CPU), both gaps,
+both test accuracies and their difference.  On a shared machine trust the CPU ratios and the
+medians.
 
 Also reported: LIBLINEAR's iterations (summed over the binary problems of one-vs-rest), our
-epochs, our evaluations of the objectives and the share of the nonzeros read that went into
-them (the price of the certificate).  ``--baseline SRC`` times a second ``DualCoordinateSVC``
-from another source tree (e.g. ``git archive main src | tar -x -C /tmp/main``, then
-``--baseline /tmp/main/src``) in the same interleaved loop, for before/after ratios.
+epochs (of the last run), our evaluations of the objectives and the share of the nonzeros read
+that went into them (the price of the certificate).  ``--baseline SRC`` times a second
+``DualCoordinateSVC`` from another source tree (e.g. ``git archive main src | tar -x -C
+/tmp/main``, then ``--baseline /tmp/main/src``) in the same interleaved loop, for before/after
+ratios.
 
 Data (from ``$ONLINELEARN_DATA`` or ``../shared/data``): a9a (its test file), w8a (a seeded
 80/20 split: it has no test file), news20 (TF-IDF "bydate"), mnist (pixels/255).
@@ -158,7 +161,7 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say, basel
         acc_ll = float(np.mean(pred == yt))
         times = {"ll": [], "ll_cpu": [], "us": [], "us_cpu": [], "base_cpu": []}
         ours = None
-        for _ in range(repeat):
+        for rep in range(repeat):
             with CaptureStdout():
                 t, c = time.perf_counter(), time.process_time()
                 train(prob, parameter(f"-s {solver} -c {C} -e {eps} -B 1"))
@@ -167,13 +170,14 @@ def run_case(name, X, y, Xt, yt, C, solver, params, eps_list, repeat, say, basel
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t, c = time.perf_counter(), time.process_time()
+                # a new random order in each repeat, as LIBLINEAR's rand() gives its repeats
                 ours = DualCoordinateSVC(C=C, tol=max(rel_ll, 1e-12), max_iter=20000,
-                                         random_state=0, **params).fit(X, y)  # fmt: skip
+                                         random_state=rep, **params).fit(X, y)  # fmt: skip
                 times["us"].append(time.perf_counter() - t)
                 times["us_cpu"].append(time.process_time() - c)
                 if baseline is not None:
                     c = time.process_time()
-                    baseline(C=C, tol=max(rel_ll, 1e-12), max_iter=20000, random_state=0,
+                    baseline(C=C, tol=max(rel_ll, 1e-12), max_iter=20000, random_state=rep,
                              **params).fit(X, y)  # fmt: skip
                     times["base_cpu"].append(time.process_time() - c)
         T = {k: (float(np.min(v)), float(np.median(v))) for k, v in times.items() if v}

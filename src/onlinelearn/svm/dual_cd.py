@@ -80,7 +80,8 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         Ignored by ``multi_class='crammer_singer'`` (hinge).
     multi_class : {'ovr', 'crammer_singer'}, default='ovr'
         For more than two classes: one binary problem per class against the rest (solved
-        interleaved, epoch by epoch), or the Crammer-Singer multiclass SVM solved by the
+        interleaved, in rounds of up to 8 epochs of each problem; one epoch per round with an
+        integer ``check_every``), or the Crammer-Singer multiclass SVM solved by the
         sequential dual method.  With two classes 'ovr' solves the one binary problem;
         'crammer_singer' solves the two-class Crammer-Singer problem (coef_ = w_1 - w_0).
     tol : float, default=1e-3
