@@ -49,7 +49,13 @@ from .._config import njit
 from .copa import copa_step
 from .fp import finite
 from .margins import predict_margin_loss
-from .prefetch import PREFETCH_MIN_ENTRIES, prefetch, prefetch_entries, prefetch_rows
+from .prefetch import (
+    PREFETCH_MIN_ENTRIES,
+    prefetch_column,
+    prefetch_entries,
+    prefetch_matrix_row,
+    prefetch_rows,
+)
 from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     FP_B,
@@ -83,13 +89,6 @@ def row_values_finite(data, start, stop):
         if not finite(data[q]):
             return False
     return True
-
-
-@njit
-def prefetch_row(U, j, K):
-    """Request every line of row j of the (R, K) float64 array U (8 entries per line)."""
-    for kk in range(0, K + 7, 8):
-        prefetch(U, j * K + (kk if kk < K else K - 1))
 
 
 @njit
@@ -170,7 +169,6 @@ def euclid_pass(
     # (:func:`padded_work_state`): K is the class count, Kw the stored width
     K = work_idx.shape[0]
     Kw = theta.shape[1]
-    Ku = U.shape[1]  # the row stride of U for the prefetches
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and step != COPA
     kappa = 1.0 if binary else 2.0
@@ -199,8 +197,7 @@ def euclid_pass(
         # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
         if pf_on and not pf_row:
             kp = 0 if binary else yi
-            for q in range(np.uint64(start), np.uint64(stop)):
-                prefetch(U, np.intp(indices[q - np.uint64(off)]) * Ku + kp)
+            prefetch_column(indices, off, start, stop, U, kp)
         if off == 0:
             # CSR: the offset is a constant here, so the inlined sweep indexes directly
             # (mnist: 13% of the last iterate's pass)
@@ -261,7 +258,7 @@ def euclid_pass(
         if n_act > 0:
             if pf_row:
                 for q in range(start, min(stop, start + PF_AHEAD)):
-                    prefetch_row(U, indices[q - off], Ku)
+                    prefetch_matrix_row(U, np.intp(indices[q - off]))
             # (24) moves every column (the inactive ones by s_alpha/Q): a dense sweep over the
             # K weights of each touched row (alpha_k = 0 adds exactly 0)
             for q in range(start, stop + (1 if b != 0.0 else 0)):
@@ -272,7 +269,7 @@ def euclid_pass(
                     j = np.uint64(d)
                     v = b
                 if pf_row and q + PF_AHEAD < stop:
-                    prefetch_row(U, indices[q + PF_AHEAD - off], Ku)
+                    prefetch_matrix_row(U, np.intp(indices[q + PF_AHEAD - off]))
                 # Kw: alpha is zero on the padding columns, which so stay zero
                 if average:
                     for k in range(Kw):
@@ -287,8 +284,7 @@ def euclid_pass(
             if binary:
                 tau *= ysign
             elif pf_on:
-                for q in range(np.uint64(start), np.uint64(stop)):
-                    prefetch(U, np.intp(indices[q - np.uint64(off)]) * Ku + rival)
+                prefetch_column(indices, off, start, stop, U, rival)
             if off == 0:
                 move_two(
                     data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average, binary

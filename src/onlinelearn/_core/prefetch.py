@@ -51,21 +51,37 @@ def prefetch(typingctx, arr, idx):
     return types.void(arr, types.intp), codegen
 
 
+@njit(inline="always")
+def prefetch_matrix_row(M, j):
+    """Request every cache line of row j of the C-contiguous 2-D array ``M``: its first entry,
+    one per line after it, and its last."""
+    K = M.shape[1]
+    base = j * K
+    for kk in range(0, K, max(1, 64 // M.itemsize)):
+        prefetch(M, base + kk)
+    prefetch(M, base + K - 1)
+
+
+@njit(inline="always")
+def prefetch_column(indices, off, start, stop, M, k):
+    """Request M[j, k] for the feature indices j of one row (positions ``start``..``stop``
+    of a CSR batch, ``off`` its offset into ``indices``; unsigned positions, as the row loops)."""
+    K = M.shape[1]
+    o = np.uint64(off)
+    for q in range(np.uint64(start), np.uint64(stop)):
+        prefetch(M, np.intp(indices[q - o]) * K + k)
+
+
 @njit
 def prefetch_rows(data, indices, indptr, i, M):
     """Request every line of the rows of ``M`` (C-contiguous (R, K)) that row i of a CSR batch
-    (dense: ``indices`` = arange(d) shared by the rows) will read: each row's first entry, one
-    per cache line after it, and its last.  Issued one example ahead, while the current one is
-    swept and updated, it turns the sweep's misses on a weight matrix larger than the core's
-    caches into hits (news20's 4.5 MB of float32 weights: the averaged PA-I pass 41 -> 31 ms)."""
-    K = M.shape[1]
-    step = max(1, 64 // M.itemsize)
+    (dense: ``indices`` = arange(d) shared by the rows) will read.  Issued one example ahead,
+    while the current one is swept and updated, it turns the sweep's misses on a weight matrix
+    larger than the core's caches into hits (news20's 4.5 MB of float32 weights: the averaged
+    PA-I pass 41 -> 31 ms)."""
     o = np.uint64(row_offset(data, indices, indptr[i]))
     for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        base = np.intp(indices[q - o]) * K
-        for kk in range(0, K, step):
-            prefetch(M, base + kk)
-        prefetch(M, base + K - 1)
+        prefetch_matrix_row(M, np.intp(indices[q - o]))
 
 
 @njit

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._config import njit
-from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch
+from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch_matrix_row
 from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
@@ -172,13 +172,8 @@ def cs_subproblem(A, B, yi, Cy, n_act, out, work):
 @njit
 def prefetch_node_rows(nodes, ptr, i, W):
     """Request every line of the rows of W that packed row i reads (W C-contiguous (R, K))."""
-    K = W.shape[1]
-    step = max(1, 64 // W.itemsize)
     for p in range(ptr[i], ptr[i + 1]):
-        base = nodes[p].j * K
-        for kk in range(0, K, step):
-            prefetch(W, base + kk)
-        prefetch(W, base + K - 1)
+        prefetch_matrix_row(W, np.intp(nodes[p].j))
 
 
 @njit(nogil=False)
