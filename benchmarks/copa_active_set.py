@@ -108,13 +108,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     rows = [r for r in map(measure, args.sets) if r is not None]
-    print(f"COPA, default C, intercept and {EPOCHS} epochs, last iterate; rounds that update only.\n")
+    print(f"COPA, default C, intercept and {EPOCHS} epochs, last iterate; updating rounds.\n")
     print("| data set | Q | updates / rounds | mean \\|I*\\| | all Q-1 rivals active | "
           "(\\|I*\\|+1) / Q: columns a shared-term update moves |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['set']} | {r['Q']} | {r['updates']} / {r['rounds']} | "
-              f"{r['mean |I*|']:.2f} of {r['Q'] - 1} | {r['full']:.0%} | {r['share']:.2f} |")  # fmt: skip
+        act = f"{r['mean |I*|']:.2f} of {r['Q'] - 1}"
+        print(f"| {r['set']} | {r['Q']} | {r['updates']} / {r['rounds']} | {act} | "
+              f"{r['full']:.0%} | {r['share']:.2f} |")  # fmt: skip
     shares = [r["share"] for r in rows]
     print(f"\nShare of columns moved with the shared term: min {min(shares):.2f}, "
           f"median {float(np.median(shares)):.2f} over {len(rows)} sets.")  # fmt: skip

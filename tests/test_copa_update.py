@@ -219,10 +219,10 @@ def test_sum_to_zero_and_structure():
             for q in riv:
                 if ell[p] >= ell[q]:
                     assert dual[p] >= dual[q] * (1 - 1e-13)
-        # the active rivals, listed first by decreasing ell, are those with alpha* > 0
+        # the active rivals, listed first by increasing class index, are those with alpha* > 0
         act = idx[:n_act]
-        assert np.all(np.diff(ell[act]) <= 0)
-        assert set(act.tolist()) == set(np.flatnonzero(dual > 0).tolist())
+        assert np.all(np.diff(act) > 0)
+        assert act.tolist() == np.flatnonzero(dual > 0).tolist()
         # the true class and the inactive rivals all move by s_alpha/Q > 0
         rest = [q for q in range(Q) if dual[q] == 0.0]
         assert np.all(alpha[rest] == alpha[y]) and alpha[y] > 0
@@ -230,7 +230,8 @@ def test_sum_to_zero_and_structure():
 
 
 def test_matches_readable_transcription_and_full_scan():
-    """The heap + early exit equals Theorem 1 with a full sort and the largest I of (23)."""
+    """The threshold passes (and the heap after them) equal Theorem 1 with a full sort and the
+    largest I of (23)."""
     rng = np.random.default_rng(9)
     for i in range(400):
         Q = int(rng.integers(2, 16))
@@ -379,3 +380,77 @@ def test_copa_losses():
     out = np.empty(2)
     copa_losses(np.array([0.5, -0.5]), 1, out)  # Q = 2: Delta = 1; the true class is 0
     np.testing.assert_array_equal(out, [1.5, 0.0])
+
+
+@pytest.mark.parametrize("max_passes", [1, 2, 3])
+def test_heap_after_the_passes_matches_full_scan(monkeypatch, max_passes):
+    """When the threshold passes stop before the set stops growing, the heap scan takes over
+    from where they stopped; with the cap lowered (the Python transcription reads the module's
+    MAX_PASSES at call time) every instance goes through it, ties included, and still equals
+    Theorem 1 with a full sort."""
+    import onlinelearn._core.copa as copa_mod
+
+    monkeypatch.setattr(copa_mod, "MAX_PASSES", max_passes)
+    rng = np.random.default_rng(40 + max_passes)
+    through_heap = 0
+    for i in range(300):
+        Q = int(rng.integers(3, 40))
+        s = rng.normal(size=Q) * 10 ** rng.uniform(-2, 1)
+        if i % 4 == 0:  # ties
+            s[rng.integers(Q, size=Q // 2 + 1)] = s[0]
+        y = int(rng.integers(Q))
+        r = float(10 ** rng.uniform(-3, 3))
+        C = float(10 ** rng.uniform(-8, 8))
+        n_act, alpha, dual, idx = run(s, y, r, C, fn=copa_step.py_func)
+        dual_ref, coef_ref, I_ref = ref.closed_form(s, y, r, C)
+        assert n_act == I_ref
+        if I_ref:
+            np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=1e-13 * np.abs(coef_ref).max())
+            np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=1e-13 * dual_ref.max())
+            assert idx[:n_act].tolist() == np.flatnonzero(dual > 0).tolist()
+        # the instances whose set grew over more passes than the cap went through the heap
+        n_first = int(np.sum((s + 1.0 / (Q - 1) > 0) & (np.arange(Q) != y)))
+        through_heap += n_act > n_first
+    assert through_heap >= 30  # the heap path was taken, not only the passes
+
+
+def test_many_classes_every_pass_adds_one():
+    """A round whose active set grows by one rival per pass (the worst case of the passes:
+    the heap takes over after MAX_PASSES), against the full-sort transcription."""
+    from onlinelearn._core.copa import MAX_PASSES
+
+    Q, y, r, C = 10, 0, 1.0, 1e6
+    # ell of rival n+1 between -theta(prefix n) and -theta(prefix n-1), a tenth of the way
+    # from the latter: it enters with the theta of the prefix of n rivals, not before (theta
+    # grows along the prefix; the smallest gap is 1e-6 of theta, far above rounding)
+    delta = 1.0 / (Q - 1)
+    ell = np.zeros(Q)
+    ell[1] = 1.0
+    S, n, theta_prev = 1.0, 1, 0.0
+    for q in range(2, Q):
+        theta = r * S / (Q / C + (Q - n) * r)
+        assert theta > theta_prev
+        ell[q] = -theta_prev - 0.1 * (theta - theta_prev)
+        S += ell[q]
+        n += 1
+        theta_prev = theta
+    scores = ell - delta
+
+    def passes_needed():  # the passes of copa_step, uncapped, in Python
+        inside = np.zeros(Q, bool)
+        th, count = 0.0, 0
+        while True:
+            count += 1
+            new = (~inside) & (np.arange(Q) != y) & (ell + th > 0)
+            if not new.any():
+                return count
+            inside |= new
+            th = r * ell[inside].sum() / (Q / C + (Q - inside.sum()) * r)
+
+    assert passes_needed() == Q  # one rival per pass, then a pass that adds none
+    n_act, alpha, dual, idx = run(scores, y, r, C)
+    dual_ref, coef_ref, I_ref = ref.closed_form(scores, y, r, C)
+    assert I_ref == Q - 1 > MAX_PASSES  # the passes alone cannot have found it
+    assert n_act == I_ref
+    np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=1e-12 * np.abs(coef_ref).max())
+    np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=1e-12 * dual_ref.max())
