@@ -29,9 +29,11 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
 * when theta itself outgrows the core's caches (news20: 4.5 MB of float32), the lines of
   the next row's weights are requested before this row is swept (:func:`.prefetch.prefetch_rows`):
   the sweep then finds them in cache instead of waiting on each miss in turn;
-* when the rows are visited in a shuffled order (``fit``'s default), the next row's values
-  and indices are requested too (:func:`.prefetch.prefetch_entries`): the hardware
-  prefetcher follows a sequential walk, not a permutation;
+* when the rows are visited in a shuffled order (``fit``'s default), the values and indices
+  of the row after next are requested too (:func:`.prefetch.prefetch_entries`): the hardware
+  prefetcher follows a sequential walk, not a permutation.  Two rows ahead, not one, so that
+  the request for the next row's weights reads indices already in cache (shuffled PA-I,
+  against one row ahead: news20 0.92-0.96x, mnist 0.94-0.98x);
 * no per-entry finiteness test: the estimator checks the state after the pass and restores its
   snapshot if anything overflowed;
 * the finiteness of the feature values is checked here, not before the pass, when the caller
@@ -184,12 +186,15 @@ def euclid_pass(
         stop = indptr[i + 1]
         off = row_offset(data, indices, start)
 
+        if ii + 2 < order.shape[0]:
+            i_after = order[ii + 2]
+            if i_after != order[ii + 1] + 1:
+                # a shuffled order: the values and indices of the row after next are not
+                # where the hardware prefetcher looks (fit's default shuffle); two rows ahead,
+                # so that the next row's weights below are requested from indices in cache
+                prefetch_entries(data, indices, indptr, i_after)
         if ii + 1 < order.shape[0]:
             i_next = order[ii + 1]
-            if i_next != i + 1:
-                # a shuffled order: the next row's values and indices are not where the
-                # hardware prefetcher looks (fit's default shuffle)
-                prefetch_entries(data, indices, indptr, i_next)
             if pf_theta:
                 # the next row's weights, while this row is swept and updated (news20,
                 # float32: the averaged pass 41 -> 31 ms, the last iterate 22 -> 17)
