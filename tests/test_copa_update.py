@@ -229,24 +229,49 @@ def test_sum_to_zero_and_structure():
     assert worst <= 2 * 10 * EPS
 
 
+def random_round(rng, i, q_max):
+    """Scores, true class, ||x||^2 and C of one random round (ties on every fourth)."""
+    Q = int(rng.integers(2, q_max))
+    s = rng.normal(size=Q) * 10 ** rng.uniform(-2, 1)
+    if i % 4 == 0:  # ties
+        s[rng.integers(Q, size=Q // 2 + 1)] = s[0]
+    return s, int(rng.integers(Q)), float(10 ** rng.uniform(-3, 3)), float(10 ** rng.uniform(-8, 8))
+
+
+def assert_full_scan(s, y, r, C, fn=copa_step, rel=1e-13):
+    """``fn`` gives Theorem 1 with a full sort and the largest I of (23); returns I*."""
+    n_act, alpha, dual, idx = run(s, y, r, C, fn=fn)
+    dual_ref, coef_ref, I_ref = ref.closed_form(s, y, r, C)
+    assert n_act == I_ref
+    if I_ref:
+        np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=rel * np.abs(coef_ref).max())
+        np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=rel * dual_ref.max())
+        assert idx[:n_act].tolist() == np.flatnonzero(dual > 0).tolist()
+    return n_act
+
+
+def passes_needed(s, y, r, C):
+    """The threshold passes of copa_step, uncapped, in numpy: how many it takes (the last one
+    adds no rival)."""
+    Q = len(s)
+    ell = np.asarray(s, dtype=np.float64) + 1.0 / (Q - 1)
+    inside = np.zeros(Q, bool)
+    theta, count = 0.0, 0
+    while True:
+        count += 1
+        new = (~inside) & (np.arange(Q) != y) & (ell + theta > 0)
+        if not new.any():
+            return count
+        inside |= new
+        theta = r * ell[inside].sum() / (Q / C + (Q - inside.sum()) * r)
+
+
 def test_matches_readable_transcription_and_full_scan():
     """The threshold passes (and the heap after them) equal Theorem 1 with a full sort and the
     largest I of (23)."""
     rng = np.random.default_rng(9)
     for i in range(400):
-        Q = int(rng.integers(2, 16))
-        s = rng.normal(size=Q) * 10 ** rng.uniform(-2, 1)
-        if i % 4 == 0:  # ties
-            s[rng.integers(Q, size=Q // 2 + 1)] = s[0]
-        y = int(rng.integers(Q))
-        r = float(10 ** rng.uniform(-3, 3))
-        C = float(10 ** rng.uniform(-8, 8))
-        n_act, alpha, dual, idx = run(s, y, r, C)
-        dual_ref, coef_ref, I_ref = ref.closed_form(s, y, r, C)
-        assert n_act == I_ref
-        if I_ref:
-            np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=1e-13 * np.abs(coef_ref).max())
-            np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=1e-13 * dual_ref.max())
+        assert_full_scan(*random_round(rng, i, 16))
 
 
 def test_py_func_agrees_with_compiled():
@@ -394,24 +419,11 @@ def test_heap_after_the_passes_matches_full_scan(monkeypatch, max_passes):
     rng = np.random.default_rng(40 + max_passes)
     through_heap = 0
     for i in range(300):
-        Q = int(rng.integers(3, 40))
-        s = rng.normal(size=Q) * 10 ** rng.uniform(-2, 1)
-        if i % 4 == 0:  # ties
-            s[rng.integers(Q, size=Q // 2 + 1)] = s[0]
-        y = int(rng.integers(Q))
-        r = float(10 ** rng.uniform(-3, 3))
-        C = float(10 ** rng.uniform(-8, 8))
-        n_act, alpha, dual, idx = run(s, y, r, C, fn=copa_step.py_func)
-        dual_ref, coef_ref, I_ref = ref.closed_form(s, y, r, C)
-        assert n_act == I_ref
-        if I_ref:
-            np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=1e-13 * np.abs(coef_ref).max())
-            np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=1e-13 * dual_ref.max())
-            assert idx[:n_act].tolist() == np.flatnonzero(dual > 0).tolist()
-        # the instances whose set grew over more passes than the cap went through the heap
-        n_first = int(np.sum((s + 1.0 / (Q - 1) > 0) & (np.arange(Q) != y)))
-        through_heap += n_act > n_first
-    assert through_heap >= 30  # the heap path was taken, not only the passes
+        s, y, r, C = random_round(rng, i, 40)
+        assert_full_scan(s, y, r, C, fn=copa_step.py_func)
+        # a set that grew at the last allowed pass goes on in the heap
+        through_heap += passes_needed(s, y, r, C) > max_passes
+    assert through_heap >= 10  # the heap path was taken, not only the passes
 
 
 def test_many_classes_every_pass_adds_one():
@@ -436,21 +448,6 @@ def test_many_classes_every_pass_adds_one():
         theta_prev = theta
     scores = ell - delta
 
-    def passes_needed():  # the passes of copa_step, uncapped, in Python
-        inside = np.zeros(Q, bool)
-        th, count = 0.0, 0
-        while True:
-            count += 1
-            new = (~inside) & (np.arange(Q) != y) & (ell + th > 0)
-            if not new.any():
-                return count
-            inside |= new
-            th = r * ell[inside].sum() / (Q / C + (Q - inside.sum()) * r)
-
-    assert passes_needed() == Q  # one rival per pass, then a pass that adds none
-    n_act, alpha, dual, idx = run(scores, y, r, C)
-    dual_ref, coef_ref, I_ref = ref.closed_form(scores, y, r, C)
-    assert I_ref == Q - 1 > MAX_PASSES  # the passes alone cannot have found it
-    assert n_act == I_ref
-    np.testing.assert_allclose(alpha, coef_ref, rtol=0, atol=1e-12 * np.abs(coef_ref).max())
-    np.testing.assert_allclose(dual, dual_ref, rtol=0, atol=1e-12 * dual_ref.max())
+    assert passes_needed(scores, y, r, C) == Q  # one rival per pass, then one adding none
+    assert Q - 1 > MAX_PASSES  # the passes alone cannot find it
+    assert assert_full_scan(scores, y, r, C, rel=1e-12) == Q - 1
