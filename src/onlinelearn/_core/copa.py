@@ -68,15 +68,15 @@ of ell over I (theta of the empty set is 0).  For a prefix I = {sigma(1..n)}, (2
 rival reads ell_sigma(n+1) + theta(I) > 0.  So the round starts from the empty set and makes
 passes over the rivals: each pass adds every rival outside I with ell_q + theta(I) > 0, then
 recomputes theta.  Every set so formed is a prefix (a threshold on ell), and every rival added
-satisfies (23) at its place in the order: theta grows along the prefix while (23) holds (shown
-below), so a rival that passes with the theta of a shorter prefix passes with its own.  When a
-pass adds nothing, the next rival in the order fails (23): I = I*, the set of the scan, with
-the same ties entering together.  COPA's active sets are large (75-99% of the columns on every
-shared multiclass set, ``benchmarks/copa_active_set.py``) and a few passes find them; sorting
-the rivals with a heap, as this step did before, cost 0.6 us a round on news20 (Q = 20).
-After MAX_PASSES passes without convergence the remaining rivals go into a binary max-heap and
-are popped while (23) holds (the scan's rule, from where the passes stopped), so a round never
-costs more than O(Q (MAX_PASSES + log Q)), and no allocation.
+satisfies (23) at its place in the order: s, so theta, grows along the prefix while (23) holds
+(the paragraph above), so a rival that passes with the theta of a shorter prefix passes with
+its own.  When a pass adds nothing, the next rival in the order fails (23): I = I*, the set of
+the scan, with the same ties entering together.  COPA's active sets are large (75-99% of the
+columns on every shared multiclass set, ``benchmarks/copa_active_set.py``) and a few passes find
+them; sorting the rivals with a heap, as this step did before, cost 0.6 us a round on news20
+(Q = 20).  After MAX_PASSES passes without convergence the remaining rivals go into a binary
+max-heap and are popped while (23) holds (the scan's rule, from where the passes stopped), so a
+round never costs more than O(Q (MAX_PASSES + log Q)), and no allocation.
 
 Names in code: ``scores`` s, ``sqnorm`` r, ``C`` C, ``ell``, ``kappa``, ``theta`` = r s_alpha/Q;
 the output array ``alpha`` holds the *update coefficients* s_alpha/Q - alpha*_q (sum zero),
