@@ -216,6 +216,65 @@ def binary_cd_step(alpha_i, G, Qbar, U):
 
 
 @njit(nogil=False, fastmath=False)
+def binary_epoch(nodes, ptr, idx, act, sk, wk, l2, shrinking, pgmax_old, pgmin_old):
+    """One epoch of dual coordinate ascent on one binary problem over its active examples
+    ``idx[:act]`` (in that order), with LIBLINEAR's shrinking: an example at a bound whose
+    gradient points outwards beyond last epoch's projected-gradient range (``pgmax_old``,
+    ``pgmin_old``) leaves the active set.  Updates ``sk``'s alpha column and ``wk`` in place;
+    returns (active count, largest and smallest projected gradient, nonzeros read, steps)."""
+    pgmax_new = -np.inf
+    pgmin_new = np.inf
+    work = 0
+    n_steps = 0
+    s = 0
+    while s < act:
+        i = idx[s]
+        a = sk[i, S_ALPHA]
+        y = sk[i, S_Y]
+        c = sk[i, S_C]
+        if l2:
+            Ui = np.inf
+            G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
+        else:
+            Ui = c
+            G = y * node_dot(nodes, ptr, i, wk) - 1.0
+        nnz_i = ptr[i + 1] - ptr[i]
+        work += nnz_i
+        n_steps += 1
+        PG = 0.0
+        if a == 0.0:
+            if shrinking and G > pgmax_old:
+                act -= 1
+                idx[s] = idx[act]
+                idx[act] = i
+                continue
+            elif G < 0.0:
+                PG = G
+        elif a == Ui:
+            if shrinking and G < pgmin_old:
+                act -= 1
+                idx[s] = idx[act]
+                idx[act] = i
+                continue
+            elif G > 0.0:
+                PG = G
+        else:
+            PG = G
+        if PG > pgmax_new:
+            pgmax_new = PG
+        if PG < pgmin_new:
+            pgmin_new = PG
+        if abs(PG) > 1e-12:
+            an = binary_cd_step(a, G, sk[i, S_QD], Ui)
+            if an != a:
+                sk[i, S_ALPHA] = an
+                node_axpy(nodes, ptr, i, (an - a) * y, wk)
+                work += nnz_i
+        s += 1
+    return act, pgmax_new, pgmin_new, work, n_steps
+
+
+@njit(nogil=False, fastmath=False)
 def ovr_dcd(
     nodes, ptr, ycodes, pos, Ci, l2, alpha, W, tol, max_iter, shrinking, seed, check_every, hist,
     stats, avg_span,
@@ -353,55 +412,12 @@ def ovr_dcd(
             sk = st[k]
             idx = index[k]
             for rep in range(block):
-                act = active[k]
-                shuffle_prefix(idx, act, rng)
-                pgmax_new = -np.inf
-                pgmin_new = np.inf
-                s = 0
-                while s < act:
-                    i = idx[s]
-                    a = sk[i, S_ALPHA]
-                    y = sk[i, S_Y]
-                    c = sk[i, S_C]
-                    if l2:
-                        Ui = np.inf
-                        G = y * node_dot(nodes, ptr, i, wk) - 1.0 + a * (0.5 / c)
-                    else:
-                        Ui = c
-                        G = y * node_dot(nodes, ptr, i, wk) - 1.0
-                    nnz_i = ptr[i + 1] - ptr[i]
-                    work += nnz_i
-                    n_steps += 1
-                    PG = 0.0
-                    if a == 0.0:
-                        if shrinking and G > pgmax_old[k]:
-                            act -= 1
-                            idx[s] = idx[act]
-                            idx[act] = i
-                            continue
-                        elif G < 0.0:
-                            PG = G
-                    elif a == Ui:
-                        if shrinking and G < pgmin_old[k]:
-                            act -= 1
-                            idx[s] = idx[act]
-                            idx[act] = i
-                            continue
-                        elif G > 0.0:
-                            PG = G
-                    else:
-                        PG = G
-                    if PG > pgmax_new:
-                        pgmax_new = PG
-                    if PG < pgmin_new:
-                        pgmin_new = PG
-                    if abs(PG) > 1e-12:
-                        an = binary_cd_step(a, G, sk[i, S_QD], Ui)
-                        if an != a:
-                            sk[i, S_ALPHA] = an
-                            node_axpy(nodes, ptr, i, (an - a) * y, wk)
-                            work += nnz_i
-                    s += 1
+                shuffle_prefix(idx, active[k], rng)
+                act, pgmax_new, pgmin_new, work_e, steps_e = binary_epoch(
+                    nodes, ptr, idx, active[k], sk, wk, l2, shrinking, pgmax_old[k], pgmin_old[k]
+                )
+                work += work_e
+                n_steps += steps_e
                 active[k] = act
                 bk = beta[k]
                 if bk > 0.0:
