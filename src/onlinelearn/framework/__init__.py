@@ -1,0 +1,44 @@
+"""The framework's three axes as public objects, and the learner they make.
+
+A learner is three choices (thesis Ch. 5; DESIGN.md): a link (complexity function f), a loss,
+and a dual ascent step::
+
+    from onlinelearn.framework import OnlineLearner, Euclidean, Hinge, Aggressive
+    OnlineLearner(link=Euclidean(), loss=Hinge(margin=1.0), step=Aggressive(C=1.0))  # PA-I
+
+A loss of one's own is two numba-compiled scalar functions (:class:`CustomLoss`).
+"""
+
+from .learner import OnlineLearner, OnlineRegressor
+from .links import Entropy, Euclidean, Link, PNorm
+from .losses import (
+    Confusion,
+    CustomLoss,
+    EpsInsensitive,
+    Hinge,
+    Logistic,
+    Loss,
+    Squared,
+    SquaredHinge,
+)
+from .steps import Aggressive, Conservative, Step
+
+__all__ = [
+    "Aggressive",
+    "Confusion",
+    "Conservative",
+    "CustomLoss",
+    "Entropy",
+    "EpsInsensitive",
+    "Euclidean",
+    "Hinge",
+    "Link",
+    "Logistic",
+    "Loss",
+    "OnlineLearner",
+    "OnlineRegressor",
+    "PNorm",
+    "Squared",
+    "SquaredHinge",
+    "Step",
+]

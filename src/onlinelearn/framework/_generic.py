@@ -1,0 +1,242 @@
+"""Generic compiled steps and passes for any convex loss given by its value and derivative.
+
+The aggressive step (Euclidean link).  With the margin z_t(w) (classification: y <w, x>, or
+<w_y, x> - <w_r, x> for the max-loss rival r) the update w' = w_t + tau u moves along
+u = y x (binary) or (x on column y, -x on column r), so that z_t(w') = z0 + tau q with
+q = kappa ||x||^2 (kappa = 1 binary, 2 for two columns).  The problem of the round::
+
+    tau* = argmin_tau  1/2 tau^2 ||u||^2 + C l(z0 + tau q)          (PA-I)
+           argmin_tau  1/2 tau^2 ||u||^2 + C l(z0 + tau q)^2        (PA-II)
+
+is the 1-D dual of ``w' = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))`` restricted to the new dual
+variable alpha = tau (thesis eq. 5.14 with f = 1/2 ||.||^2).  Its optimality condition is the
+root of the nondecreasing function::
+
+    g(tau) = tau + C dl(z0 + tau q),    dl = l'  (PA-I)  or  2 l l'  (PA-II)
+
+(l convex makes dl nondecreasing; at a kink any subgradient).  g(0) = C dl(z0) and
+g(tau1) has the other sign at tau1 = -C dl(z0), so [0, tau1] brackets the root, which is found
+by regula falsi with the Illinois modification, forced to bisect whenever a step fails to halve
+the bracket, until the bracket is a few ulps wide (at most about 2 x 1100 evaluations, in
+practice 2-60).  For the hinge g jumps at the kink and the root is the jump: tau* =
+min(C, [gamma - z0]_+ / q), PA-I's closed form (eq. 7.11).
+
+For a residual loss l(r), r = <w, x> - y, the same solve runs with z0 = r0 and u = x
+(w' = w_t + tau x moves the residual by tau ||x||^2).
+
+The conservative step: on a mistake (z0 <= 0; a residual loss: l(r0) > 0) tau = -eta l'(z0),
+a subgradient step (thesis eq. 5.13; the Perceptron for the hinge).
+
+The passes keep the state layout of :mod:`onlinelearn._core.euclid_pass` (classification) and
+:mod:`onlinelearn._core.regression` (regression), so the shells' read-out, averaging, model
+files and checks apply unchanged.  The loss functions arrive as first-class compiled functions
+(``numba.cfunc`` of signature float64(float64)), so each pass is compiled once for every loss
+and cached on disk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import njit
+from .._core.euclid_pass import move_entry, move_two
+from .._core.fp import finite
+from .._core.margins import predict_margin_loss
+from .._core.sparse import row_offset, row_scores_sqnorm
+from .._core.state import (
+    FP_B,
+    FP_C,
+    FP_ETA,
+    IP_AVERAGE,
+    IP_STEP,
+    N_MISTAKES,
+    N_ROUNDS,
+    N_UPDATES,
+    S_SUM,
+)
+from .._core.steps import CONSERVATIVE, PA2
+
+OK = 0
+NONFINITE = 1
+#: the most evaluations of the 1-D solve (bisection alone needs at most ~1100 from any
+#: bracket of doubles; forced bisection at least every other step)
+MAX_EVALS = 2400
+
+
+@njit
+def dual_derivative(value, deriv, z, squared):
+    """dl(z) of the module docstring: l'(z), or 2 l(z) l'(z) when ``squared``."""
+    d = deriv(z)
+    if squared:
+        d = 2.0 * value(z) * d
+    return d
+
+
+@njit
+def aggressive_tau(value, deriv, z0, q, cap, squared):
+    """The root tau* of g(tau) = tau + cap dl(z0 + tau q) (module docstring); 0 when q or cap
+    is 0; NaN/inf when the loss's derivative is not finite."""
+    if q <= 0.0 or cap <= 0.0:
+        return 0.0
+    t1 = -cap * dual_derivative(value, deriv, z0, squared)
+    if t1 == 0.0 or not finite(t1):
+        return t1
+    lo = 0.0
+    hi = t1
+    if t1 < 0.0:
+        lo = t1
+        hi = 0.0
+    glo = lo + cap * dual_derivative(value, deriv, z0 + lo * q, squared)
+    ghi = hi + cap * dual_derivative(value, deriv, z0 + hi * q, squared)
+    if glo >= 0.0:
+        return lo
+    if ghi <= 0.0:
+        return hi
+    side = 0
+    bisect = False
+    for _ in range(MAX_EVALS):
+        width = hi - lo
+        c = 0.5 * (lo + hi)
+        if not bisect:
+            rf = (lo * ghi - hi * glo) / (ghi - glo)
+            if lo < rf < hi:
+                c = rf
+        if not (lo < c < hi):
+            break  # the bracket is two adjacent doubles
+        gc = c + cap * dual_derivative(value, deriv, z0 + c * q, squared)
+        if gc < 0.0:
+            lo = c
+            glo = gc
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        elif gc > 0.0:
+            hi = c
+            ghi = gc
+            if side == 1:
+                glo *= 0.5
+            side = 1
+        else:
+            return c
+        bisect = hi - lo > 0.5 * width
+        if hi - lo <= 4.5e-16 * max(abs(lo), abs(hi)):
+            break
+    return 0.5 * (lo + hi)
+
+
+@njit
+def margin_step(value, deriv, step, z0, q, C, eta, weight, residual):
+    """tau of one round (0: no update) for the step code ``step`` (CONSERVATIVE, PA1, PA2);
+    z0 is the margin, or the residual <w, x> - y (``residual``: the conservative step then
+    updates when the loss is positive, not on a margin mistake)."""
+    if weight <= 0.0:
+        return 0.0
+    if step == CONSERVATIVE:
+        if residual:
+            if value(z0) <= 0.0:
+                return 0.0
+        elif z0 > 0.0:
+            return 0.0
+        return -eta * weight * deriv(z0)
+    return aggressive_tau(value, deriv, z0, q, C * weight, step == PA2)
+
+
+@njit
+def margin_pass(
+    data, indices, indptr, y, weight, order, theta, U, st, ip, fp, pred_out, loss_out, scores,
+    value, deriv,
+):  # fmt: skip
+    """One pass of a margin-loss learner on the Euclidean link over the rows ``order``.
+
+    State as :func:`onlinelearn._core.euclid_pass.euclid_pass` (theta (R, K), U the averaging
+    sum, st the named scalars; one column for a binary learner).  ``loss_out[i]`` is l(z0) of
+    row i before its update.  Returns :data:`NONFINITE` when a step is not finite."""
+    step = ip[IP_STEP]
+    average = ip[IP_AVERAGE] != 0
+    C = fp[FP_C]
+    eta = fp[FP_ETA]
+    b = fp[FP_B]
+    R, K = theta.shape
+    d = R - 1 if b != 0.0 else R
+    binary = K == 1
+    kappa = 1.0 if binary else 2.0
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        yi = y[i]
+        start = indptr[i]
+        stop = indptr[i + 1]
+        off = row_offset(data, indices, start)
+        sq = b * b + row_scores_sqnorm(data, indices, off, start, stop, theta, scores)
+        if b != 0.0:
+            for k in range(K):
+                scores[k] += b * theta[d, k]
+        pred, rival, ysign, z0, _ = predict_margin_loss(scores, yi, binary, 0.0)
+        if pred != yi:
+            st[N_MISTAKES] += 1.0
+        pred_out[i] = pred
+        loss_out[i] = value(z0)
+        tau = margin_step(value, deriv, step, z0, kappa * sq, C, eta, weight[i], False)
+        if tau != 0.0:
+            if not finite(tau):
+                return NONFINITE
+            S = st[S_SUM]
+            ky = 0 if binary else yi
+            if binary:
+                tau *= ysign
+            move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, average, binary)
+            if b != 0.0:
+                move_entry(theta, U, d, ky, tau * b, S, average)
+                if not binary:
+                    move_entry(theta, U, d, rival, -tau * b, S, average)
+            st[N_UPDATES] += 1.0
+        st[N_ROUNDS] += 1.0
+        if average:
+            st[S_SUM] += 1.0
+    return OK
+
+
+@njit
+def residual_pass(
+    data, indices, indptr, y, weight, order, w, U, st, step, C, eta, b, average, pred_out,
+    value, deriv,
+):  # fmt: skip
+    """One pass of a residual-loss regressor (state as :mod:`onlinelearn._core.regression`:
+    w (R,), U, st = [T, N_UPDATES]; U += T Delta_t with T counted after the round).
+    ``pred_out[i]`` = <w, x_i> before the update.  Returns :data:`NONFINITE` when a step or a
+    weight is not finite."""
+    R = w.shape[0]
+    d = R - 1 if b != 0.0 else R
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        start = indptr[i]
+        stop = indptr[i + 1]
+        off = row_offset(data, indices, start)
+        yhat = 0.0
+        sq = b * b
+        for p in range(start, stop):
+            v = np.float64(data[p])
+            yhat += v * w[indices[p - off]]
+            sq += v * v
+        if b != 0.0:
+            yhat += b * w[d]
+        pred_out[i] = yhat
+        st[0] += 1.0
+        tau = margin_step(value, deriv, step, yhat - y[i], sq, C, eta, weight[i], True)
+        if tau != 0.0:
+            if not finite(tau):
+                return NONFINITE
+            T = st[0]
+            for p in range(start, stop):
+                j = indices[p - off]
+                w[j] += tau * data[p]
+                if average:
+                    U[j] += T * tau * data[p]
+            if b != 0.0:
+                w[d] += tau * b
+                if average:
+                    U[d] += T * tau * b
+            st[1] += 1.0
+    for j in range(R):
+        if not finite(w[j]):
+            return NONFINITE
+    return OK

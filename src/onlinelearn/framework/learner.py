@@ -1,0 +1,424 @@
+"""OnlineLearner: a learner as a point of the framework, link x loss x step.
+
+The estimator shell (:class:`onlinelearn.base.OnlineLinearClassifier`: validation, label growth,
+class and sample weights, averaging, the transaction around every call, model files) runs one
+compiled pass chosen by the three objects:
+
+* the hinge loss (conservative or aggressive step, any link) and COPA's confusion loss run the
+  library's closed-form passes (:mod:`onlinelearn._core.euclid_pass`,
+  :mod:`onlinelearn._core.online_loop`), the very passes of the named learners, which are
+  presets of these objects (``Perceptron() == OnlineLearner('euclidean', Hinge(0),
+  Conservative())`` up to defaults; ``tests/test_framework.py`` checks them bit for bit);
+* any other margin loss, the user's :class:`~onlinelearn.framework.CustomLoss` included, runs
+  the generic pass of :mod:`onlinelearn.framework._generic` (Euclidean link), whose aggressive
+  step solves the round's 1-D dual to machine precision.
+
+Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' shell.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import steps as S
+from ..base import OnlineLinearClassifier
+from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
+from ..regression._base import OnlineLinearRegressor
+from . import _generic as G
+from .links import Entropy, Euclidean, Link, PNorm, as_link
+from .losses import (
+    MARGIN,
+    RESIDUAL,
+    Confusion,
+    CustomLoss,
+    EpsInsensitive,
+    Hinge,
+    Logistic,
+    Loss,
+    Squared,
+    SquaredHinge,
+    as_loss,
+)
+from .steps import Aggressive, Conservative, Step, as_step
+
+__all__ = ["OnlineLearner", "OnlineRegressor"]
+
+@functools.cache
+def _first_class(fn):
+    """The compiled scalar function ``fn`` as a first-class function of signature
+    float64(float64) (a ``numba.cfunc``): the generic passes are compiled once for every loss
+    and cached on disk; only this small wrapper compiles per loss and process."""
+    import numba
+    from numba import types
+
+    sig = types.float64(types.float64)
+    try:
+        return numba.cfunc(sig, cache=True)(fn.py_func)
+    except (RuntimeError, TypeError, OSError):  # no source file (a notebook), no cache dir
+        return numba.cfunc(sig)(fn.py_func)
+
+
+def loss_cfuncs(loss: Loss):
+    """(value, derivative) of ``loss`` as first-class compiled functions."""
+    value, deriv = loss.functions()
+    return _first_class(value), _first_class(deriv)
+
+
+# ------------------------------------------------------------------ model-file encoding
+_OBJECTS = {
+    cls.__name__: cls
+    for cls in (
+        Euclidean, Entropy, PNorm, Hinge, SquaredHinge, Logistic, Squared, EpsInsensitive,
+        Confusion, Conservative, Aggressive,
+    )
+}  # fmt: skip
+
+
+def _encode(obj):
+    if isinstance(obj, CustomLoss):
+        raise TypeError(
+            "a learner built on a CustomLoss cannot be saved to a model file: the loss is the "
+            "user's code, which model files never hold (they are pickle-free). Save the "
+            "weights (coef_, intercept_) instead, or rebuild the learner from its code."
+        )
+    if isinstance(obj, Link | Loss | Step):
+        fields = {k: v for k, v in obj.__dict__.items() if not k.startswith("_")}
+        return {"__framework__": type(obj).__name__, "fields": fields}
+    return obj
+
+
+def _decode(value):
+    if isinstance(value, dict) and "__framework__" in value:
+        cls = _OBJECTS.get(value["__framework__"])
+        if cls is None:
+            raise ValueError(f"unknown framework object {value['__framework__']!r} in model file")
+        return cls(**value.get("fields", {}))
+    return value
+
+
+class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
+    """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
+
+    Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
+    1/2 ||w - w_t||^2 by the Bregman divergence of f)::
+
+        Aggressive(C, 'PA-I'):   w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))
+        Aggressive(C, 'PA-II'):  w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))^2
+        Aggressive(variant='PA') (hinge only): argmin 1/2 ||w - w_t||^2  s.t.  l(z_t(w)) = 0
+        Conservative(eta):       on a mistake (z_t <= 0), w_{t+1} = w_t - eta l'(z_t) u_t
+
+    Where
+        z_t(w) = y_t <w, x_t> (binary, one weight vector, u_t = y_t x_t) or
+        <w_y, x_t> - <w_r, x_t> with r the rival of largest score (K classes; the update
+        moves column y by +x_t and column r by -x_t): the max-rival form of any margin loss.
+        ``class_weight`` x ``sample_weight`` multiplies C (PA-I, PA-II) or the step (PA,
+        conservative).  x_t includes the intercept feature b (``intercept_scaling``).
+
+    Parameters
+    ----------
+    link : Link or {'euclidean', 'entropy', 'pnorm'}, default='euclidean'
+        :class:`~onlinelearn.framework.Euclidean`, :class:`~onlinelearn.framework.Entropy`
+        (``eta``, ``balanced``), :class:`~onlinelearn.framework.PNorm` (``p``).  Losses other
+        than the hinge and COPA's run on the Euclidean link.
+    loss : Loss or str, default='hinge'
+        A margin loss: :class:`~onlinelearn.framework.Hinge` (``margin``), ``SquaredHinge``,
+        ``Logistic``, ``Confusion`` (COPA: Euclidean link, aggressive step) or the user's
+        :class:`~onlinelearn.framework.CustomLoss`.  Residual losses: :class:`OnlineRegressor`.
+    step : Step or {'conservative', 'aggressive'}, default='aggressive'
+        :class:`~onlinelearn.framework.Conservative` (``eta``) or
+        :class:`~onlinelearn.framework.Aggressive` (``C``, ``variant``).
+    n_epochs, tol, n_iter_no_change, shuffle, average, random_state, fit_intercept,
+    intercept_scaling, class_weight, dtype
+        As in :class:`onlinelearn.PassiveAggressiveClassifier`.
+
+    Examples
+    --------
+    >>> from onlinelearn import OnlineLearner
+    >>> from onlinelearn.framework import Aggressive, Logistic
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> clf = OnlineLearner(loss=Logistic(), step=Aggressive(C=0.05), random_state=0)
+    >>> print(f"test accuracy {clf.fit(X, y).score(*load_dna('test')):.3f}")
+    test accuracy 0.946
+    """
+
+    _parameter_constraints = {
+        **OnlineLinearClassifier._parameter_constraints,
+        "link": [Link, StrOptions({"euclidean", "entropy", "pnorm"})],
+        "loss": [Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})],
+        "step": [Step, StrOptions({"conservative", "aggressive"})],
+        "class_weight": [dict, StrOptions({"balanced", "confusion"}), None],
+        **STOP_PARAMS,
+    }
+
+    def __init__(
+        self,
+        link="euclidean",
+        loss="hinge",
+        step="aggressive",
+        *,
+        n_epochs=100,
+        tol=1e-3,
+        n_iter_no_change=5,
+        shuffle=True,
+        average=True,
+        random_state=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        class_weight=None,
+        dtype=None,
+    ):
+        self.link = link
+        self.loss = loss
+        self.step = step
+        self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.average = average
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------ the configuration
+    def _configuration(self):
+        return as_link(self.link), as_loss(self.loss), as_step(self.step)
+
+    def _generic(self):
+        """True when the loss has no closed-form pass: the generic pass runs."""
+        loss = as_loss(self.loss)
+        return not isinstance(loss, Hinge | Confusion)
+
+    @property
+    def _link(self):
+        return as_link(self.link).code
+
+    @property
+    def _always_multiclass(self):
+        return isinstance(as_loss(self.loss), Confusion)
+
+    @property
+    def _class_weight_modes(self):
+        if isinstance(as_loss(self.loss), Confusion):
+            return ("balanced", "confusion")
+        return ("balanced",)
+
+    def _step_code(self):
+        link, loss, step = self._configuration()
+        if isinstance(loss, Confusion):
+            return S.COPA
+        return step.code
+
+    def _balanced_flag(self):
+        return int(bool(as_link(self.link).balanced))
+
+    def _float_params(self, n_weights):
+        link, loss, step = self._configuration()
+        fp = dict(link.params(n_weights))
+        sp = step.params()
+        # the link's rate (Entropy's eta = 1/c) times the step's (Conservative's eta)
+        eta = fp.get("eta", 1.0) * sp.pop("eta", 1.0)
+        fp.update(sp)
+        fp["eta"] = eta
+        if isinstance(loss, Hinge):
+            fp["gamma"] = float(loss.margin)
+        return fp
+
+    def _check_params(self):
+        link, loss, step = self._configuration()
+        if loss.kind != MARGIN:
+            raise ValueError(
+                f"OnlineLearner takes a margin loss (classification); {loss!r} is a residual "
+                "loss: use onlinelearn.framework.OnlineRegressor for regression."
+            )
+        if isinstance(loss, Confusion):
+            if not isinstance(step, Aggressive) or step.variant != "PA-I":
+                raise ValueError("loss=Confusion() (COPA) takes step=Aggressive(C) (PA-I)")
+            if not isinstance(link, Euclidean):
+                raise ValueError("loss=Confusion() (COPA) runs on the Euclidean link")
+        elif self.class_weight == "confusion":
+            raise ValueError("class_weight='confusion' goes with loss=Confusion() (COPA)")
+        if self._generic():
+            if not isinstance(link, Euclidean):
+                raise ValueError(
+                    f"{loss!r} runs on the Euclidean link (the hinge loss runs on every link); "
+                    f"got link={link!r}"
+                )
+            if isinstance(step, Aggressive) and step.variant == "PA":
+                raise ValueError(
+                    "Aggressive(variant='PA') (a zero-loss constraint) is the hinge loss's; "
+                    f"{loss!r} takes 'PA-I' or 'PA-II' with a finite C"
+                )
+            if isinstance(step, Aggressive) and not np.isfinite(step.C):
+                raise ValueError("Aggressive(C) needs a finite C for a loss other than the hinge")
+        if isinstance(link, Entropy) and link.self_tuned:
+            if self.average:
+                raise ValueError("Entropy(self_tuned=True) cannot be averaged: use average=False")
+            if not isinstance(step, Conservative):
+                raise ValueError("Entropy(self_tuned=True) has only the conservative step")
+
+    def _class_weight_from_counts(self, mode, n_c, total, K):
+        if mode == "confusion":
+            return 1.0 / np.square(n_c)  # COPA eq. (17)
+        return super()._class_weight_from_counts(mode, n_c, total, K)
+
+    # ------------------------------------------------------------------ the pass
+    def _finite_in_pass(self):
+        return not self._generic() and super()._finite_in_pass()
+
+    def _pass_kernel(self, ip):
+        if not self._generic():
+            return super()._pass_kernel(ip)
+        value, deriv = loss_cfuncs(as_loss(self.loss))
+
+        def kernel(data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp,
+                   pred_out, loss_out, scores, *rest):  # fmt: skip
+            return G.margin_pass(
+                data, indices, indptr, y, weight, order, theta, A, st, ip, fp,
+                pred_out, loss_out, scores, value, deriv,
+            )  # fmt: skip
+
+        return kernel
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
+                            predict_with="current"):  # fmt: skip
+        if predict_with == "average" and self._generic():
+            raise ValueError(
+                "predict_with='average' is offered by the closed-form passes (hinge, COPA); "
+                f"{as_loss(self.loss)!r} predicts with the current iterate"
+            )
+        return super().partial_fit_predict(X, y, classes=classes, sample_weight=sample_weight,
+                                           predict_with=predict_with)  # fmt: skip
+
+    def decision_function(self, X):
+        """Scores <w_k, x> + b_k; with COPA's loss and two classes, s_1 - s_0 (as COPA)."""
+        scores = super().decision_function(X)
+        if self._always_multiclass and scores.ndim == 2 and scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        meta, arrays = super()._get_state()
+        params = dict(meta["params"])
+        for name in ("link", "loss", "step"):
+            params[name] = _encode(getattr(self, name))
+        meta["params"] = params
+        return meta, arrays
+
+    @classmethod
+    def _params_from_file(cls, params):
+        params = super()._params_from_file(params)
+        return {k: _decode(v) for k, v in params.items()}
+
+
+
+class OnlineRegressor(OnlineLinearRegressor):
+    """An online regressor given by its three choices: Euclidean link x residual loss x step.
+
+    Problem solved by a round, r_t(w) = <w, x_t> - y_t::
+
+        Aggressive(C, 'PA-I'):   w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(r_t(w))
+        Aggressive(C, 'PA-II'):  w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(r_t(w))^2
+        Conservative(eta):       when l(r_t) > 0, w_{t+1} = w_t - eta l'(r_t) x_t
+
+    solved by the generic 1-D dual solve of :mod:`onlinelearn.framework._generic` for every
+    loss (the closed forms of :class:`onlinelearn.PassiveAggressiveRegressor` are its fast
+    paths for the eps-insensitive and squared losses; the tests check the two agree).
+
+    Parameters
+    ----------
+    loss : Loss or {'squared', 'epsilon_insensitive'}, default='squared'
+        :class:`~onlinelearn.framework.Squared`, :class:`~onlinelearn.framework.EpsInsensitive`
+        or a :class:`~onlinelearn.framework.CustomLoss` with ``kind='residual'``.
+    step : Step or {'conservative', 'aggressive'}, default='aggressive'
+    link : 'euclidean' or Euclidean(), default='euclidean'
+    average, n_epochs, shuffle, random_state, fit_intercept, intercept_scaling
+        As in :class:`onlinelearn.PassiveAggressiveRegressor`.
+    """
+
+    _parameter_constraints = {
+        **OnlineLinearRegressor._parameter_constraints,
+        "link": [Link, StrOptions({"euclidean"})],
+        "loss": [Loss, StrOptions({"squared", "epsilon_insensitive"})],
+        "step": [Step, StrOptions({"conservative", "aggressive"})],
+        "average": ["boolean"],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        link="euclidean",
+        loss="squared",
+        step="aggressive",
+        *,
+        average=False,
+        n_epochs=5,
+        shuffle=True,
+        random_state=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+    ):
+        self.link = link
+        self.loss = loss
+        self.step = step
+        self.average = average
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+
+    def _check_params(self):
+        link, loss, step = as_link(self.link), as_loss(self.loss), as_step(self.step)
+        if not isinstance(link, Euclidean):
+            raise ValueError(f"OnlineRegressor runs on the Euclidean link, got {link!r}")
+        if loss.kind != RESIDUAL:
+            raise ValueError(
+                f"OnlineRegressor takes a residual loss; {loss!r} is a margin loss: use "
+                "onlinelearn.OnlineLearner for classification."
+            )
+        if isinstance(step, Aggressive) and (step.variant == "PA" or not np.isfinite(step.C)):
+            raise ValueError(
+                "OnlineRegressor takes Aggressive(C) with a finite C, 'PA-I' or 'PA-II'"
+            )
+
+    def _run_pass(self, X, y, sw, order, pred):
+        from .. import _validation as V
+        from .._core import regression as CR
+        from ..regression._base import _full
+
+        loss, step = as_loss(self.loss), as_step(self.step)
+        if isinstance(X, np.ndarray):
+            if not np.isfinite(X).all():
+                return CR.NONFINITE_INPUT
+            X = V.CSRBatch(X)
+        sw, order = _full(sw, order, X.n_rows)
+        value, deriv = loss_cfuncs(loss)
+        p = step.params()
+        status = G.residual_pass(
+            X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st, step.code,
+            float(p.get("C", 1.0)), float(p.get("eta", 1.0)), self._b(), self._average(), pred,
+            value, deriv,
+        )  # fmt: skip
+        return CR.OK if status == G.OK else CR.NONFINITE_WEIGHTS
+
+    def _get_state(self):
+        meta, arrays = super()._get_state()
+        params = dict(meta["params"])
+        for name in ("link", "loss", "step"):
+            params[name] = _encode(getattr(self, name))
+        meta["params"] = params
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        meta = dict(meta)
+        meta["params"] = {k: _decode(v) for k, v in meta["params"].items()}
+        return super()._from_state(meta, arrays)
