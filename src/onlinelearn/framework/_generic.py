@@ -42,6 +42,7 @@ from .._config import njit
 from .._core.euclid_pass import move_entry, move_two
 from .._core.fp import finite
 from .._core.margins import predict_margin_loss
+from .._core.prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
 from .._core.sparse import row_offset, row_scores_sqnorm
 from .._core.state import (
     FP_B,
@@ -61,6 +62,7 @@ NONFINITE = 1
 #: the most evaluations of the 1-D solve (bisection alone needs at most ~1100 from any
 #: bracket of doubles; forced bisection at least every other step)
 MAX_EVALS = 2400
+EPS = 2.220446049250313e-16
 
 
 @njit
@@ -92,6 +94,30 @@ def aggressive_tau(value, deriv, z0, q, cap, squared):
         return lo
     if ghi <= 0.0:
         return hi
+    # one candidate before the iterations: the zero of the loss's tangent at z0,
+    # z = z0 - l(z0) / l'(z0) (PA-I: where a piecewise-linear loss reaches its kink, the root of
+    # the hinge), probed at c and at c shifted by a few ulps towards the other end; for the
+    # hinge the bracket is then a few ulps wide in 3 evaluations; otherwise it only shrinks
+    lz = value(z0)
+    dz = deriv(z0)
+    if not squared and dz != 0.0 and lz > 0.0:
+        c = -lz / dz / q
+        for _ in range(2):
+            if not (lo < c < hi):
+                break
+            gc = c + cap * dual_derivative(value, deriv, z0 + c * q, squared)
+            if gc < 0.0:
+                lo = c
+                glo = gc
+                c = c + 4.0 * EPS * abs(c)
+            elif gc > 0.0:
+                hi = c
+                ghi = gc
+                c = c - 4.0 * EPS * abs(c)
+            else:
+                return c
+            if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
+                return 0.5 * (lo + hi)
     side = 0
     bisect = False
     for _ in range(MAX_EVALS):
@@ -119,7 +145,7 @@ def aggressive_tau(value, deriv, z0, q, cap, squared):
         else:
             return c
         bisect = hi - lo > 0.5 * width
-        if hi - lo <= 4.5e-16 * max(abs(lo), abs(hi)):
+        if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
             break
     return 0.5 * (lo + hi)
 
@@ -160,13 +186,24 @@ def margin_pass(
     d = R - 1 if b != 0.0 else R
     binary = K == 1
     kappa = 1.0 if binary else 2.0
-    for ii in range(order.shape[0]):
+    pf_theta = theta.size >= PREFETCH_MIN_ENTRIES
+    n = order.shape[0]
+    for ii in range(n):
         i = order[ii]
         yi = y[i]
         start = indptr[i]
         stop = indptr[i + 1]
         off = row_offset(data, indices, start)
-        sq = b * b + row_scores_sqnorm(data, indices, off, start, stop, theta, scores)
+        # the memory requests of the closed-form pass (onlinelearn._core.euclid_pass): the
+        # entries of the row after next in a shuffled order, the weights of the next row
+        if ii + 2 < n and order[ii + 2] != order[ii + 1] + 1:
+            prefetch_entries(data, indices, indptr, order[ii + 2])
+        if pf_theta and ii + 1 < n:
+            prefetch_rows(data, indices, indptr, order[ii + 1], theta)
+        if off == 0:  # CSR: a literal offset lets the inlined sweep index directly
+            sq = b * b + row_scores_sqnorm(data, indices, 0, start, stop, theta, scores)
+        else:
+            sq = b * b + row_scores_sqnorm(data, indices, off, start, stop, theta, scores)
         if b != 0.0:
             for k in range(K):
                 scores[k] += b * theta[d, k]
@@ -183,7 +220,12 @@ def margin_pass(
             ky = 0 if binary else yi
             if binary:
                 tau *= ysign
-            move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, average, binary)
+            if off == 0:
+                move_two(data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average,
+                         binary)  # fmt: skip
+            else:
+                move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, average,
+                         binary)  # fmt: skip
             if b != 0.0:
                 move_entry(theta, U, d, ky, tau * b, S, average)
                 if not binary:
