@@ -93,6 +93,20 @@ def flat_d(z):
     return 0.0
 
 
+@numba.njit
+def smooth_hinge(z):  # the example of docs/framework.md, "Adding a learner"
+    if z >= 1.0:
+        return 0.0
+    if z <= 0.0:
+        return 0.5 - z
+    return 0.5 * (1.0 - z) ** 2
+
+
+@numba.njit
+def smooth_hinge_d(z):
+    return 0.0 if z >= 1.0 else (-1.0 if z <= 0.0 else z - 1.0)
+
+
 USER_HINGE = CustomLoss(user_hinge, user_hinge_d)
 USER_LOGISTIC = CustomLoss(user_logistic, user_logistic_d)
 HUBER = CustomLoss(huber, huber_d, kind="residual")
@@ -105,6 +119,7 @@ LOSSES = {
     "user-logistic": USER_LOGISTIC,
     "user-hinge": USER_HINGE,
     "flat": CustomLoss(flat, flat_d),
+    "smooth-hinge": CustomLoss(smooth_hinge, smooth_hinge_d),
 }
 
 
