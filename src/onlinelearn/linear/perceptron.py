@@ -7,11 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._config import njit
 from .._core import links as L
 from .._core import steps as S
 from .._core.fp import finite
 from ..base import OnlineLinearClassifier
+from ..shell.config import njit
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
 
