@@ -88,11 +88,3 @@ def test_finite_fires_where_isfinite_was_folded_away():
         assert bad_sum(np.array([1.0, 3.0], dtype=dtype), 1.0) == 0
     assert bad_sum(np.array([1e200, 1e200]), 0.0) == 1  # an overflowing sum is inf
 
-
-def test_the_former_path_is_the_same_module():
-    """``onlinelearn._config`` is kept for code written against it: one module, two names."""
-    import onlinelearn._config as old
-    import onlinelearn.shell.config as new
-
-    assert old is new
-    assert old.njit is new.njit

@@ -17,7 +17,7 @@ from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
 from onlinelearn._core.euclid_pass import averaged_from_u, euclid_pass, u_from_timestamps
 from onlinelearn._core.online_loop import averaged_weights, empty_scratch, online_pass
-from onlinelearn._validation import CSRBatch
+from onlinelearn.shell.validation import CSRBatch
 
 STEPS = [S.CONSERVATIVE, S.PA, S.PA1, S.PA2, S.COPA]
 

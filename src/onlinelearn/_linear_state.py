@@ -9,7 +9,6 @@ import copy
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation as V
 from ._core import links as L
 from ._core.euclid_pass import u_from_timestamps
 from ._core.online_loop import (
@@ -31,6 +30,7 @@ from ._core.state import (
 from ._estimator import params_from_json
 from ._snapshot import _WEIGHT_DTYPES
 from .base import OnlineLinearClassifier, _exp_shift
+from .shell import validation as V
 
 __all__ = ["estimator_from_state", "merge_models"]
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import first_inexact_label
 from ._core import svmlight as K
+from .shell.validation import first_inexact_label
 
 
 def _is_data_line(line: bytes) -> bool:

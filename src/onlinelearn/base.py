@@ -31,8 +31,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _checks
-from . import _validation as V
 from ._core import links as L
 from ._core import steps as S
 from ._core.checks import all_finite, rows_finite
@@ -70,6 +68,7 @@ from ._estimator import state_meta
 from ._example_weights import ExampleWeightsMixin
 from ._linear_readout import LinearReadoutMixin
 from ._snapshot import _WEIGHT_DTYPES, SnapshotMixin
+from .shell import validation as V
 
 __all__ = ["OnlineLinearClassifier"]
 
@@ -348,7 +347,7 @@ class OnlineLinearClassifier(
                 "The model was left as it was before this call. Scale the features (e.g. "
                 "to unit norm), lower C or eta, or use the Euclidean learners."
             )
-        _checks.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
+        V.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
             mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))
@@ -372,7 +371,7 @@ class OnlineLinearClassifier(
             recompute_aggregate(
                 self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
             )
-        _checks.check_readout(self)  # the weights that predict, not only the state
+        V.check_readout(self)  # the weights that predict, not only the state
 
     def _pass_kernel(self, ip):
         """The compiled pass of a call (a hook: projected updates substitute their own)."""

@@ -32,7 +32,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from ._checks import check_binary_stream
 from ._svmlight_blocks import (
     _KERNEL_DTYPES,
     _concat,
@@ -43,6 +42,7 @@ from ._svmlight_blocks import (
     _prefetched,
     _whole,
 )
+from .shell.validation import check_binary_stream
 
 __all__ = [
     "SvmlightChunkReader",

@@ -16,13 +16,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core.kernel import online as O
 from .._estimator import labels_from_scores, params_to_json
 from .._estimator import params_from_json as _params_from_json
 from .._example_weights import ExampleWeightsMixin
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
+from ..shell import validation as V
 
 __all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
 

@@ -213,7 +213,7 @@ def _row_sqnorms(data, indptr, scale, out):
 
 
 def median_row_norm(batch):
-    """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn._validation.CSRBatch`
+    """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn.shell.validation.CSRBatch`
     (dense or CSR: only ``data`` and ``indptr`` are read; one compiled pass, repeated on rows
     scaled by the largest |value| if a square overflowed); 1.0 when there is no nonzero row or
     the median is not a finite positive number."""

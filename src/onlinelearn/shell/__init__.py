@@ -1,6 +1,9 @@
 """What every learner needs, once: the plumbing shared by all estimator families.
 
 * :mod:`~onlinelearn.shell.config`: the compile options of the numba core (``njit``);
+* :mod:`~onlinelearn.shell.validation`: every check of the input (X, y, sample weights, label
+  sets, sparse structure), and through it those of a pass's output
+  (:mod:`~onlinelearn.shell.output_checks`): the one module the estimators import for checks;
 
 Nothing here is public API: the estimators import these modules, users import the estimators.
 """

@@ -1,0 +1,62 @@
+"""The package layout: the former paths of moved private modules, and who may use them.
+
+``onlinelearn._config`` and ``onlinelearn._validation`` are kept for code written against them
+outside this package (the ``onlinelearn.framework`` package, written in parallel); they are the
+moved modules themselves under a second name, and no module of the package imports them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import onlinelearn
+
+SRC = Path(onlinelearn.__file__).resolve().parent
+
+FORMER = {
+    "onlinelearn._config": "onlinelearn.shell.config",
+    "onlinelearn._validation": "onlinelearn.shell.validation",
+}
+
+
+@pytest.mark.parametrize("old", sorted(FORMER))
+def test_a_former_path_is_the_moved_module(old):
+    assert importlib.import_module(old) is importlib.import_module(FORMER[old])
+
+
+def test_the_checks_of_a_pass_are_reached_through_validation():
+    from onlinelearn.shell import output_checks, validation
+
+    for name in output_checks.__all__:
+        assert getattr(validation, name) is getattr(output_checks, name)
+
+
+def _imported_modules(path: Path):
+    """Absolute names of the onlinelearn modules a source file imports (relative ones resolved)."""
+    package = list(path.relative_to(SRC.parent).parts[:-1])  # also for an __init__.py
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            yield mod
+            yield from (f"{mod}.{a.name}" for a in node.names)
+
+
+def test_no_module_of_the_package_uses_a_former_path():
+    users = [
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name not in ("_config.py", "_validation.py") or path.parent != SRC
+        for name in _imported_modules(path)
+        if name in FORMER
+    ]
+    assert not users, users
