@@ -150,7 +150,7 @@ def test_new_file_gets_umask_mode(tmp_path):
 _KILLED_WRITER = textwrap.dedent(
     """
     import sys, time
-    from onlinelearn._atomic import atomic_write
+    from onlinelearn.shell.atomic import atomic_write
     with atomic_write(sys.argv[1]) as f:
         f.write(b"half a model")
         f.flush()

@@ -15,8 +15,8 @@ from ._core import links as L
 from ._core.euclid_pass import averaged_from_u
 from ._core.online_loop import averaged_weights, current_weights
 from ._core.state import N_MISTAKES, N_ROUNDS, N_UPDATES
-from ._estimator import labels_from_scores
 from .shell import validation as V
+from .shell.meta import labels_from_scores
 
 
 class LinearReadoutMixin:

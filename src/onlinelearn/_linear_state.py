@@ -27,10 +27,10 @@ from ._core.state import (
     S_SUM,
     X_MAX,
 )
-from ._estimator import params_from_json
-from ._snapshot import _WEIGHT_DTYPES
 from .base import OnlineLinearClassifier, _exp_shift
 from .shell import validation as V
+from .shell.meta import params_from_json
+from .shell.snapshot import _WEIGHT_DTYPES
 
 __all__ = ["estimator_from_state", "merge_models"]
 

@@ -13,10 +13,10 @@ module owns everything else:
   decisions and, for the Euclidean link, the same decision values);
 * ``class_weight`` (dict, ``'balanced'``, and for COPA ``'confusion'``) with exact counts in
   ``fit`` and running counts in ``partial_fit``, times ``sample_weight``
-  (:mod:`onlinelearn._example_weights`, shared with the kernel online learners);
+  (:mod:`onlinelearn.shell.weights`, shared with the kernel online learners);
 * lazy averaging read-out and the model state for files.
 
-The snapshots behind "a failed call changes nothing" are in :mod:`onlinelearn._snapshot`;
+The snapshots behind "a failed call changes nothing" are in :mod:`onlinelearn.shell.snapshot`;
 rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn._linear_state`.
 """
 
@@ -64,11 +64,11 @@ from ._core.state import (
     N_UPDATES,
     S_SUM,
 )
-from ._estimator import state_meta
-from ._example_weights import ExampleWeightsMixin
 from ._linear_readout import LinearReadoutMixin
-from ._snapshot import _WEIGHT_DTYPES, SnapshotMixin
 from .shell import validation as V
+from .shell.meta import state_meta
+from .shell.snapshot import _WEIGHT_DTYPES, SnapshotMixin
+from .shell.weights import ExampleWeightsMixin
 
 __all__ = ["OnlineLinearClassifier"]
 

@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from ._atomic import atomic_write
+from .shell.atomic import atomic_write
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "read_model_file", "save_model"]
 
@@ -142,7 +142,7 @@ def save_model(estimator, path) -> None:
     path : str or path-like
         Destination.  numpy appends ``.npz`` to a name without that suffix; this function writes
         exactly to ``path`` instead.  The file is replaced atomically (see
-        :mod:`onlinelearn._atomic`): readers and concurrent writers see the old model or a new
+        :mod:`onlinelearn.shell.atomic`): readers and concurrent writers see the old model or a new
         one, never a mix; a symbolic link and the permission bits of an existing file are kept.
     """
     if not isinstance(path, str | bytes | os.PathLike):
@@ -181,7 +181,7 @@ def save_model(estimator, path) -> None:
     entries[_HEADER] = np.frombuffer(header_bytes, dtype=np.uint8)
     entries[_DIGEST] = np.frombuffer(digest, dtype=np.uint8)
     # a unique temporary file beside the destination, fsync, then one atomic rename: a crash or
-    # a concurrent writer never leaves half a model or a mix of two (onlinelearn._atomic)
+    # a concurrent writer never leaves half a model or a mix of two (onlinelearn.shell.atomic)
     with atomic_write(path, "wb") as f:
         np.savez_compressed(f, **entries)
 

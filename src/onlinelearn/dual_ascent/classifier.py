@@ -12,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import dual_ascent as DA
 from .._core import links as L
-from .._estimator import labels_from_scores, state_meta
 from ..shell import validation as V
+from ..shell.meta import labels_from_scores, state_meta
 
 __all__ = ["DualAscentClassifier"]
 

@@ -12,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
 from .._core import regression as CR
-from .._estimator import state_meta
 from ..shell import validation as V
+from ..shell.meta import state_meta
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
 

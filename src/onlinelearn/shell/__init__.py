@@ -4,6 +4,13 @@
 * :mod:`~onlinelearn.shell.validation`: every check of the input (X, y, sample weights, label
   sets, sparse structure), and through it those of a pass's output
   (:mod:`~onlinelearn.shell.output_checks`): the one module the estimators import for checks;
+* :mod:`~onlinelearn.shell.snapshot`: the snapshot restored when a call fails, so that a failed
+  call changes nothing;
+* :mod:`~onlinelearn.shell.weights`: per-example step multipliers (``sample_weight`` times the
+  class weight);
+* :mod:`~onlinelearn.shell.meta`: an estimator's model-file metadata (class, JSON parameters) and
+  labels from decision values;
+* :mod:`~onlinelearn.shell.atomic`: files replaced atomically (model files, predictions);
 
 Nothing here is public API: the estimators import these modules, users import the estimators.
 """

@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 
-from ._core import links as L
+from .._core import links as L
 
 _STATE_ATTRS = (
     "classes_",
