@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 import onlinelearn as ol
-from onlinelearn import base
 from onlinelearn.datasets import shared_data_path
 from onlinelearn.io import load_svmlight
+from onlinelearn.shell import base
 from onlinelearn.shell import validation as V
 
 _CHECKS = ("check_sparse_structure", "check_aggressive_steps", "check_readout", "check_scores")

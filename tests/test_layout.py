@@ -35,6 +35,17 @@ def test_the_checks_of_a_pass_are_reached_through_validation():
         assert getattr(validation, name) is getattr(output_checks, name)
 
 
+def test_the_public_base_path_gives_the_base_class():
+    """``onlinelearn.base`` is public (learners derive from its class): it re-exports the class
+    of :mod:`onlinelearn.shell.base`, and nothing else."""
+    import onlinelearn.base
+    import onlinelearn.shell.base
+
+    assert onlinelearn.base.__all__ == ["OnlineLinearClassifier"]
+    assert onlinelearn.base.OnlineLinearClassifier is onlinelearn.shell.base.OnlineLinearClassifier
+    assert issubclass(onlinelearn.Perceptron, onlinelearn.base.OnlineLinearClassifier)
+
+
 def _imported_modules(path: Path):
     """Absolute names of the onlinelearn modules a source file imports (relative ones resolved)."""
     package = list(path.relative_to(SRC.parent).parts[:-1])  # also for an __init__.py

@@ -16,7 +16,7 @@ the magic string, the format version and the checksum before the estimator is re
 problem raises :class:`ModelFileError` (a :class:`ValueError`) that says what is wrong.
 
 The estimator side is ``est._get_state() -> (meta, arrays)`` and
-``onlinelearn._linear_state.estimator_from_state(meta, arrays)`` (see ``docs/CONTRACT.md``).
+``onlinelearn.shell.linear_state.estimator_from_state(meta, arrays)`` (see ``docs/CONTRACT.md``).
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def load_model(path):
         ``format_version``, or describes an estimator this version cannot rebuild.
     """
     meta, arrays, header = read_model_file(path)
-    from onlinelearn._linear_state import estimator_from_state
+    from onlinelearn.shell.linear_state import estimator_from_state
 
     try:
         return estimator_from_state(meta, arrays)

@@ -11,6 +11,11 @@
 * :mod:`~onlinelearn.shell.meta`: an estimator's model-file metadata (class, JSON parameters) and
   labels from decision values;
 * :mod:`~onlinelearn.shell.atomic`: files replaced atomically (model files, predictions);
+* the linear learners' shell: :mod:`~onlinelearn.shell.base` (``OnlineLinearClassifier``:
+  validation, label sets, class weights and snapshots around one compiled pass; public as
+  ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.readout` (the weights
+  that predict, ``coef_``, ``decision_function``) and :mod:`~onlinelearn.shell.linear_state`
+  (rebuilding any estimator from a model file, ``merge_models``).
 
 Nothing here is public API: the estimators import these modules, users import the estimators.
 """
