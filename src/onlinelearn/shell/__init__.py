@@ -13,9 +13,11 @@
 * :mod:`~onlinelearn.shell.atomic`: files replaced atomically (model files, predictions);
 * the linear learners' shell: :mod:`~onlinelearn.shell.base` (``OnlineLinearClassifier``:
   validation, label sets, class weights and snapshots around one compiled pass; public as
-  ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.readout` (the weights
-  that predict, ``coef_``, ``decision_function``) and :mod:`~onlinelearn.shell.linear_state`
-  (rebuilding any estimator from a model file, ``merge_models``).
+  ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.state_columns` (its
+  arrays, one column per class, grown when labels arrive), :mod:`~onlinelearn.shell.readout`
+  (the weights that predict, ``coef_``, ``decision_function``) and
+  :mod:`~onlinelearn.shell.linear_state` (rebuilding any estimator from a model file,
+  ``merge_models``).
 
 Nothing here is public API: the estimators import these modules, users import the estimators.
 """
