@@ -71,3 +71,21 @@ def test_no_module_of_the_package_uses_a_former_path():
         if name in FORMER
     ]
     assert not users, users
+
+
+def test_io_is_a_package_with_the_same_public_names():
+    """``onlinelearn.io`` became a package (its block parser, line messages and reading thread
+    are private modules in it); what it offers is unchanged."""
+    import onlinelearn.io as io_mod
+
+    assert Path(io_mod.__file__).name == "__init__.py"
+    assert sorted(io_mod.__all__) == [
+        "SvmlightChunkReader",
+        "dump_svmlight",
+        "iter_svmlight_chunks",
+        "load_svmlight",
+        "open_maybe_compressed",
+        "svmlight_n_features",
+    ]
+    for name in io_mod.__all__:
+        assert getattr(io_mod, name).__module__ == "onlinelearn.io"
