@@ -46,20 +46,29 @@ def test_the_public_base_path_gives_the_base_class():
     assert issubclass(onlinelearn.Perceptron, onlinelearn.base.OnlineLinearClassifier)
 
 
-def _imported_modules(path: Path):
-    """Absolute names of the onlinelearn modules a source file imports (relative ones resolved)."""
+def _import_statements(path: Path, at_import_only: bool = False):
+    """``(M, [a, ...])`` for each ``from M import a, ...`` and ``(M, [])`` for ``import M`` of a
+    source file, relative names resolved.  ``at_import_only``: only the statements of the module
+    body, not the imports inside functions, which run when the function is called."""
     package = list(path.relative_to(SRC.parent).parts[:-1])  # also for an __init__.py
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body if at_import_only else ast.walk(tree):
         if isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
+            yield from ((a.name, []) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            yield mod
-            yield from (f"{mod}.{a.name}" for a in node.names)
+            yield mod, [a.name for a in node.names]
+
+
+def _imported_modules(path: Path):
+    """Every name a source file imports: M, and M.a for each ``from M import a``."""
+    for mod, names in _import_statements(path):
+        yield mod
+        yield from (f"{mod}.{a}" for a in names)
 
 
 def test_no_module_of_the_package_uses_a_former_path():
@@ -89,3 +98,57 @@ def test_io_is_a_package_with_the_same_public_names():
     ]
     for name in io_mod.__all__:
         assert getattr(io_mod, name).__module__ == "onlinelearn.io"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_time_graph():
+    """Module -> the package modules its body imports.  ``from P import m`` of a submodule m is
+    an import of P.m (P is then already being imported); of any other name, of P itself."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        graph[name] = set()
+        for mod, names in _import_statements(path, at_import_only=True):
+            subs = {f"{mod}.{a}" for a in names} & modules.keys()
+            if len(subs) < len(names) or not names:
+                subs.add(mod)
+            graph[name] |= subs & modules.keys()
+        graph[name].discard(name)
+    return graph
+
+
+def test_no_import_circle_at_import_time():
+    """No module needs, while it is being imported, a module that needs it back.  (A function
+    may import an upper module when called: the kernel classes reach the Gram program that way,
+    as the program dispatches on those classes.)"""
+    graph = _import_time_graph()
+    done, path = set(), []
+
+    def visit(m):
+        if m in path:
+            raise AssertionError(" -> ".join(path[path.index(m) :] + [m]))
+        if m in done:
+            return
+        path.append(m)
+        for n in sorted(graph[m]):
+            visit(n)
+        path.pop()
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m)
+
+
+def test_kernel_modules_are_layered():
+    """The kernel classes are at the bottom; the Gram program and the feature maps import them
+    and the input check below them, not each other."""
+    graph = _import_time_graph()
+    k = "onlinelearn.kernels."
+    assert not {m for m in graph[k + "_kernels"] if m.startswith(k)}
+    assert not {m for m in graph[k + "_input"] if m.startswith(k)}
+    assert k + "_program" not in graph[k + "_feature_map"]
+    assert k + "_feature_map" not in graph[k + "_program"]
