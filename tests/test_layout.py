@@ -1,8 +1,9 @@
-"""The package layout: the former paths of moved private modules, and who may use them.
+"""The package layout: the former paths of moved private modules, who may use them, and the
+order of imports.
 
 ``onlinelearn._config`` and ``onlinelearn._validation`` are kept for code written against them
-outside this package (the ``onlinelearn.framework`` package, written in parallel); they are the
-moved modules themselves under a second name, and no module of the package imports them.
+outside this package (the ``onlinelearn.framework`` package, written in parallel); every name
+they give is looked up in the moved module, and no module of the package imports them.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ FORMER = {
 
 
 @pytest.mark.parametrize("old", sorted(FORMER))
-def test_a_former_path_is_the_moved_module(old):
-    assert importlib.import_module(old) is importlib.import_module(FORMER[old])
+def test_a_former_path_gives_the_moved_module_objects(old, monkeypatch):
+    former, moved = importlib.import_module(old), importlib.import_module(FORMER[old])
+    for name in dir(moved):
+        if not name.startswith("__"):
+            assert getattr(former, name) is getattr(moved, name), name
+    # looked up when asked for: a patch of the moved module is seen through the former path
+    marker = object()
+    monkeypatch.setattr(moved, "njit" if old.endswith("_config") else "check_X", marker)
+    assert getattr(former, "njit" if old.endswith("_config") else "check_X") is marker
 
 
 def test_the_checks_of_a_pass_are_reached_through_validation():

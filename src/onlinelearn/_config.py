@@ -1,13 +1,20 @@
-"""The former path of :mod:`onlinelearn.shell.config`, kept while code written against it exists
-(the ``onlinelearn.framework`` package, written in parallel, imports ``onlinelearn._config.njit``).
+"""The former path of :mod:`onlinelearn.shell.config`, kept while code written against it
+exists (the ``onlinelearn.framework`` package, written in parallel, imports
+``onlinelearn._config.njit``).
 
-Not a copy: ``onlinelearn._config`` *is* ``onlinelearn.shell.config`` (one module object under two
-names), so a flag set or patched through either name is seen through the other.  New code
+Every name is looked up in :mod:`onlinelearn.shell.config` when it is asked for (PEP 562),
+so this path always gives the objects of the moved module, patched ones included.  New code
 imports :mod:`onlinelearn.shell.config`.
 """
 
-import sys
-
 from .shell import config as _moved
 
-sys.modules[__name__] = _moved
+__all__ = [n for n in getattr(_moved, "__all__", dir(_moved)) if not n.startswith("_")]
+
+
+def __getattr__(name):
+    return getattr(_moved, name)
+
+
+def __dir__():
+    return dir(_moved)

@@ -2,13 +2,19 @@
 exists (the ``onlinelearn.framework`` package, written in parallel, imports
 ``onlinelearn._validation``).
 
-Not a copy: ``onlinelearn._validation`` *is* ``onlinelearn.shell.validation`` (one module object
-under two names), so a check patched through either name is seen through the other.  New code
+Every name is looked up in :mod:`onlinelearn.shell.validation` when it is asked for (PEP 562),
+so this path always gives the objects of the moved module, patched ones included.  New code
 imports :mod:`onlinelearn.shell.validation`.
 """
 
-import sys
-
 from .shell import validation as _moved
 
-sys.modules[__name__] = _moved
+__all__ = [n for n in getattr(_moved, "__all__", dir(_moved)) if not n.startswith("_")]
+
+
+def __getattr__(name):
+    return getattr(_moved, name)
+
+
+def __dir__():
+    return dir(_moved)
