@@ -3,7 +3,7 @@
 One epoch of multiclass PA-I (``n_epochs=1, shuffle=False, intercept_scaling=0.1``, the
 benchmark's learner) on news20 TF-IDF, float64 and float32, timed with the checks on and with
 them replaced by no-ops, interleaved, best of ``--repeat``.  The checks: the compiled CSR
-structure sweep (``_checks.check_sparse_structure``), the degenerate-step test after each
+structure sweep (``shell.validation.check_sparse_structure``), the degenerate-step test after each
 pass, the read-out finiteness test, and the decision-value test in ``predict``.
 
     ONLINELEARN_DATA=../shared/data python benchmarks/bench_checks.py --repeat 15
@@ -19,32 +19,26 @@ import time
 import numpy as np
 
 import onlinelearn as ol
-from onlinelearn import _checks, _validation, base
 from onlinelearn.datasets import shared_data_path
 from onlinelearn.io import load_svmlight
+from onlinelearn.shell import base
+from onlinelearn.shell import validation as V
+
+_CHECKS = ("check_sparse_structure", "check_aggressive_steps", "check_readout", "check_scores")
 
 
 @contextlib.contextmanager
 def checks_disabled():
-    saved = (
-        _validation.check_sparse_structure,
-        _checks.check_aggressive_steps,
-        _checks.check_readout,
-        _checks.check_scores,
-    )
-    _validation.check_sparse_structure = lambda X: None
-    _checks.check_aggressive_steps = lambda *a: None
-    _checks.check_readout = lambda est: None
-    _checks.check_scores = lambda s: None
+    """The checks replaced by no-ops where the estimators look them up: the validation module
+    (``check_X`` calls ``check_sparse_structure`` there; the estimators call ``V.check_*``)."""
+    saved = {name: getattr(V, name) for name in _CHECKS}
+    for name in _CHECKS:
+        setattr(V, name, lambda *a: None)
     try:
         yield
     finally:
-        (
-            _validation.check_sparse_structure,
-            _checks.check_aggressive_steps,
-            _checks.check_readout,
-            _checks.check_scores,
-        ) = saved
+        for name, f in saved.items():
+            setattr(V, name, f)
 
 
 def epoch(X, y):
@@ -60,7 +54,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=15)
     args = p.parse_args()
-    assert base._checks is _checks
+    assert base.V is V
     X, y = load_svmlight(shared_data_path("news20", "train"), n_features=56438)
     print(f"news20 train: {X.shape[0]} x {X.shape[1]}, {X.nnz} nonzeros")
     for dtype in (np.float64, np.float32):
@@ -75,15 +69,15 @@ def main():
             if not i % 2:
                 on.append(epoch(Xd, y)[0])
         t_struct = min(
-            _timed(lambda Xd=Xd: _checks.check_sparse_structure(Xd)) for _ in range(args.repeat)
+            _timed(lambda Xd=Xd: V.check_sparse_structure(Xd)) for _ in range(args.repeat)
         )
         _, est = epoch(Xd, y)
-        batch = _validation.CSRBatch(Xd)
+        batch = V.CSRBatch(Xd)
         n = X.shape[0]
         loss, w, order = np.ones(n), np.ones(n), np.arange(n, dtype=np.int64)
         est._st[base.N_UPDATES] = n  # every row with a loss updated: the usual case
         t_steps = min(
-            _timed(functools.partial(_checks.check_aggressive_steps, est, batch, loss, w, order, 0))
+            _timed(functools.partial(V.check_aggressive_steps, est, batch, loss, w, order, 0))
             for _ in range(args.repeat)
         )
         b_on, b_off = min(on), min(off)

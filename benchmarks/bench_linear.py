@@ -125,9 +125,8 @@ def fixed_costs(X, y, repeat):
     the overflow check of the state after a pass."""
     from sklearn.utils.validation import _assert_all_finite
 
-    from onlinelearn import _checks
-    from onlinelearn import _validation as V
     from onlinelearn._core import checks as K
+    from onlinelearn.shell import validation as V
 
     classes = np.unique(y)
     theta = np.zeros((X.shape[1] + 1, len(classes)), dtype=X.data.dtype)
@@ -137,7 +136,7 @@ def fixed_costs(X, y, repeat):
     pieces = {
         "index range, first-defect loop (before)": lambda: scan(X.indices, X.shape[1]),
         "sparse structure check (now: min/max, then the first defect)": lambda: (
-            _checks.check_sparse_structure(X)
+            V.check_sparse_structure(X)
         ),
         "finiteness of X, scikit-learn (before)": lambda: _assert_all_finite(X.data),
         "finiteness of X, compiled sum of x*0 (now: in predict; fit leaves it to the pass)": (

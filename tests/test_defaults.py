@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
-from onlinelearn._linear_state import estimator_from_state
+from onlinelearn.shell.linear_state import estimator_from_state
 
 EUCLID = [Perceptron, PassiveAggressiveClassifier, COPA]
 
@@ -160,7 +160,7 @@ def test_auto_intercept_is_fixed_by_the_first_batch_and_saved(tmp_path):
 
 
 def test_merging_auto_intercepts_of_different_values_is_exact():
-    from onlinelearn._linear_state import merge_models
+    from onlinelearn.shell.linear_state import merge_models
 
     X, y = _data(seed=6)
     a = Perceptron(random_state=0, intercept_scaling="auto").fit(X[:150], y[:150])

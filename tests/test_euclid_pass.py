@@ -17,7 +17,7 @@ from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
 from onlinelearn._core.euclid_pass import averaged_from_u, euclid_pass, u_from_timestamps
 from onlinelearn._core.online_loop import averaged_weights, empty_scratch, online_pass
-from onlinelearn._validation import CSRBatch
+from onlinelearn.shell.validation import CSRBatch
 
 STEPS = [S.CONSERVATIVE, S.PA, S.PA1, S.PA2, S.COPA]
 
@@ -107,7 +107,7 @@ def _old_format(est, rng):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_old_average_files_load_into_u_and_continue_identically(name, dtype):
     import onlinelearn
-    from onlinelearn._linear_state import estimator_from_state
+    from onlinelearn.shell.linear_state import estimator_from_state
 
     rng = np.random.default_rng(7)
     X = rng.normal(size=(120, 8)).astype(dtype)
@@ -130,7 +130,7 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     across a binary -> multiclass growth; and merge_models of two shards gives the weighted mean
     of their averages."""
     import onlinelearn
-    from onlinelearn._linear_state import merge_models
+    from onlinelearn.shell.linear_state import merge_models
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(90, 5))
@@ -347,7 +347,7 @@ def test_estimators_pad_their_pass_and_keep_their_weights(name, layout, monkeypa
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr("onlinelearn.base.padded_work_state", spy)
+    monkeypatch.setattr("onlinelearn.shell.base.padded_work_state", spy)
     padded = est(**kw).fit(X, y)
     assert calls and all(calls)  # every pass of this fit ran padded
     monkeypatch.setattr(E, "PAD_MIN_RATIO", 10**12)
@@ -367,9 +367,9 @@ def test_generic_pass_prefetching_changes_no_value(name, monkeypatch):
     outgrows the core's caches; the same pass compiled without the hints gives the same state
     bit for bit."""
     import onlinelearn
-    from onlinelearn import base
     from onlinelearn._core import online_loop as OL
     from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES, without_prefetch
+    from onlinelearn.shell import base
 
     no_hints = without_prefetch(OL.online_pass)
     X, y = wide_sparse_problem(np.random.default_rng(17), n=60, K=3, per_row=12)

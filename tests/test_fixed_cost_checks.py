@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron
-from onlinelearn import _validation as V
 from onlinelearn._core import checks as K
+from onlinelearn.shell import validation as V
 
 
 def _reference_structure(indptr, indices, n_values, n_minor):

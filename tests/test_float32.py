@@ -21,9 +21,9 @@ from onlinelearn import (
     Winnow,
     merge_models,
 )
-from onlinelearn._linear_state import estimator_from_state
 from onlinelearn.datasets import SHARED_SETS
 from onlinelearn.io import iter_svmlight_chunks
+from onlinelearn.shell.linear_state import estimator_from_state
 
 LEARNERS = [
     (lambda **k: PassiveAggressiveClassifier(**k), 5e-6),

@@ -150,7 +150,7 @@ def test_new_file_gets_umask_mode(tmp_path):
 _KILLED_WRITER = textwrap.dedent(
     """
     import sys, time
-    from onlinelearn._atomic import atomic_write
+    from onlinelearn.shell.atomic import atomic_write
     with atomic_write(sys.argv[1]) as f:
         f.write(b"half a model")
         f.flush()
@@ -464,7 +464,7 @@ def test_no_writable_numba_cache_falls_back_to_compiling():
         import numba.core.caching as c
         c.CacheImpl._locator_classes = []  # as if no directory were writable
         import onlinelearn  # every kernel is declared with cache=True at import
-        from onlinelearn._config import njit
+        from onlinelearn.shell.config import njit
         print(njit(lambda x: x + 1.0)(0.5))
         """
     )

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onlinelearn import PassiveAggressiveClassifier, Perceptron
-from onlinelearn._checks import check_sparse_structure
 from onlinelearn.io import iter_svmlight_chunks
+from onlinelearn.shell.validation import check_sparse_structure
 
 N_EXAMPLES = int(os.environ.get("ONLINELEARN_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(

@@ -291,7 +291,7 @@ def test_nonfinite_allowed_on_request(tmp_path):
 def test_prefetch_gives_the_same_chunks_and_errors_and_stops_its_thread(tmp_path, monkeypatch):
     import threading
 
-    from onlinelearn import _svmlight_blocks as blocks_mod
+    from onlinelearn.io import _blocks as blocks_mod
 
     monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", 512)  # many blocks, so the thread runs ahead
     X, y = _random_data(n=700, d=30, density=0.2, seed=5)
@@ -325,7 +325,7 @@ def test_prefetch_gives_the_same_chunks_and_errors_and_stops_its_thread(tmp_path
 def test_whole_file_arrays_grow_past_a_sparse_start_and_keep_no_spare_room(
     tmp_path, monkeypatch, source
 ):
-    from onlinelearn import _svmlight_blocks as blocks_mod
+    from onlinelearn.io import _blocks as blocks_mod
 
     monkeypatch.setattr(blocks_mod, "BLOCK_SIZE", 256)
     # sparse first blocks, then dense lines: the size estimated from the first block is short

@@ -39,7 +39,7 @@ from onlinelearn._core.svm.dcd_common import (
     rng_state,
     shuffle_prefix,
 )
-from onlinelearn._validation import CSRBatch
+from onlinelearn.shell.validation import CSRBatch
 
 
 def _problem(n=30, d=4, seed=0, K=2, sep=1.0):

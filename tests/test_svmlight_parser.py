@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
-from onlinelearn import _svmlight_blocks as blocks_mod
 from onlinelearn._core.svmlight import (
     BAD_BUFFER,
     OK,
@@ -33,6 +32,7 @@ from onlinelearn._core.svmlight import (
     parse_block,
 )
 from onlinelearn.datasets import SHARED_SVMLIGHT_FILES
+from onlinelearn.io import _blocks as blocks_mod
 from onlinelearn.io import iter_svmlight_chunks, load_svmlight
 
 SHARED_SVMLIGHT = list(SHARED_SVMLIGHT_FILES)

@@ -4,7 +4,6 @@ Public re-exports only; see the modules for the mathematics.
 """
 
 from . import projections
-from ._linear_state import merge_models
 from .boosting import PrimalDualBoost
 from .dual_ascent import DualAscentClassifier
 from .evaluation import (
@@ -20,6 +19,7 @@ from .metrics import confusion_matrix_conditional, confusion_operator_norm, conf
 from .ranking import ClassDependentPA, LabelRanker
 from .regression import OnlineLeastSquares, PassiveAggressiveRegressor
 from .second_order import AROW, SCW, WeightedMinMax
+from .shell.linear_state import merge_models
 from .structured import SequenceTagger
 from .svm import DualCoordinateSVC, Pegasos
 

@@ -16,7 +16,7 @@ the magic string, the format version and the checksum before the estimator is re
 problem raises :class:`ModelFileError` (a :class:`ValueError`) that says what is wrong.
 
 The estimator side is ``est._get_state() -> (meta, arrays)`` and
-``onlinelearn._linear_state.estimator_from_state(meta, arrays)`` (see ``docs/CONTRACT.md``).
+``onlinelearn.shell.linear_state.estimator_from_state(meta, arrays)`` (see ``docs/CONTRACT.md``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from ._atomic import atomic_write
+from .shell.atomic import atomic_write
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "read_model_file", "save_model"]
 
@@ -142,7 +142,7 @@ def save_model(estimator, path) -> None:
     path : str or path-like
         Destination.  numpy appends ``.npz`` to a name without that suffix; this function writes
         exactly to ``path`` instead.  The file is replaced atomically (see
-        :mod:`onlinelearn._atomic`): readers and concurrent writers see the old model or a new
+        :mod:`onlinelearn.shell.atomic`): readers and concurrent writers see the old model or a new
         one, never a mix; a symbolic link and the permission bits of an existing file are kept.
     """
     if not isinstance(path, str | bytes | os.PathLike):
@@ -181,7 +181,7 @@ def save_model(estimator, path) -> None:
     entries[_HEADER] = np.frombuffer(header_bytes, dtype=np.uint8)
     entries[_DIGEST] = np.frombuffer(digest, dtype=np.uint8)
     # a unique temporary file beside the destination, fsync, then one atomic rename: a crash or
-    # a concurrent writer never leaves half a model or a mix of two (onlinelearn._atomic)
+    # a concurrent writer never leaves half a model or a mix of two (onlinelearn.shell.atomic)
     with atomic_write(path, "wb") as f:
         np.savez_compressed(f, **entries)
 
@@ -271,7 +271,7 @@ def load_model(path):
         ``format_version``, or describes an estimator this version cannot rebuild.
     """
     meta, arrays, header = read_model_file(path)
-    from onlinelearn._linear_state import estimator_from_state
+    from onlinelearn.shell.linear_state import estimator_from_state
 
     try:
         return estimator_from_state(meta, arrays)

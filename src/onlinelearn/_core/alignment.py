@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 
 N_FEATURES = 7
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 
 
 @njit

@@ -8,7 +8,7 @@ per-example numbers (R = -1 for one weight vector; ID the round, index into ``ta
 
 from __future__ import annotations
 
-from .._config import njit
+from ..shell.config import njit
 
 # ---- step codes
 LASTK = 0

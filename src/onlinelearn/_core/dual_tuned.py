@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 from .dual_common import (
     C_T,
     CAP,

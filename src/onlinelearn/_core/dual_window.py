@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .._config import njit
+from ..shell.config import njit
 from .dual_common import (
     CAP,
     DELTA,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from .._config import njit
+from ..shell.config import njit
 
 EUCLID = 0
 ENTROPY = 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._config import njit
+from ..shell.config import njit
 
 
 @njit

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 from .fp import finite
 from .projected_pass import NO_CONSTRAINT, project_column
 from .sparse import row_offset, row_sqnorm

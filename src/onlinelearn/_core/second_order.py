@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 from .sparse import row_offset
 
 # slots of the counter vector ``st`` (float64, so that one array holds every scalar)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 
 
 @njit

@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from .._config import njit
+from ..shell.config import njit
 from .fp import finite
 from .links import ENTROPY, agg_term, phi
 from .sparse import row_offset

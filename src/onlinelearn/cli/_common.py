@@ -188,7 +188,7 @@ _WARN_MODEL_BYTES = 2**30
 def _check_model_size(n_features: int, average: bool, say_warning, what=None) -> None:
     """Refuse a number of features whose weights alone cannot fit in memory, warn above 1 GiB
     (one weight column; every class adds as much)."""
-    from onlinelearn._checks import MAX_N_FEATURES
+    from onlinelearn.shell.validation import MAX_N_FEATURES
 
     what = what or f"--n-features {n_features}"
     if n_features > MAX_N_FEATURES:

@@ -72,8 +72,8 @@ def _same_file(a, b) -> bool:
 
 
 def _cmd_predict(args) -> int:
-    from onlinelearn._atomic import atomic_write
     from onlinelearn.model_io import load_model
+    from onlinelearn.shell.atomic import atomic_write
 
     if args.output is not None:
         for what, other in (("the input file", args.data), ("the model file", args.model)):

@@ -24,9 +24,9 @@ from .evaluate import _online_bound_text
 def _cmd_train(args) -> int:
     from tqdm import tqdm
 
-    from onlinelearn._atomic import check_writable
     from onlinelearn.io import iter_svmlight_chunks, svmlight_n_features
     from onlinelearn.model_io import save_model
+    from onlinelearn.shell.atomic import check_writable
 
     if args.epochs < 1:
         raise CLIError("--epochs must be at least 1")

@@ -10,10 +10,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core import dual_ascent as DA
 from .._core import links as L
-from .._estimator import labels_from_scores, state_meta
+from ..shell import validation as V
+from ..shell.meta import labels_from_scores, state_meta
 
 __all__ = ["DualAscentClassifier"]
 

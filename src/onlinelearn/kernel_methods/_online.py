@@ -11,7 +11,7 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import steps as S
-from .._estimator import labels_from_scores
+from ..shell.meta import labels_from_scores
 from ._online_base import KernelOnlineClassifier, json_params, kernel_param, params_from_json
 
 # the names the kernel SVM (and older imports) take from this module

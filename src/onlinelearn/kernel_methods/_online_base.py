@@ -16,13 +16,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core.kernel import online as O
-from .._estimator import labels_from_scores, params_to_json
-from .._estimator import params_from_json as _params_from_json
-from .._example_weights import ExampleWeightsMixin
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
+from ..shell import validation as V
+from ..shell.meta import labels_from_scores, params_to_json
+from ..shell.meta import params_from_json as _params_from_json
+from ..shell.weights import ExampleWeightsMixin
 
 __all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
 
@@ -52,7 +52,7 @@ def kernel_to_json(kernel):
 
 
 def params_from_json(params):
-    """Parameters of a model file: the kernel rebuilt, then :func:`_estimator.params_from_json`."""
+    """Parameters of a model file: the kernel rebuilt, then ``shell.meta.params_from_json``."""
     params = _params_from_json(params)
     params["kernel"] = kernel_from_json(params["kernel"])
     return params
@@ -65,7 +65,7 @@ def kernel_from_json(value):
 
 
 def json_params(est):
-    """``get_params()`` in JSON types (:func:`_estimator.params_to_json`), the kernel as a dict."""
+    """``get_params()`` in JSON types (``shell.meta.params_to_json``), the kernel as a dict."""
     params = params_to_json(est)
     params["kernel"] = kernel_to_json(params["kernel"])
     return params

@@ -14,12 +14,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core.kernel import ovo as OV
 from .._core.kernel import svc as SV
 from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
+from ..shell import validation as V
 from ._online import json_params, kernel_param, labels_from_scores, params_from_json
 
 __all__ = ["KernelSVC"]

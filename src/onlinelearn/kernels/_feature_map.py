@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from .._core.kernel.feature_map import rowwise_kron_csr
 from . import _kernels as K
-from ._program import check_input
+from ._input import check_input
 
 #: refuse maps wider than this many columns unless ``max_features`` says otherwise
 DEFAULT_MAX_FEATURES = 1_000_000

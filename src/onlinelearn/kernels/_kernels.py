@@ -161,6 +161,9 @@ class Kernel:
         return f"{kind}({args})"
 
     # ------------------------------------------------------------------ evaluation
+    # The Gram program (_program) and the feature maps (_feature_map) dispatch on the classes of
+    # this module, so they import it; these three methods reach them when called, never at
+    # import, which keeps this module at the bottom of the package.
     def __call__(self, X, Y=None):
         """Gram block [k(x_i, y_j)], shape (n_X, n_Y), float64; dense or CSR, float32/64."""
         from ._program import gram

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from .._core.kernel import gram as G
 from . import _kernels as K
+from ._input import check_input
 
 
 class Rows:
@@ -162,20 +163,6 @@ class Program:
                      A.dense, A.norms, B.data, B.indices, B.indptr, B.n_rows, B.dense, B.norms,
                      A.n_cols, out)  # fmt: skip
         return out
-
-
-def check_input(X, what="X"):
-    """2-D finite float32/64 matrix, dense C-ordered or CSR (other dtypes go to float64)."""
-    from sklearn.utils import check_array
-
-    return check_array(
-        X,
-        accept_sparse="csr",
-        dtype=[np.float64, np.float32],
-        order="C",
-        ensure_all_finite=True,
-        input_name=what,
-    )
 
 
 def check_gram_finite(Kmat, kernel):

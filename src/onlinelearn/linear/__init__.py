@@ -8,7 +8,7 @@
 | :class:`PNormPerceptron` | p-norm x hinge x conservative or aggressive |
 | :class:`COPA` | Euclidean x squared confusion hinge x closed-form multi-variable |
 
-All share the estimator plumbing of :mod:`onlinelearn.base` and the compiled passes of
+All share the estimator plumbing of :mod:`onlinelearn.shell.base` and the compiled passes of
 :mod:`onlinelearn._core`.
 """
 

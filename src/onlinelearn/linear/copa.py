@@ -7,12 +7,12 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import _validation as V
 from .._core import links as L
 from .._core import steps as S
 from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
-from ..base import OnlineLinearClassifier
+from ..shell import validation as V
+from ..shell.base import OnlineLinearClassifier
 
 __all__ = ["COPA"]
 

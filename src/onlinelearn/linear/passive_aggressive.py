@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import links as L
 from .._core import steps as S
-from ..base import OnlineLinearClassifier
+from ..shell.base import OnlineLinearClassifier
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
 

@@ -7,11 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._config import njit
 from .._core import links as L
 from .._core import steps as S
 from .._core.fp import finite
-from ..base import OnlineLinearClassifier
+from ..shell.base import OnlineLinearClassifier
+from ..shell.config import njit
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
 
@@ -213,7 +213,7 @@ def _row_sqnorms(data, indptr, scale, out):
 
 
 def median_row_norm(batch):
-    """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn._validation.CSRBatch`
+    """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn.shell.validation.CSRBatch`
     (dense or CSR: only ``data`` and ``indptr`` are read; one compiled pass, repeated on rows
     scaled by the largest |value| if a square overflowed); 1.0 when there is no nonzero row or
     the median is not a finite positive number."""

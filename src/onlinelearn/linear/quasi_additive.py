@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import links as L
 from .._core import steps as S
-from ..base import OnlineLinearClassifier
+from ..shell.base import OnlineLinearClassifier
 
 _STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _validation as V
+from ..shell import validation as V
 
 MULTICLASS = "multiclass"
 INDICATOR = "indicator"

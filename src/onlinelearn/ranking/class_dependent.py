@@ -10,8 +10,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core import ranking as RK
+from ..shell import validation as V
 from ._counters import RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]

@@ -11,9 +11,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core import ranking as RK
-from .._estimator import state_meta
+from ..shell import validation as V
+from ..shell.meta import state_meta
 from . import _targets as T
 from ._counters import RoundCounters
 

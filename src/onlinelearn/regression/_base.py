@@ -10,10 +10,10 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core import projected_pass as PP
 from .._core import regression as CR
-from .._estimator import state_meta
+from ..shell import validation as V
+from ..shell.meta import state_meta
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
 
@@ -109,7 +109,7 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
 
     def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
         """The first-order pass: the dense kernel for an ndarray X, the CSR one for a
-        :class:`~onlinelearn._validation.CSRBatch`.  Returns a ``CR`` status code."""
+        :class:`~onlinelearn.shell.validation.CSRBatch`.  Returns a ``CR`` status code."""
         b = self._b()
         avg = self._average()
         code = self._constraint_code()

@@ -7,8 +7,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import _validation as V
 from .._core import regression as CR
+from ..shell import validation as V
 from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor, _full
 
 

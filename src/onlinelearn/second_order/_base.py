@@ -19,9 +19,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core import second_order as SO
-from .._estimator import labels_from_scores, state_meta
+from ..shell import validation as V
+from ..shell.meta import labels_from_scores, state_meta
 
 
 class SecondOrderState:

@@ -12,9 +12,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core.svm import dcd
-from .._estimator import params_from_json, params_to_json
+from ..shell import validation as V
+from ..shell.meta import params_from_json, params_to_json
 
 __all__ = ["DualCoordinateSVC"]
 

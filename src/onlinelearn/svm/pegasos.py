@@ -11,9 +11,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation as V
 from .._core.svm import pegasos as PG
-from .._estimator import labels_from_scores, params_from_json, params_to_json
+from ..shell import validation as V
+from ..shell.meta import labels_from_scores, params_from_json, params_to_json
 
 __all__ = ["Pegasos"]
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 
-from ..._config import njit
+from ...shell.config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
 from ..steps import CONSERVATIVE, COPA, hinge_step

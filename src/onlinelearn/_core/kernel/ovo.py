@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step, shrink
 

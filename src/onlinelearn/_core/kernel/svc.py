@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 
 #: ``cache_state`` slots

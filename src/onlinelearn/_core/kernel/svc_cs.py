@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 from .svc import OK, get_column
 
 

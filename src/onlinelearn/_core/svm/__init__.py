@@ -7,7 +7,7 @@
   generator, packed rows);
 * :mod:`.pegasos` -- the primal estimated sub-gradient solver (Shalev-Shwartz et al. 2007).
 
-Input rows are in the CSR form of :class:`onlinelearn._validation.CSRBatch`: dense C-contiguous
+Input rows are in the CSR form of :class:`onlinelearn.shell.validation.CSRBatch`: dense C-contiguous
 input is passed without a copy, ``indices`` = arange(d) shared by every row; the dual
 coordinate solvers read them packed (:func:`.dcd_common.pack_rows`: one (index, value) record
 per nonzero, as LIBLINEAR stores them).  The intercept is

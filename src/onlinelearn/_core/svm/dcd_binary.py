@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 from .dcd_common import (
     ST_SECONDS,
     ST_STEP_NNZ,

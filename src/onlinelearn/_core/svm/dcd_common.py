@@ -8,7 +8,7 @@ import time
 import numpy as np
 from numba import objmode
 
-from ..._config import njit
+from ...shell.config import njit
 from ..sparse import row_offset
 
 #: columns of the history array

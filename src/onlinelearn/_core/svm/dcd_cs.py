@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch_matrix_row
 from ..sparse import row_dot_euclid
 from .dcd_common import (

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._config import njit
+from ...shell.config import njit
 
 ST_T, ST_S, ST_VSQ, ST_BETA, ST_NAVG, ST_AVG_START = range(6)
 N_ST = 6

@@ -1,97 +1,23 @@
 """The svmlight text, block by block: cut a byte stream into blocks of complete lines, parse each
 with the compiled kernel (:func:`onlinelearn._core.svmlight.parse_block`), turn its status codes
 into messages that name the file and the line, and re-cut the parsed blocks into row chunks.
-:mod:`onlinelearn.io` opens the files and offers the public readers on top of this."""
+:mod:`onlinelearn.io` opens the files and offers the public readers on top of this; the words
+for a bad line are in :mod:`onlinelearn.io._lines`, the reading thread in
+:mod:`onlinelearn.io._prefetch`.
+"""
 
 from __future__ import annotations
 
 import lzma
-import queue
-import threading
 import zlib
 from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import first_inexact_label
-from ._core import svmlight as K
-
-
-def _is_data_line(line: bytes) -> bool:
-    """True if the line holds an example (not blank, not only a comment)."""
-    s = line.lstrip()
-    return bool(s) and not s.startswith(b"#")
-
-
-def _describe_line(
-    line: bytes, n_features: int | None, zero_based: bool, multilabel: bool = False
-) -> str | None:
-    """Say in words what is wrong with one svmlight line, or None if nothing obvious is.
-
-    Only used to explain an error found by the parser; it never parses data.
-    """
-    tokens = line.split(b"#", 1)[0].split()
-    if not tokens:
-        return None
-    label = tokens[0]
-    if multilabel and b":" in label:
-        tokens = [b"", *tokens]
-    elif multilabel:
-        for part in label.split(b","):
-            try:
-                float(part)
-            except ValueError:
-                return f"label {label.decode(errors='replace')!r} is not a list of numbers"
-    elif b"," in label:
-        text = label.decode(errors="replace")
-        return f"label {text!r} is a list of labels (multi-label data: pass multilabel=True)"
-    else:
-        try:
-            float(label)
-        except ValueError:
-            return f"label {label.decode(errors='replace')!r} is not a number"
-    lowest = 0 if zero_based else 1
-    previous = None
-    for pos, tok in enumerate(tokens[1:]):
-        text = tok.decode(errors="replace")
-        idx, sep, val = tok.partition(b":")
-        if not sep:
-            return f"token {text!r} is not of the form index:value"
-        if idx == b"qid" and pos == 0:
-            try:
-                int(val)
-            except ValueError:
-                return f"qid in {text!r} is not an integer"
-            continue
-        try:
-            i = int(idx)
-        except ValueError:
-            return f"feature index in {text!r} is not an integer"
-        if i < lowest:
-            return f"feature index {i} is below {lowest} (indices are {lowest}-based)"
-        if i - lowest > K.INT32_MAX:
-            return (
-                f"feature index {i} is beyond the range of the sparse matrix indices "
-                f"(at most {K.INT32_MAX + lowest})"
-            )
-        try:
-            float(val)
-        except ValueError:
-            return f"value in {text!r} is not a number"
-        if previous is not None and i <= previous:
-            return f"feature indices are not strictly increasing ({previous} then {i})"
-        width = i + 1 if zero_based else i
-        if n_features is not None and width > n_features:
-            return f"feature index {i} is larger than n_features={n_features}"
-        previous = i
-    return None
-
-
-def _snippet(line: bytes, limit: int = 60) -> str:
-    text = line.rstrip(b"\r\n").decode(errors="replace")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
+from .._core import svmlight as K
+from ..shell.validation import first_inexact_label
+from ._lines import _describe_line, _snippet
 
 #: Bytes read from the (decompressed) file per block; a block is parsed by one compiled call.
 BLOCK_SIZE = 1 << 22
@@ -440,65 +366,6 @@ def _iter_blocks(
             buf[:rest] = buf[cut:have].copy()
         have = rest
         yield block, lines_before
-
-
-class _Raised:
-    """An exception of the reading thread, to be raised again in the consumer's."""
-
-    __slots__ = ("exc",)
-
-    def __init__(self, exc: BaseException):
-        self.exc = exc
-
-
-_END = object()
-
-
-def _prefetched(items: Iterator, depth: int = 2) -> Iterator:
-    """The items of ``items``, produced by a background thread at most ``depth`` items ahead.
-
-    For the blocks of a file: reading, decompressing and the compiled parser release the GIL,
-    so the next blocks are read and parsed while the consumer learns from the current one (as
-    Vowpal Wabbit's parser thread does).  An exception of the thread is raised here, at its
-    place in the sequence; closing this generator stops the thread and waits for it, so the
-    file can be closed after it."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def work():
-        try:
-            for item in items:
-                if not put(item):
-                    return
-            put(_END)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            put(_Raised(exc))
-        finally:
-            if stop.is_set() and hasattr(items, "close"):
-                items.close()
-
-    thread = threading.Thread(target=work, name="svmlight-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is _END:
-                return
-            if isinstance(item, _Raised):
-                raise item.exc
-            yield item
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _concat(pieces, opt: _Options, width: int):

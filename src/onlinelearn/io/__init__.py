@@ -32,17 +32,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from ._checks import check_binary_stream
-from ._svmlight_blocks import (
+from ..shell.validation import check_binary_stream
+from ._blocks import (
     _KERNEL_DTYPES,
     _concat,
     _Growing,
     _iter_blocks,
     _iter_row_chunks,
     _Options,
-    _prefetched,
     _whole,
 )
+from ._prefetch import _prefetched
 
 __all__ = [
     "SvmlightChunkReader",

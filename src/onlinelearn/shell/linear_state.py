@@ -9,13 +9,12 @@ import copy
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation as V
-from ._core import links as L
-from ._core.euclid_pass import u_from_timestamps
-from ._core.online_loop import (
+from .._core import links as L
+from .._core.euclid_pass import u_from_timestamps
+from .._core.online_loop import (
     recompute_aggregate,
 )
-from ._core.state import (
+from .._core.state import (
     EXP_SHIFT,
     FP_P,
     IP_BALANCED,
@@ -28,9 +27,10 @@ from ._core.state import (
     S_SUM,
     X_MAX,
 )
-from ._estimator import params_from_json
-from ._snapshot import _WEIGHT_DTYPES
+from . import validation as V
 from .base import OnlineLinearClassifier, _exp_shift
+from .meta import params_from_json
+from .snapshot import _WEIGHT_DTYPES
 
 __all__ = ["estimator_from_state", "merge_models"]
 

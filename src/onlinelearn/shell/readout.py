@@ -1,8 +1,8 @@
 """What a fitted linear learner says: the hypothesis read out of its state (averaged when
 ``average``), ``coef_``, ``intercept_``, the counters, ``decision_function`` and ``predict``.
 
-A mixin of :class:`onlinelearn.base.OnlineLinearClassifier`, which keeps the learning; it relies
-on the base's ``_codes``, ``_n_weights``, ``_u_layout``, ``_intercept_value`` and
+A mixin of :class:`onlinelearn.shell.base.OnlineLinearClassifier`, which keeps the learning; it
+relies on the base's ``_codes``, ``_n_weights``, ``_u_layout``, ``_intercept_value`` and
 ``_binary_mode``.
 """
 
@@ -11,13 +11,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _checks
-from . import _validation as V
-from ._core import links as L
-from ._core.euclid_pass import averaged_from_u
-from ._core.online_loop import averaged_weights, current_weights
-from ._core.state import N_MISTAKES, N_ROUNDS, N_UPDATES
-from ._estimator import labels_from_scores
+from .._core import links as L
+from .._core.euclid_pass import averaged_from_u
+from .._core.online_loop import averaged_weights, current_weights
+from .._core.state import N_MISTAKES, N_ROUNDS, N_UPDATES
+from . import validation as V
+from .meta import labels_from_scores
 
 
 class LinearReadoutMixin:
@@ -87,7 +86,7 @@ class LinearReadoutMixin:
         scores = np.asarray(scores)
         if self.fit_intercept:
             scores = scores + self._intercept_value() * W[d]
-        _checks.check_scores(scores)
+        V.check_scores(scores)
         if len(self.classes_) == 1:
             return np.zeros(X.shape[0])
         if self._binary_mode():

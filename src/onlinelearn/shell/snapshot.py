@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 
-from ._core import links as L
+from .._core import links as L
 
 _STATE_ATTRS = (
     "classes_",
@@ -26,7 +26,7 @@ _ARRAY_ATTRS = ("_theta", "_A", "_lastS")
 
 class SnapshotMixin:
     """``_snapshot`` / ``_save_arrays`` / ``_restore`` / ``_touched_rows`` of
-    :class:`onlinelearn.base.OnlineLinearClassifier`."""
+    :class:`onlinelearn.shell.base.OnlineLinearClassifier`."""
 
     def _snapshot(self, copy_arrays=True):
         """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are

@@ -1,0 +1,25 @@
+"""What every learner needs, once: the plumbing shared by all estimator families.
+
+* :mod:`~onlinelearn.shell.config`: the compile options of the numba core (``njit``);
+* :mod:`~onlinelearn.shell.validation`: every check of the input (X, y, sample weights, label
+  sets, sparse structure), and through it those of a pass's output
+  (:mod:`~onlinelearn.shell.output_checks`): the one module the estimators import for checks;
+* :mod:`~onlinelearn.shell.snapshot`: the snapshot restored when a call fails, so that a failed
+  call changes nothing;
+* :mod:`~onlinelearn.shell.weights`: per-example step multipliers (``sample_weight`` times the
+  class weight);
+* :mod:`~onlinelearn.shell.meta`: an estimator's model-file metadata (class, JSON parameters) and
+  labels from decision values;
+* :mod:`~onlinelearn.shell.atomic`: files replaced atomically (model files, predictions);
+* the linear learners' shell: :mod:`~onlinelearn.shell.base` (``OnlineLinearClassifier``:
+  validation, label sets, class weights and snapshots around one compiled pass; public as
+  ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.state_columns` (its
+  arrays, one column per class, grown when labels arrive), :mod:`~onlinelearn.shell.readout`
+  (the weights that predict, ``coef_``, ``decision_function``) and
+  :mod:`~onlinelearn.shell.linear_state` (rebuilding any estimator from a model file,
+  ``merge_models``).
+
+``onlinelearn._config`` and ``onlinelearn._validation`` stay at their former paths for code
+outside the package (:mod:`~onlinelearn.shell.former_paths`).  Nothing here is public API: the
+estimators import these modules, users import the estimators.
+"""

@@ -1,0 +1,457 @@
+"""The online estimator base: partial_fit plumbing, label sets, weights, averaging read-out.
+
+A learner is a point on the three axes of the primal-dual framework (DESIGN.md): a link
+(:mod:`onlinelearn._core.links`), a loss (binary hinge for one weight vector, multiclass hinge
+with the max-loss rival, COPA's confusion loss) and a dual ascent step
+(:mod:`onlinelearn._core.steps`).  Subclasses only declare their codes and parameters; this
+module owns everything else:
+
+* validation before any change (a rejected batch leaves the model as it was), and a snapshot
+  restored if the compiled pass reports a non-finite weight;
+* growing label sets in ``partial_fit`` (classes are kept sorted; a binary model becomes a
+  multiclass one when a third label arrives: the vector w becomes the columns (-w/2, w/2), same
+  decisions and, for the Euclidean link, the same decision values;
+  :mod:`onlinelearn.shell.state_columns`);
+* ``class_weight`` (dict, ``'balanced'``, and for COPA ``'confusion'``) with exact counts in
+  ``fit`` and running counts in ``partial_fit``, times ``sample_weight``
+  (:mod:`onlinelearn.shell.weights`, shared with the kernel online learners);
+* lazy averaging read-out (:mod:`onlinelearn.shell.readout`) and the model state for files.
+
+The snapshots behind "a failed call changes nothing" are in :mod:`onlinelearn.shell.snapshot`;
+rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn.shell.linear_state`.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._core import links as L
+from .._core import steps as S
+from .._core.checks import all_finite, rows_finite
+from .._core.euclid_pass import NONFINITE_X, euclid_pass, padded_work_state
+from .._core.online_loop import (
+    NONFINITE,
+    empty_scratch,
+    online_pass,
+    recompute_aggregate,
+    reframe,
+)
+from .._core.state import (
+    AGGREGATE,
+    EXP_SHIFT,
+    FP_B,
+    FP_C,
+    FP_ETA,
+    FP_GAMMA,
+    FP_LOG_N,
+    FP_P,
+    IP_AVERAGE,
+    IP_BALANCED,
+    IP_LINK,
+    IP_PREDICT_AVERAGE,
+    IP_STEP,
+    N_FP,
+    N_IP,
+    N_ROUNDS,
+    N_UPDATES,
+    S_SUM,
+)
+from . import validation as V
+from .meta import state_meta
+from .readout import LinearReadoutMixin
+from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
+from .state_columns import StateColumnsMixin
+from .weights import ExampleWeightsMixin
+
+__all__ = ["OnlineLinearClassifier"]
+
+
+@functools.cache
+def _param_names(cls):
+    return tuple(cls._get_param_names())
+
+
+def _exp_shift(theta, balanced):
+    """The exp shift m of the entropy link: the largest exponent any weight has.
+
+    Balanced weights use exp(theta) and exp(-theta), so m = max |theta|; unbalanced ones only
+    exp(theta), so m = max theta. Shifting unbalanced weights by max |theta| lets Z underflow
+    to 0 once every theta is far below zero, and the weights then read out as 0/0.
+    """
+    if theta.size == 0:
+        return 0.0
+    return float(np.abs(theta).max()) if balanced else float(theta.max())
+
+
+def _state_finite(M, rows):
+    """True when the rows ``rows`` (None: all) of a state array are finite: one compiled
+    reduction, not ``np.isfinite(M[rows]).all()``, which copies the rows and writes a boolean
+    array (news20's theta and U after a fit: 1.2 ms per epoch)."""
+    if rows is None:
+        return bool(all_finite(M.reshape(-1)))
+    return bool(rows_finite(M, np.asarray(rows, dtype=np.int64)))
+
+
+class OnlineLinearClassifier(
+    StateColumnsMixin,
+    LinearReadoutMixin,
+    SnapshotMixin,
+    ExampleWeightsMixin,
+    ClassifierMixin,
+    BaseEstimator,
+):
+    """Base class of the online linear classifiers. Not for direct use.
+
+    Subclasses set ``_link`` (link code), implement :meth:`_step_code` and :meth:`_float_params`,
+    and may set ``_always_multiclass`` (one weight vector per class even for two classes).
+    """
+
+    _link = L.EUCLID
+    _always_multiclass = False
+    _class_weight_modes = ("balanced",)
+
+    _parameter_constraints: dict = {
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "average": ["boolean"],
+        "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _step_code(self) -> int:
+        return S.CONSERVATIVE
+
+    def _float_params(self, n_weights: int) -> dict:
+        """C, gamma (margin), eta, p, log_n for the core (defaults below)."""
+        return {}
+
+    def _balanced_flag(self) -> int:
+        return 0
+
+    def _check_params(self):
+        """Rules spanning two parameters (after the declarative constraints)."""
+
+    def _auto_intercept_scaling(self, batch, fit_mode=True):
+        """The value b of the intercept feature that ``intercept_scaling='auto'`` takes, from
+        the first training batch: 0.1 on sparse input, 1 on dense input.  The bias then moves
+        at 1/100 of a unit feature's pace on sparse data, as scikit-learn's SGD damps its
+        intercept updates on sparse input (``SPARSE_INTERCEPT_DECAY = 0.01``); a subclass may
+        choose another rule.  ``fit_mode``: ``batch`` is the whole training set of ``fit``
+        (False: the first batch of a stream begun by ``partial_fit``)."""
+        dense = batch.indices.shape[0] != batch.data.shape[0]
+        return 1.0 if dense else 0.1
+
+    def _epoch_stop_rule(self, n_rows):
+        """None (this default): ``fit`` makes ``n_epochs`` passes.  A subclass may return a
+        callable, told the per-row losses of each epoch of ``fit`` (made before each row's
+        update), that returns True to stop before ``n_epochs``."""
+        return None
+
+    def _intercept_value(self):
+        """b: the value of the intercept feature (0 without intercept).  A number given as
+        ``intercept_scaling`` is used as it is; ``'auto'`` uses ``intercept_scaling_``, fixed
+        by the first training batch."""
+        if not self.fit_intercept:
+            return 0.0
+        if isinstance(self.intercept_scaling, str):
+            return float(self.intercept_scaling_)
+        return float(self.intercept_scaling)
+
+    def _weights_dtype(self, x_dtype):
+        """dtype of the weights theta: ``dtype`` if given, else that of the input (float32 X,
+        float32 weights: half the memory traffic of a pass, which is bound by it).  The
+        averaging sums, scores, norms and counters stay float64 either way."""
+        want = getattr(self, "dtype", None)
+        if want is None:
+            return np.dtype(x_dtype)
+        try:
+            dt = np.dtype(want)
+        except TypeError:
+            dt = None
+        if dt not in _WEIGHT_DTYPES:
+            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {want!r}")
+        return dt
+
+    # ------------------------------------------------------------------ parameters to core
+    def _codes(self, n_weights):
+        fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
+        fp.update(self._float_params(n_weights))
+        b = self._intercept_value()
+        ip = np.zeros(N_IP, dtype=np.int64)
+        ip[IP_LINK] = self._link
+        ip[IP_STEP] = self._step_code()
+        ip[IP_AVERAGE] = int(bool(self.average))
+        ip[IP_BALANCED] = self._balanced_flag()
+        fpa = np.zeros(N_FP, dtype=np.float64)
+        fpa[FP_C] = fp["C"]
+        fpa[FP_GAMMA] = fp["gamma"]
+        fpa[FP_ETA] = fp["eta"]
+        fpa[FP_P] = fp["p"]
+        fpa[FP_B] = b
+        fpa[FP_LOG_N] = fp["log_n"]
+        return ip, fpa
+
+    # ------------------------------------------------------------------ core call
+    def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
+             predict_average=False):  # fmt: skip
+        """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
+        where the state is checked for overflow afterwards; ``predict_average``: ``pred_out``
+        holds the averaged weights' predictions (Euclidean pass only)."""
+        ip, fp = self._codes(self._n_weights())
+        ip[IP_PREDICT_AVERAGE] = int(predict_average)
+        if len(self.classes_) < 2:
+            # one class: nothing to learn; every prediction is that class
+            pred_out[order] = 0
+            loss_out[order] = 0.0
+            self._st[N_ROUNDS] += len(order)
+            if self.average:
+                self._st[S_SUM] += len(order) * L.scale(
+                    int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
+                )
+            return
+        updates_before = self._st[N_UPDATES]
+        K = self._theta.shape[1]
+        scratch = empty_scratch(K)
+        kernel = self._pass_kernel(ip)
+        theta, A = self._theta, self._A
+        work = None
+        if kernel is euclid_pass:
+            work = padded_work_state(theta, A, self.average, batch.data.shape[0])
+            if work is not None:
+                theta, A = work
+                Kp = theta.shape[1]
+                scratch = (np.zeros(Kp), np.zeros(Kp), *scratch[2:])
+        status = kernel(
+            batch.data, batch.indices, batch.indptr, y_codes, weights, order,
+            theta, A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
+        )  # fmt: skip
+        if work is not None:  # back into the state before anything looks at it
+            self._theta[...] = theta[:, :K]
+            if self.average:
+                self._A[...] = A[:, :K]
+        if status == NONFINITE_X:
+            V.raise_nonfinite_x(self, batch.data)
+        if status == NONFINITE or not (
+            _state_finite(self._theta, rows)
+            and np.isfinite(self._st).all()
+            and (not self.average or _state_finite(self._A, rows))
+        ):
+            raise FloatingPointError(
+                f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
+                "The model was left as it was before this call. Scale the features (e.g. "
+                "to unit norm), lower C or eta, or use the Euclidean learners."
+            )
+        V.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
+        if self._link == L.ENTROPY:
+            # exact aggregate once per pass (the running sum drifts), re-centred shift
+            mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))
+            if abs(mx - self._st[EXP_SHIFT]) > 30.0:
+                reframe(
+                    self._theta,
+                    self._A,
+                    self._lastS,
+                    self._st,
+                    int(ip[IP_LINK]),
+                    float(fp[FP_P]),
+                    bool(ip[IP_BALANCED]),
+                    bool(ip[IP_AVERAGE]),
+                    mx,
+                )
+            else:
+                recompute_aggregate(
+                    self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+                )
+        elif self._link == L.PNORM:
+            recompute_aggregate(
+                self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+            )
+        V.check_readout(self)  # the weights that predict, not only the state
+
+    def _pass_kernel(self, ip):
+        """The compiled pass of a call (a hook: projected updates substitute their own)."""
+        return euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
+
+    def _prepare(self, X, y, classes, sample_weight, reset):
+        """Validate everything; return the batch and the new sorted label set. No mutation
+        except ``n_features_in_`` on the first call (restored on failure by the caller)."""
+        self._validate_params_once()
+        in_pass = self._finite_in_pass()
+        X, y = V.check_X_y(self, X, y, reset=reset, finite=not in_pass)
+        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        known = None if reset else self.classes_
+        if classes is not None:
+            classes = V.check_classes(classes, y)
+        labels = y if classes is None else np.concatenate([classes, y])
+        new_classes = V.merge_labels(known, labels)
+        V.check_class_weight_keys(self.class_weight, new_classes)
+        batch = V.CSRBatch(X)
+        if in_pass and len(new_classes) < 2 and not all_finite(batch.data):
+            V.raise_nonfinite_x(self, batch.data)  # one class: no pass reads the values
+        return batch, y, sw, new_classes
+
+    def _finite_in_pass(self):
+        """True when the compiled pass checks the feature values' finiteness itself (the
+        Euclidean pass: :data:`~onlinelearn._core.euclid_pass.NONFINITE_X`), so that the
+        validation skips its own sweep over X; a subclass with its own pass keeps the sweep."""
+        # (the projected updates of linear/_constraint.py override this for their own kernel)
+        return (
+            self._link == L.EUCLID
+            and type(self)._pass_kernel is OnlineLinearClassifier._pass_kernel
+        )
+
+    def _validate_params_once(self):
+        """Parameter checks, skipped while the parameters are the very objects last validated
+        (dicts compared by value): a stream of ``partial_fit`` calls pays for them once."""
+        names = _param_names(type(self))
+        key = tuple(
+            dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
+        )
+        last = self.__dict__.get("_validated_params")
+        if (
+            last is not None
+            and len(last) == len(key)
+            and all(
+                a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+            )
+        ):
+            return
+        self._validate_params()
+        self._check_params()
+        if isinstance(self.class_weight, dict):
+            for lab, val in self.class_weight.items():
+                if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+                    raise ValueError(
+                        f"class_weight[{lab!r}] = {val!r}: class weights must be finite "
+                        "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
+                    )
+        self._validated_params = key
+
+    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
+        first = fit_mode or not hasattr(self, "classes_")
+        # a transaction at the cost of the batch, not of the model: the arrays are kept by
+        # reference and only what this call can change is copied (nothing when fit starts
+        # from new arrays; the touched rows for a sparse Euclidean batch)
+        snap = self._snapshot(copy_arrays=False)
+        rows = None
+        try:
+            batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+            if isinstance(self.intercept_scaling, str) and (
+                first or "intercept_scaling_" not in self.__dict__
+            ):
+                self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
+            if first:
+                self._init_state(new_classes, batch.n_cols, batch.data.dtype)
+            else:
+                if len(new_classes) == len(self.classes_):
+                    rows = self._touched_rows(batch)
+                self._save_arrays(snap, rows)
+                self._grow(new_classes)
+            y_codes = V.label_codes(self.classes_, y)
+            n = batch.n_rows
+            pred = np.zeros(n, dtype=np.int64)
+            loss = np.zeros(n)
+            if fit_mode:
+                counts = np.bincount(y_codes, minlength=len(self.classes_))
+                weights = self._example_weights(y_codes, sw, counts)
+                rng = check_random_state(self.random_state)
+                stop = self._epoch_stop_rule(n)
+                for _ in range(self.n_epochs):
+                    order = rng.permutation(n) if self.shuffle else np.arange(n)
+                    self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss, rows)
+                    if stop is not None and stop(loss):
+                        break
+                self.class_counts_ = counts.astype(np.int64)
+            else:
+                weights = self._example_weights(y_codes, sw, None)
+                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
+                          predict_average)  # fmt: skip
+                self.class_counts_ = self.class_counts_ + np.bincount(
+                    y_codes, minlength=len(self.classes_)
+                )
+        except BaseException:
+            self._restore(snap)
+            raise
+        return self.classes_[pred]
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
+        ``random_state`` when ``shuffle`` (same seed, same weights, bit for bit)."""
+        self._partial_fit(X, y, None, sample_weight, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch, in the order given (one compiled call).
+
+        Labels never seen before are added to ``classes_``; ``classes`` may announce labels in
+        advance but is never required."""
+        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
+        return self
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
+                            predict_with="current"):  # fmt: skip
+        """Progressive validation (test-then-train): return, for each row, the label predicted
+        *before* the learner saw its label, and learn from the rows (as :meth:`partial_fit`).
+
+        Which weights predict: by default (``predict_with='current'``) the **current iterate**
+        w_t, the hypothesis being learned, also when ``average=True`` -- this is the online
+        learner's own prediction (its mistakes are ``n_mistakes_`` and the mistake bounds are
+        about them), so it can differ from what :meth:`predict` says at the same moment, which
+        uses the average of the iterates when ``average=True``.  ``predict_with='average'``
+        (with ``average=True``; offered by the Euclidean learners -- Perceptron, PA, COPA --
+        where it costs one more read of the row) predicts each row with the averaged weights
+        in force before it, i.e. exactly what ``predict`` would return row by row; learning is
+        the same either way, and ``n_mistakes_`` still counts the current iterate's mistakes.
+        """
+        if predict_with not in ("current", "average"):
+            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
+        if predict_with == "average":
+            if not self.average:
+                raise ValueError(
+                    "predict_with='average' needs average=True (there is no average to "
+                    "predict with)"
+                )
+            if self._link != L.EUCLID:
+                raise ValueError(
+                    f"predict_with='average' is offered by the Euclidean learners (Perceptron, "
+                    f"PassiveAggressiveClassifier, COPA), not by {type(self).__name__}"
+                )
+        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
+                                 predict_average=predict_with == "average")  # fmt: skip
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    # ------------------------------------------------------------------ model files
+    def _get_state(self):
+        """(meta, arrays) describing the fitted model completely (see docs/CONTRACT.md)."""
+        check_is_fitted(self, "classes_")
+        extra = {"n_iter_": int(self.n_iter_)} if "n_iter_" in self.__dict__ else {}
+        meta = state_meta(self, **extra)
+        arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta}
+        if self._u_layout():
+            arrays["U"] = self._A
+        else:
+            arrays["A"], arrays["lastS"] = self._A, self._lastS
+        if isinstance(self.intercept_scaling, str) and self.fit_intercept:
+            arrays["intercept_scaling_"] = np.array([self.intercept_scaling_], dtype=np.float64)
+        arrays["st"] = self._st
+        arrays["class_counts"] = self.class_counts_
+        return meta, arrays
