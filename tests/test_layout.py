@@ -1,10 +1,5 @@
-"""The package layout: the former paths of moved private modules, who may use them, and the
-order of imports.
-
-``onlinelearn._config`` and ``onlinelearn._validation`` are kept for code written against them
-outside this package (the ``onlinelearn.framework`` package, written in parallel); every name
-they give is looked up in the moved module, and no module of the package imports them.
-"""
+"""The package layout: no private top-level module (the shared plumbing is in shell/), no
+import of a former path, and the order of imports (no circle at import time)."""
 
 from __future__ import annotations
 
@@ -18,22 +13,31 @@ import onlinelearn
 
 SRC = Path(onlinelearn.__file__).resolve().parent
 
+#: private top-level modules that moved into shell/ and io/; none is kept at its former path
 FORMER = {
     "onlinelearn._config": "onlinelearn.shell.config",
     "onlinelearn._validation": "onlinelearn.shell.validation",
+    "onlinelearn._checks": "onlinelearn.shell.validation",
+    "onlinelearn._snapshot": "onlinelearn.shell.snapshot",
+    "onlinelearn._example_weights": "onlinelearn.shell.weights",
+    "onlinelearn._estimator": "onlinelearn.shell.meta",
+    "onlinelearn._atomic": "onlinelearn.shell.atomic",
+    "onlinelearn._linear_state": "onlinelearn.shell.linear_state",
+    "onlinelearn._linear_readout": "onlinelearn.shell.readout",
+    "onlinelearn._svmlight_blocks": "onlinelearn.io._blocks",
 }
 
 
-@pytest.mark.parametrize("old", sorted(FORMER))
-def test_a_former_path_gives_the_moved_module_objects(old, monkeypatch):
-    former, moved = importlib.import_module(old), importlib.import_module(FORMER[old])
-    for name in dir(moved):
-        if not name.startswith("__"):
-            assert getattr(former, name) is getattr(moved, name), name
-    # looked up when asked for: a patch of the moved module is seen through the former path
-    marker = object()
-    monkeypatch.setattr(moved, "njit" if old.endswith("_config") else "check_X", marker)
-    assert getattr(former, "njit" if old.endswith("_config") else "check_X") is marker
+def test_no_private_top_level_module_outside_the_shell():
+    """The only top-level modules are public ones: private plumbing lives in shell/ (or in the
+    package it serves), so a file's folder says what it serves."""
+    private = sorted(p.name for p in SRC.glob("_*.py") if p.name not in ("__init__.py",
+                                                                         "__main__.py"))
+    assert not private, private
+    for old, new in FORMER.items():
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+        importlib.import_module(new)
 
 
 def test_the_checks_of_a_pass_are_reached_through_validation():
@@ -83,7 +87,6 @@ def test_no_module_of_the_package_uses_a_former_path():
     users = [
         f"{path.relative_to(SRC)} imports {name}"
         for path in sorted(SRC.rglob("*.py"))
-        if path.name not in ("_config.py", "_validation.py") or path.parent != SRC
         for name in _imported_modules(path)
         if name in FORMER
     ]

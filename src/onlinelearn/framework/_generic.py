@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._config import njit
 from .._core.euclid_pass import move_entry, move_two
 from .._core.fp import finite
 from .._core.margins import predict_margin_loss
@@ -56,6 +55,7 @@ from .._core.state import (
     S_SUM,
 )
 from .._core.steps import CONSERVATIVE, PA2
+from ..shell.config import njit
 
 OK = 0
 NONFINITE = 1

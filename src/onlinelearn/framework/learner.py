@@ -25,9 +25,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import steps as S
-from ..base import OnlineLinearClassifier
 from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
 from ..regression._base import OnlineLinearRegressor
+from ..shell.base import OnlineLinearClassifier
 from . import _generic as G
 from .links import Entropy, Euclidean, Link, PNorm, as_link
 from .losses import (
@@ -390,9 +390,9 @@ class OnlineRegressor(OnlineLinearRegressor):
             )
 
     def _run_pass(self, X, y, sw, order, pred):
-        from .. import _validation as V
         from .._core import regression as CR
         from ..regression._base import _full
+        from ..shell import validation as V
 
         loss, step = as_loss(self.loss), as_step(self.step)
         if isinstance(X, np.ndarray):

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._config import njit
+from ..shell.config import njit
 
 __all__ = [
     "Confusion",

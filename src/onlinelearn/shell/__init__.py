@@ -19,7 +19,6 @@
   :mod:`~onlinelearn.shell.linear_state` (rebuilding any estimator from a model file,
   ``merge_models``).
 
-``onlinelearn._config`` and ``onlinelearn._validation`` stay at their former paths for code
-outside the package (:mod:`~onlinelearn.shell.former_paths`).  Nothing here is public API: the
-estimators import these modules, users import the estimators.
+Nothing here is public API: the estimators import these modules, users import the
+estimators.
 """
