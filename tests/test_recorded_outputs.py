@@ -1,0 +1,107 @@
+"""Today's learners against the outputs recorded in ``tests/recorded/outputs.npz``.
+
+The learners are being turned into presets of one engine; each preset must reproduce what the
+named learner computed when the file was recorded.  Every configuration x data variant of
+``tests/recorded/_configs.py`` is run again here with the same code and compared:
+
+* on the CPU the file was recorded on (same llvmlite host CPU name and feature string): bit
+  for bit (``np.array_equal``) with the same dtype and shape;
+* on another CPU: with rtol=1e-10, atol=1e-12 (dtype and shape still equal), because the core
+  is compiled with fastmath reassoc/contract for the host, so vectorised sums may round
+  differently there.  A long online run can still take another branch on such a difference;
+  the assertion message says which comparison was made.
+
+Re-record (``PYTHONPATH=src python tests/recorded/record.py``) only when a change of outputs
+is intended, and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from recorded._configs import CONFIGS, OUTPUTS, data_digest, host, key, load, run
+
+RTOL, ATOL = 1e-10, 1e-12
+
+CASES = [
+    pytest.param(cfg, variant, id=key(cfg, *variant)) for cfg in CONFIGS
+    for variant in cfg.variants()
+]  # fmt: skip
+
+
+@functools.cache
+def _recorded():
+    """({run key: {output: array}}, meta) from the file."""
+    outputs, meta = load(OUTPUTS)
+    runs = {}
+    for k, a in outputs.items():
+        run_key, name = k.rsplit("/", 1)
+        runs.setdefault(run_key, {})[name] = a
+    return runs, meta
+
+
+@functools.cache
+def _same_cpu():
+    _, meta = _recorded()
+    now = host()
+    return (meta["cpu_name"], meta["cpu_features"]) == (now["cpu_name"], now["cpu_features"])
+
+
+def _mode():
+    if _same_cpu():
+        return "bit for bit (recorded on this CPU)"
+    _, meta = _recorded()
+    return (
+        f"rtol={RTOL}, atol={ATOL}, not bit for bit: recorded on CPU {meta['cpu_name']!r} "
+        f"with other features than this host's {host()['cpu_name']!r} (fastmath "
+        "reassoc/contract may round vectorised sums differently)"
+    )
+
+
+def _differs(got, want):
+    """None when ``got`` matches ``want`` under this host's rule, else a description."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return f"dtype/shape {got.dtype}{got.shape}, recorded {want.dtype}{want.shape}"
+    if _same_cpu():
+        if np.array_equal(got, want, equal_nan=True):
+            return None
+    else:
+        try:
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+            return None
+        except AssertionError:
+            pass
+    if got.dtype.kind in "fc":
+        bad = ~np.isclose(got, want, rtol=0.0, atol=0.0, equal_nan=True)
+        gap = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        return (
+            f"{int(bad.sum())} of {got.size} values differ, largest gap "
+            f"{np.nanmax(np.where(bad, gap, 0.0)):.3g}"
+        )
+    return f"{int((got != want).sum())} of {got.size} values differ"
+
+
+def test_recorded_file_matches_the_configurations():
+    """Every run of the configurations is in the file and the file holds nothing else, on the
+    same data (the outputs mean nothing on other rows)."""
+    runs, meta = _recorded()
+    expected = {key(cfg, *v) for cfg in CONFIGS for v in cfg.variants()}
+    assert not expected - set(runs), f"not recorded: {sorted(expected - set(runs))[:5]}"
+    assert not set(runs) - expected, f"recorded, no longer run: {sorted(set(runs) - expected)[:5]}"
+    assert meta["data_sha256"] == data_digest(), "the data of the recorded runs changed"
+    for name in ("cpu_name", "cpu_features", "numba_version"):
+        assert meta[name]
+
+
+@pytest.mark.parametrize(("cfg", "variant"), CASES)
+def test_recorded_outputs(cfg, variant):
+    runs, _ = _recorded()
+    want = runs[key(cfg, *variant)]
+    got = run(cfg, *variant)
+    assert sorted(got) == sorted(want), "the run gives other outputs than were recorded"
+    failures = [
+        f"{name}: {msg}" for name in sorted(got) if (msg := _differs(got[name], want[name]))
+    ]
+    assert not failures, f"compared {_mode()}:\n" + "\n".join(failures)
