@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import boosting as B
+from ..shell.params import store_params
 
 _STEPS = ("aggressive", "conservative", "gentle")
 
@@ -113,12 +114,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         weak_learner=None,
         criterion="edge",
     ):
-        self.criterion = criterion
-        self.n_estimators = n_estimators
-        self.step = step
-        self.C = C
-        self.gamma = gamma
-        self.weak_learner = weak_learner
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -29,6 +29,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ..shell.params import store_params
+
 __all__ = ["ParameterMixing", "mix_in_process", "require_dask"]
 
 #: counters summed by ``merge_models``; each shard starts from the mixture, which already holds
@@ -172,10 +174,7 @@ class ParameterMixing(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, n_epochs=1, client=None, n_features=None):
-        self.estimator = estimator
-        self.n_epochs = n_epochs
-        self.client = client
-        self.n_features = n_features
+        store_params(self, locals())
 
     # -- shards on the cluster
     def _client(self):

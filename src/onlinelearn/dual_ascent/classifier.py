@@ -14,6 +14,7 @@ from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, state_meta
+from ..shell.params import store_params
 
 __all__ = ["DualAscentClassifier"]
 
@@ -169,23 +170,7 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
         fit_intercept=True,
         intercept_scaling=1.0,
     ):
-        self.step = step
-        self.k = k
-        self.variant = variant
-        self.C = C
-        self.margin = margin
-        self.link = link
-        self.p = p
-        self.U = U
-        self.sigma = sigma
-        self.update = update
-        self.tol = tol
-        self.max_sweeps = max_sweeps
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):

@@ -28,6 +28,7 @@ from .._core import steps as S
 from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
 from ..regression._base import OnlineLinearRegressor
 from ..shell.base import OnlineLinearClassifier
+from ..shell.params import store_params
 from . import _generic as G
 from .links import Entropy, Euclidean, Link, PNorm, as_link
 from .losses import (
@@ -172,19 +173,7 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
         class_weight=None,
         dtype=None,
     ):
-        self.link = link
-        self.loss = loss
-        self.step = step
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.dtype = dtype
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):
@@ -365,15 +354,7 @@ class OnlineRegressor(OnlineLinearRegressor):
         fit_intercept=True,
         intercept_scaling=1.0,
     ):
-        self.link = link
-        self.loss = loss
-        self.step = step
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
+        store_params(self, locals())
 
     def _check_params(self):
         link, loss, step = as_link(self.link), as_loss(self.loss), as_step(self.step)

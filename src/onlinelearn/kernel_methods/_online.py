@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import steps as S
 from ..shell.meta import labels_from_scores
+from ..shell.params import store_params
 from ._online_base import KernelOnlineClassifier, json_params, kernel_param, params_from_json
 
 # the names the kernel SVM (and older imports) take from this module
@@ -105,16 +106,7 @@ class KernelPerceptron(KernelOnlineClassifier):
     def __init__(self, kernel="rbf", *, budget=None, removal="oldest", n_epochs=5, shuffle=True,
                  average=True, random_state=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        self.kernel = kernel
-        self.budget = budget
-        self.removal = removal
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
+        store_params(self, locals())
 
     def _step(self):
         return S.CONSERVATIVE, 1.0, 0.0
@@ -173,19 +165,7 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     def __init__(self, kernel="rbf", *, variant="PA-I", C=1.0, margin=1.0, budget=None,
                  removal="oldest", n_epochs=5, shuffle=True, average=True, random_state=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        self.kernel = kernel
-        self.variant = variant
-        self.C = C
-        self.margin = margin
-        self.budget = budget
-        self.removal = removal
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
+        store_params(self, locals())
 
     def _step(self):
         return _VARIANTS[self.variant], float(self.C), float(self.margin)
@@ -234,17 +214,7 @@ class KernelCOPA(KernelOnlineClassifier):
     def __init__(self, kernel="rbf", *, C=1.0, budget=None, removal="oldest", n_epochs=5,
                  shuffle=True, average=True, random_state=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        self.kernel = kernel
-        self.C = C
-        self.budget = budget
-        self.removal = removal
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
+        store_params(self, locals())
 
     def _step(self):
         return S.COPA, float(self.C), 0.0

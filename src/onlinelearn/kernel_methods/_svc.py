@@ -20,6 +20,7 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
+from ..shell.params import store_params
 from ._online import json_params, kernel_param, labels_from_scores, params_from_json
 
 __all__ = ["KernelSVC"]
@@ -160,18 +161,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovo", tol=1e-3, max_iter=1000,
                  shrinking=True, cache_size=200.0, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, random_state=None, selection="greedy"):  # fmt: skip
-        self.kernel = kernel
-        self.C = C
-        self.multi_class = multi_class
-        self.tol = tol
-        self.max_iter = max_iter
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.selection = selection
+        store_params(self, locals())
 
     @property
     def _b2(self):

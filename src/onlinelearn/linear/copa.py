@@ -13,6 +13,7 @@ from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
 from ..shell import validation as V
 from ..shell.base import OnlineLinearClassifier
+from ..shell.params import store_params
 
 __all__ = ["COPA"]
 
@@ -151,15 +152,7 @@ class COPA(OnlineLinearClassifier):
         intercept_scaling=1.0,
         dtype=None,
     ):
-        self.C = C
-        self.class_weight = class_weight
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.dtype = dtype
+        store_params(self, locals())
 
     def _step_code(self):
         return S.COPA

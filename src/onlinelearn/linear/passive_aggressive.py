@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core import links as L
 from .._core import steps as S
 from ..shell.base import OnlineLinearClassifier
+from ..shell.params import store_params
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
 
@@ -130,21 +131,7 @@ class PassiveAggressiveClassifier(
         constraint=None,
         radius=1.0,
     ):
-        self.variant = variant
-        self.C = C
-        self.margin = margin
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.dtype = dtype
-        self.constraint = constraint
-        self.radius = radius
+        store_params(self, locals())
 
     def _step_code(self):
         return _VARIANTS[self.variant]

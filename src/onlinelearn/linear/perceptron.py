@@ -12,6 +12,7 @@ from .._core import steps as S
 from .._core.fp import finite
 from ..shell.base import OnlineLinearClassifier
 from ..shell.config import njit
+from ..shell.params import store_params
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
 from ._stop import STOP_PARAMS, ConvergenceStopMixin
 
@@ -172,18 +173,7 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
         constraint=None,
         radius=1.0,
     ):
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.dtype = dtype
-        self.constraint = constraint
-        self.radius = radius
+        store_params(self, locals())
 
     def _step_code(self):
         return S.CONSERVATIVE

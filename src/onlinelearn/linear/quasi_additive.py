@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core import links as L
 from .._core import steps as S
 from ..shell.base import OnlineLinearClassifier
+from ..shell.params import store_params
 
 _STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
@@ -150,20 +151,7 @@ class Winnow(OnlineLinearClassifier):
         margin=0.1,
         dtype=None,
     ):
-        self.eta = eta
-        self.balanced = balanced
-        self.self_tuned = self_tuned
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.step = step
-        self.C = C
-        self.margin = margin
-        self.dtype = dtype
+        store_params(self, locals())
 
     @property
     def _link(self):  # noqa: D401 - the link code depends on a parameter
@@ -269,18 +257,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         margin=1.0,
         dtype=None,
     ):
-        self.p = p
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.average = average
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.step = step
-        self.C = C
-        self.margin = margin
-        self.dtype = dtype
+        store_params(self, locals())
 
     def _effective_p(self, n_weights):
         if self.p is not None:

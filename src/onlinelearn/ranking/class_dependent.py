@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
+from ..shell.params import store_params
 from ._counters import RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
@@ -94,14 +95,7 @@ class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
 
     def __init__(self, C=1.0, margin=1.0, feature_map=None, n_epochs=5, shuffle=True,
                  random_state=None, step_tol=1e-10, step_max_iter=10000):  # fmt: skip
-        self.C = C
-        self.margin = margin
-        self.feature_map = feature_map
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.step_tol = step_tol
-        self.step_max_iter = step_max_iter
+        store_params(self, locals())
 
     def _phi(self, X):
         """(n, K, D) joint features of the validated X."""

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.meta import state_meta
+from ..shell.params import store_params
 from . import _targets as T
 from ._counters import RoundCounters
 
@@ -182,18 +183,7 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
         radius=1.0,
         floor=1e-6,
     ):
-        self.update = update
-        self.complexity = complexity
-        self.C = C
-        self.margin = margin
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.constraint = constraint
-        self.radius = radius
-        self.floor = floor
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _check_constraint(self, n_weights):

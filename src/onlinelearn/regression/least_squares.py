@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import regression as CR
 from ..shell import validation as V
+from ..shell.params import store_params
 from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor, _full
 
 
@@ -85,17 +86,7 @@ class OnlineLeastSquares(OnlineLinearRegressor):
         constraint=None,
         radius=1.0,
     ):
-        self.solver = solver
-        self.C = C
-        self.alpha = alpha
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.constraint = constraint
-        self.radius = radius
+        store_params(self, locals())
 
     @property
     def _uses_P(self):

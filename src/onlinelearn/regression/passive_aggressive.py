@@ -7,6 +7,7 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import regression as CR
+from ..shell.params import store_params
 from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor
 
 _LOSSES = {"epsilon_insensitive": CR.EPS_PA1, "squared_epsilon_insensitive": CR.EPS_PA2}
@@ -104,17 +105,7 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         constraint=None,
         radius=1.0,
     ):
-        self.C = C
-        self.epsilon = epsilon
-        self.loss = loss
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.constraint = constraint
-        self.radius = radius
+        store_params(self, locals())
 
     def _run_pass(self, X, y, sw, order, pred):
         return self._sgd_pass(

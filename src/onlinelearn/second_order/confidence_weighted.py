@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
+from ..shell.params import store_params
 from ._base import SecondOrderClassifier, SecondOrderState
 
 
@@ -142,13 +143,7 @@ class AROW(_ConfidenceWeighted):
         shuffle=False,
         random_state=None,
     ):
-        self.r = r
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _step_params(self):
         return float(self.r), 1.0, 0.0
@@ -229,15 +224,7 @@ class SCW(_ConfidenceWeighted):
         shuffle=False,
         random_state=None,
     ):
-        self.variant = variant
-        self.C = C
-        self.eta = eta
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     @property
     def _variant(self):

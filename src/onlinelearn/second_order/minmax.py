@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
+from ..shell.params import store_params
 from ._base import SecondOrderClassifier, SecondOrderState, max_row_sqnorm
 
 #: A^{-1} is recomputed from A after this many rank-one updates (or 4 R, if larger)
@@ -131,15 +132,7 @@ class WeightedMinMax(SecondOrderClassifier):
         shuffle=False,
         random_state=None,
     ):
-        self.margin = margin
-        self.b = b
-        self.covariance = covariance
-        self.query = query
-        self.c = c
-        self.fit_intercept = fit_intercept
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _new_state(self, R, n_cols):

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import alignment as A
+from ..shell.params import store_params
 from .learner import STEP_CONSTRAINTS, OnlineStructuredLearner
 
 __all__ = ["Aligner", "make_alignment"]
@@ -106,16 +107,7 @@ class Aligner(BaseEstimator):
         shuffle=True,
         random_state=None,
     ):
-        self.max_duration = max_duration
-        self.eps = eps
-        self.cost_scale = cost_scale
-        self.update = update
-        self.C = C
-        self.U = U
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ the oracles
     def cost(self, y, yp):

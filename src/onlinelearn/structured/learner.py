@@ -12,6 +12,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..shell.params import store_params
+
 #: the parameters of the dual step and the passes, shared by the structured learners
 STEP_CONSTRAINTS: dict = {
     "update": [StrOptions({"perceptron", "PA", "self-tuned"})],
@@ -116,18 +118,7 @@ class OnlineStructuredLearner(BaseEstimator):
         shuffle=True,
         random_state=None,
     ):
-        self.feature_map = feature_map
-        self.argmax = argmax
-        self.cost = cost
-        self.loss_augmented_argmax = loss_augmented_argmax
-        self.update = update
-        self.loss = loss
-        self.C = C
-        self.U = U
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ helpers
     def _phi(self, x, y, d=None):

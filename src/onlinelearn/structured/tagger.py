@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
+from ..shell.params import store_params
 from ._sequences import check_tag_sequences, pack_sequences
 from .learner import STEP_CONSTRAINTS
 
@@ -101,14 +102,7 @@ class SequenceTagger(BaseEstimator):
         shuffle=True,
         random_state=None,
     ):
-        self.update = update
-        self.loss = loss
-        self.C = C
-        self.U = U
-        self.average = average
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ----------------------------------------------------------------- state
     def _update_code(self):

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.svm import dcd
 from ..shell import validation as V
 from ..shell.meta import params_from_json, params_to_json
+from ..shell.params import store_params
 
 __all__ = ["DualCoordinateSVC"]
 
@@ -197,19 +198,7 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         warm_start=False,
         random_state=None,
     ):
-        self.C = C
-        self.lam = lam
-        self.loss = loss
-        self.multi_class = multi_class
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.shrinking = shrinking
-        self.check_every = check_every
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, params_from_json, params_to_json
+from ..shell.params import store_params
 
 __all__ = ["Pegasos"]
 
@@ -114,17 +115,7 @@ class Pegasos(ClassifierMixin, BaseEstimator):
         shuffle=True,
         random_state=None,
     ):
-        self.lam = lam
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.projection = projection
-        self.average = average
-        self.t0 = t0
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _avg_start(self):
