@@ -12,7 +12,7 @@ from .evaluation import (
     online_to_batch_validation,
     progressive_validation,
 )
-from .framework import OnlineLearner, OnlineRegressor
+from .framework.learner import OnlineLearner, OnlineRegressor
 from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron, KernelSVC
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound

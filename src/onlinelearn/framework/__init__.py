@@ -9,7 +9,6 @@ and a dual ascent step::
 A loss of one's own is two numba-compiled scalar functions (:class:`CustomLoss`).
 """
 
-from .learner import OnlineLearner, OnlineRegressor
 from .links import Entropy, Euclidean, Link, PNorm
 from .losses import (
     Confusion,
@@ -42,3 +41,13 @@ __all__ = [
     "SquaredHinge",
     "Step",
 ]
+
+
+def __getattr__(name):
+    # the learners are imported when first asked for: the presets import the axes from here,
+    # and the learners import the presets' shell (importing them here would make a circle)
+    if name in ("OnlineLearner", "OnlineRegressor"):
+        from . import learner
+
+        return getattr(learner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

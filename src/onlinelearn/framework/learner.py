@@ -24,7 +24,6 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import steps as S
 from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
 from ..regression._base import OnlineLinearRegressor
 from ..shell.base import OnlineLinearClassifier
@@ -181,12 +180,7 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
 
     def _generic(self):
         """True when the loss has no closed-form pass: the generic pass runs."""
-        loss = as_loss(self.loss)
-        return not isinstance(loss, Hinge | Confusion)
-
-    @property
-    def _link(self):
-        return as_link(self.link).code
+        return as_loss(self.loss).closed_form_step is None
 
     @property
     def _always_multiclass(self):
@@ -197,27 +191,6 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
         if isinstance(as_loss(self.loss), Confusion):
             return ("balanced", "confusion")
         return ("balanced",)
-
-    def _step_code(self):
-        link, loss, step = self._configuration()
-        if isinstance(loss, Confusion):
-            return S.COPA
-        return step.code
-
-    def _balanced_flag(self):
-        return int(bool(as_link(self.link).balanced))
-
-    def _float_params(self, n_weights):
-        link, loss, step = self._configuration()
-        fp = dict(link.params(n_weights))
-        sp = step.params()
-        # the link's rate (Entropy's eta = 1/c) times the step's (Conservative's eta)
-        eta = fp.get("eta", 1.0) * sp.pop("eta", 1.0)
-        fp.update(sp)
-        fp["eta"] = eta
-        if isinstance(loss, Hinge):
-            fp["gamma"] = float(loss.margin)
-        return fp
 
     def _check_params(self):
         link, loss, step = self._configuration()

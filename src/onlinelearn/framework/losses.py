@@ -58,11 +58,16 @@ class Loss:
     :meth:`functions` gives the compiled ``(value, derivative)`` pair of scalar functions."""
 
     kind: ClassVar[str] = MARGIN
-    #: True when the library has a closed-form pass for this loss (module table)
-    builtin: ClassVar[bool] = False
+    #: the closed-form pass of the library for this loss (module table): ``'hinge'`` (the
+    #: Euclidean, entropy and p-norm passes), ``'copa'``, ``'regression'``, or None (generic)
+    closed_form_step: ClassVar[str | None] = None
 
     def functions(self) -> tuple[Any, Any]:
         raise NotImplementedError
+
+    def pass_params(self) -> dict:
+        """The loss's parameters as the closed-form passes read them (the hinge's margin)."""
+        return {}
 
     def value(self, z: float) -> float:
         """l(z), evaluated in Python (for tests and reports)."""
@@ -160,10 +165,13 @@ class Hinge(Loss):
     """l(z) = [gamma - z]_+, gamma = ``margin`` (the loss of the Perceptron and PA)."""
 
     margin: float = 1.0
-    builtin: ClassVar[bool] = True
+    closed_form_step: ClassVar[str | None] = "hinge"
 
     def functions(self):
         return _compiled("hinge", float(self.margin))
+
+    def pass_params(self):
+        return {"gamma": float(self.margin)}
 
 
 @dataclass(frozen=True, eq=True)
@@ -190,7 +198,7 @@ class Squared(Loss):
     """l(r) = r^2 / 2 of the residual r = <w, x> - y (thesis Sec. 5.3.1)."""
 
     kind: ClassVar[str] = RESIDUAL
-    builtin: ClassVar[bool] = True
+    closed_form_step: ClassVar[str | None] = "regression"
 
     def functions(self):
         return _compiled("squared")
@@ -202,7 +210,7 @@ class EpsInsensitive(Loss):
 
     eps: float = 0.1
     kind: ClassVar[str] = RESIDUAL
-    builtin: ClassVar[bool] = True
+    closed_form_step: ClassVar[str | None] = "regression"
 
     def functions(self):
         return _compiled("eps", float(self.eps))
@@ -215,7 +223,7 @@ class Confusion(Loss):
     passive-aggressive step has the closed form of Thm. 3 and moves every column at once.
     Only with the Euclidean link and the aggressive step."""
 
-    builtin: ClassVar[bool] = True
+    closed_form_step: ClassVar[str | None] = "copa"
 
     def functions(self):
         raise TypeError("Confusion() has no scalar margin form: its step is COPA's closed form")

@@ -24,6 +24,7 @@ strongly convex) are :class:`onlinelearn.DualAscentClassifier`'s ``step`` option
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -53,7 +54,7 @@ class Conservative(Step):
     eta: float = 1.0
 
     def __post_init__(self):
-        if not (isinstance(self.eta, int | float) and math.isfinite(self.eta) and self.eta > 0):
+        if not (isinstance(self.eta, numbers.Real) and math.isfinite(self.eta) and self.eta > 0):
             raise ValueError(f"Conservative(eta): eta must be finite and > 0, got {self.eta!r}")
 
     def params(self):
@@ -72,7 +73,7 @@ class Aggressive(Step):
             raise ValueError(
                 f"Aggressive(variant=...) must be one of {sorted(_VARIANTS)}, got {self.variant!r}"
             )
-        if not (isinstance(self.C, int | float) and self.C > 0 and not math.isnan(self.C)):
+        if not (isinstance(self.C, numbers.Real) and self.C > 0 and not math.isnan(self.C)):
             raise ValueError(f"Aggressive(C): C must be a number > 0, got {self.C!r}")
 
     @property

@@ -7,10 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import links as L
-from .._core import steps as S
 from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
+from ..framework.links import Euclidean
+from ..framework.losses import Confusion
+from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.base import OnlineLinearClassifier
 from ..shell.params import store_params
@@ -130,7 +131,6 @@ class COPA(OnlineLinearClassifier):
     ((3, 180), True)
     """
 
-    _link = L.EUCLID
     _always_multiclass = True
     _class_weight_modes = ("balanced", "confusion")
     _parameter_constraints = {
@@ -154,11 +154,8 @@ class COPA(OnlineLinearClassifier):
     ):
         store_params(self, locals())
 
-    def _step_code(self):
-        return S.COPA
-
-    def _float_params(self, n_weights):
-        return {"C": float(self.C)}
+    def _configuration(self):
+        return Euclidean(), Confusion(), Aggressive(self.C)
 
     def _class_weight_from_counts(self, mode, n_c, total, K):
         if mode == "confusion":

@@ -6,8 +6,10 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import links as L
 from .._core import steps as S
+from ..framework.links import Euclidean
+from ..framework.losses import Hinge
+from ..framework.steps import Aggressive
 from ..shell.base import OnlineLinearClassifier
 from ..shell.params import store_params
 from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
@@ -102,7 +104,6 @@ class PassiveAggressiveClassifier(
     test accuracy 0.948
     """
 
-    _link = L.EUCLID
     _parameter_constraints = {
         **OnlineLinearClassifier._parameter_constraints,
         "variant": [StrOptions(set(_VARIANTS))],
@@ -133,8 +134,5 @@ class PassiveAggressiveClassifier(
     ):
         store_params(self, locals())
 
-    def _step_code(self):
-        return _VARIANTS[self.variant]
-
-    def _float_params(self, n_weights):
-        return {"C": float(self.C), "gamma": float(self.margin)}
+    def _configuration(self):
+        return Euclidean(), Hinge(self.margin), Aggressive(self.C, self.variant)

@@ -7,9 +7,10 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import links as L
-from .._core import steps as S
 from .._core.fp import finite
+from ..framework.links import Euclidean
+from ..framework.losses import Hinge
+from ..framework.steps import Conservative
 from ..shell.base import OnlineLinearClassifier
 from ..shell.config import njit
 from ..shell.params import store_params
@@ -146,7 +147,6 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
     test accuracy 0.941
     """
 
-    _link = L.EUCLID
     _parameter_constraints = {
         **OnlineLinearClassifier._parameter_constraints,
         "intercept_scaling": [
@@ -175,8 +175,8 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
     ):
         store_params(self, locals())
 
-    def _step_code(self):
-        return S.CONSERVATIVE
+    def _configuration(self):
+        return Euclidean(), Hinge(0.0), Conservative()
 
     def _auto_intercept_scaling(self, batch, fit_mode=True):
         """b of ``intercept_scaling='auto'``: the median norm of the nonzero rows of ``batch``

@@ -8,17 +8,26 @@ problem of eq. (7.9) for that link (see :mod:`onlinelearn._core.steps`).
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import links as L
 from .._core import steps as S
+from ..framework.links import Entropy, PNorm
+from ..framework.losses import Hinge
+from ..framework.steps import Aggressive, Conservative
 from ..shell.base import OnlineLinearClassifier
 from ..shell.params import store_params
 
 _STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
+
+def _loss_and_step(est):
+    """The hinge and the step of a quasi-additive learner: on mistakes (margin 0, Fig. 5.1) or
+    aggressive with cap ``C`` and margin ``margin`` (eq. 7.9)."""
+    if est.step == "conservative":
+        return Hinge(0.0), Conservative()
+    return Hinge(est.margin), Aggressive(est.C, est.step)
+
 
 _STEP_CONSTRAINTS = {
     "step": [StrOptions(set(_STEPS))],
@@ -124,7 +133,6 @@ class Winnow(OnlineLinearClassifier):
     online mistake rate 0.168
     """
 
-    _link = L.ENTROPY
     _parameter_constraints = {
         **OnlineLinearClassifier._parameter_constraints,
         "eta": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -153,9 +161,9 @@ class Winnow(OnlineLinearClassifier):
     ):
         store_params(self, locals())
 
-    @property
-    def _link(self):  # noqa: D401 - the link code depends on a parameter
-        return L.SELFTUNED if self.self_tuned else L.ENTROPY
+    def _configuration(self):
+        link = Entropy(eta=self.eta, balanced=self.balanced, self_tuned=self.self_tuned)
+        return (link, *_loss_and_step(self))
 
     def _check_params(self):
         if self.self_tuned and self.average:
@@ -169,18 +177,6 @@ class Winnow(OnlineLinearClassifier):
                 "Use self_tuned=False for the aggressive steps (they need no learning rate)."
             )
 
-    def _balanced_flag(self):
-        return int(bool(self.balanced))
-
-    def _step_code(self):
-        return _STEPS[self.step]
-
-    def _float_params(self, n_weights):
-        eta = 1.0 if self.self_tuned else float(self.eta)
-        fp = {"eta": eta, "log_n": math.log(max(n_weights, 2))}
-        if self.step != "conservative":
-            fp.update(C=float(self.C), gamma=float(self.margin))
-        return fp
 
 
 @_with_steps
@@ -234,7 +230,6 @@ class PNormPerceptron(OnlineLinearClassifier):
     online mistake rate 0.223
     """
 
-    _link = L.PNORM
     _parameter_constraints = {
         **OnlineLinearClassifier._parameter_constraints,
         "p": [Interval(numbers.Real, 2, None, closed="left"), None],
@@ -260,15 +255,7 @@ class PNormPerceptron(OnlineLinearClassifier):
         store_params(self, locals())
 
     def _effective_p(self, n_weights):
-        if self.p is not None:
-            return float(self.p)
-        return max(2.0, 2.0 * math.log(max(n_weights, 1)))
+        return PNorm(self.p).effective_p(n_weights)
 
-    def _step_code(self):
-        return _STEPS[self.step]
-
-    def _float_params(self, n_weights):
-        fp = {"p": self._effective_p(n_weights)}
-        if self.step != "conservative":
-            fp.update(C=float(self.C), gamma=float(self.margin))
-        return fp
+    def _configuration(self):
+        return (PNorm(self.p), *_loss_and_step(self))

@@ -109,11 +109,13 @@ class OnlineLinearClassifier(
 ):
     """Base class of the online linear classifiers. Not for direct use.
 
-    Subclasses set ``_link`` (link code), implement :meth:`_step_code` and :meth:`_float_params`,
-    and may set ``_always_multiclass`` (one weight vector per class even for two classes).
+    A subclass is a point of the framework: it implements :meth:`_configuration`, which builds
+    the (link, loss, step) objects of :mod:`onlinelearn.framework` from its parameters (a named
+    learner is that and its defaults), and may set ``_always_multiclass`` (one weight vector
+    per class even for two classes).  The codes and parameters the compiled passes read come
+    from those objects (:meth:`_codes`).
     """
 
-    _link = L.EUCLID
     _always_multiclass = False
     _class_weight_modes = ("balanced",)
 
@@ -131,16 +133,56 @@ class OnlineLinearClassifier(
         "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
     }
 
-    # ------------------------------------------------------------------ hooks
+    # ------------------------------------------------------------------ the configuration
+    def _configuration(self):
+        """``(link, loss, step)``: the learner as objects of :mod:`onlinelearn.framework`,
+        built from its parameters."""
+        raise NotImplementedError
+
+    def _config(self):
+        """:meth:`_configuration`, built once and kept until a parameter is set again
+        (:meth:`__setattr__`; the read-out asks for it many times a call).  When an object
+        refuses a value, the parameter checks run first, so that a bad parameter is reported
+        by its own check."""
+        config = self.__dict__.get("_config_cache")
+        if config is None:
+            try:
+                config = self._configuration()
+            except (TypeError, ValueError):
+                self._validate_params_once()  # a bad parameter: its own check's message
+                raise
+            self.__dict__["_config_cache"] = config
+        return config
+
+    def __setattr__(self, name, value):
+        if name in _param_names(type(self)):
+            self.__dict__.pop("_config_cache", None)  # built again from the new value
+        super().__setattr__(name, value)
+
+    @property
+    def _link(self) -> int:
+        """The link's code (:mod:`onlinelearn._core.links`)."""
+        return self._config()[0].code
+
     def _step_code(self) -> int:
-        return S.CONSERVATIVE
+        _, loss, step = self._config()
+        return S.COPA if loss.closed_form_step == "copa" else step.code
 
     def _float_params(self, n_weights: int) -> dict:
-        """C, gamma (margin), eta, p, log_n for the core (defaults below)."""
-        return {}
+        """C, gamma (margin), eta, p, log_n for the core (defaults in :meth:`_codes`): the
+        link's (eta of the entropy link, p, log n), the step's (C; eta of the conservative step,
+        multiplied into the link's) and the hinge's margin."""
+        link, loss, step = self._config()
+        fp = dict(link.params(n_weights))
+        sp = dict(step.params())
+        eta = fp.get("eta", 1.0) * sp.pop("eta", 1.0)
+        fp.update(sp)
+        fp["eta"] = eta
+        fp.update(loss.pass_params())
+        return fp
 
     def _balanced_flag(self) -> int:
-        return 0
+        return int(bool(self._config()[0].balanced))
 
     def _check_params(self):
         """Rules spanning two parameters (after the declarative constraints)."""
