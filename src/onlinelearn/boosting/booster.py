@@ -11,9 +11,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._core import boosting as B
+from ..shell import validation as V
 from ..shell.params import store_params
 
 _STEPS = ("aggressive", "conservative", "gentle")
@@ -140,7 +141,8 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         ``ValueError``) when a weak hypothesis has weighted error >= 1/2; the estimator is then
         left as it was."""
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, reset=True)
+        X, y = V.check_X_y(self, X, y, reset=True)
+        X = X.astype(np.float64, copy=False)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         classes = np.unique(y)
@@ -289,7 +291,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """f(x) = sum_t alpha_t h_t(x); positive means ``classes_[1]``."""
         check_is_fitted(self, "alphas_")
-        X = validate_data(self, X, accept_sparse=["csr"], dtype=np.float64, reset=False)
+        X = V.check_X(self, X, reset=False).astype(np.float64, copy=False)
         out = np.empty(X.shape[0])
         if self.stumps_ is not None:
             feat, thr, left, right = self.stumps_

@@ -14,6 +14,7 @@ from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, state_meta
+from ..shell.online import ProgressiveMixin
 from ..shell.params import store_params
 
 __all__ = ["DualAscentClassifier"]
@@ -31,7 +32,7 @@ _LINKS = {"euclidean": L.EUCLID, "entropy": L.ENTROPY, "pnorm": L.PNORM}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
 
 
-class DualAscentClassifier(ClassifierMixin, BaseEstimator):
+class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     """Online hinge-loss classifier whose round raises the dual by a chosen dual ascent step.
 
     Problem (thesis eq. 5.11-5.12, 5.18): after round t the learner holds one dual variable per
@@ -327,7 +328,10 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
             np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf),
         )  # fmt: skip
 
-    def _fit_batch(self, X, y, classes, sample_weight, *, fit_mode):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin` (each row of
+        each pass is a round; the label set is fixed by the first call, its labels or
+        ``classes``): the label predicted for each row before its round."""
         first = fit_mode or not hasattr(self, "_state")
         snap = self._snapshot()
         try:
@@ -373,21 +377,6 @@ class DualAscentClassifier(ClassifierMixin, BaseEstimator):
             self._restore(snap)
             raise
         return self.classes_[pred]
-
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: ``n_epochs`` online passes (each row of each pass is a round)."""
-        self._fit_batch(X, y, None, sample_weight, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch in the order given (one compiled call).  The label
-        set is fixed by the first call (its labels, or ``classes``)."""
-        self._fit_batch(X, y, classes, sample_weight, fit_mode=False)
-        return self
-
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None):
-        """Progressive validation: each row's label predicted before learning from it."""
-        return self._fit_batch(X, y, classes, sample_weight, fit_mode=False)
 
     # ------------------------------------------------------------------ read-out
     def _c_next(self):

@@ -248,15 +248,14 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
 
         return kernel
 
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
-                            predict_with="current"):  # fmt: skip
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
         if predict_with == "average" and self._generic():
             raise ValueError(
                 "predict_with='average' is offered by the closed-form passes (hinge, COPA); "
                 f"{as_loss(self.loss)!r} predicts with the current iterate"
             )
-        return super().partial_fit_predict(X, y, classes=classes, sample_weight=sample_weight,
-                                           predict_with=predict_with)  # fmt: skip
+        return super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode,
+                              predict_with=predict_with)  # fmt: skip
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k; with COPA's loss and two classes, s_1 - s_0 (as COPA)."""

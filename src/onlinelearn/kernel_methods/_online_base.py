@@ -22,6 +22,7 @@ from ..kernels._program import Program, Rows
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, params_to_json
 from ..shell.meta import params_from_json as _params_from_json
+from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.weights import ExampleWeightsMixin
 
 __all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
@@ -71,7 +72,9 @@ def json_params(est):
     return params
 
 
-class KernelOnlineClassifier(ExampleWeightsMixin, ClassifierMixin, BaseEstimator):
+class KernelOnlineClassifier(
+    ProgressiveMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator
+):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
     Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact
@@ -287,7 +290,15 @@ class KernelOnlineClassifier(ExampleWeightsMixin, ClassifierMixin, BaseEstimator
                 "the features or the kernel's parameters (e.g. a smaller gamma)."
             )
 
-    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
+
+        ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate f_t, the
+        learner's own prediction (its mistakes are ``n_mistakes_``), also when
+        ``average=True``; ``'average'`` (needs ``average=True``), the averaged hypothesis in
+        force before each row, i.e. what :meth:`predict` would say row by row (the linear
+        learners' option, with the same meaning); learning is the same either way."""
+        predict_average = check_predict_with(self, predict_with)
         first = fit_mode or not hasattr(self, "classes_")
         snap = self._snapshot()
         try:
@@ -335,38 +346,6 @@ class KernelOnlineClassifier(ExampleWeightsMixin, ClassifierMixin, BaseEstimator
             self._restore(snap)
             raise
         return self.classes_[pred]
-
-    # ------------------------------------------------------------------ public API
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
-        ``random_state`` when ``shuffle`` (the same orders as the linear learners)."""
-        self._partial_fit(X, y, None, sample_weight, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch in the order given (one compiled call); labels never
-        seen before join ``classes_``."""
-        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
-        return self
-
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
-                            predict_with="current"):  # fmt: skip
-        """Progressive validation: the label predicted for each row before its update, then
-        learn from it (as :meth:`partial_fit`).
-
-        ``predict_with='current'`` (default): the current iterate f_t, the learner's own
-        prediction (its mistakes are ``n_mistakes_``), also when ``average=True``.
-        ``predict_with='average'`` (needs ``average=True``): the averaged hypothesis in force
-        before each row, i.e. what :meth:`predict` would say row by row (the linear learners'
-        option, with the same meaning); learning is the same either way."""
-        if predict_with not in ("current", "average"):
-            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
-        if predict_with == "average" and not self.average:
-            raise ValueError(
-                "predict_with='average' needs average=True (there is no average to predict with)"
-            )
-        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
-                                 predict_average=predict_with == "average")  # fmt: skip
 
     def _coef_in_use(self):
         """(n_sv, n_cols) coefficients of the hypothesis used by predict (averaged when

@@ -63,29 +63,18 @@ class ConvergenceStopMixin:
         self._stop_rule = rule
         return rule
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch (see the base class); ``n_iter_`` is 1 afterwards,
-        the passes of this call, as scikit-learn's ``partial_fit`` reports."""
-        super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-        self.n_iter_ = 1
-        return self
-
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, **kwargs):
-        """Progressive validation (see the base class); ``n_iter_`` is 1 afterwards."""
-        pred = super().partial_fit_predict(X, y, classes=classes, sample_weight=sample_weight,
-                                           **kwargs)  # fmt: skip
-        self.n_iter_ = 1
-        return pred
-
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: online passes over (X, y), shuffled under ``random_state`` when
-        ``shuffle`` (same seed, same weights, bit for bit), until the training loss stops
-        improving (``tol``, ``n_iter_no_change``) or after ``n_epochs``; ``n_iter_`` is the
-        number of passes made."""
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode, **options):
+        """The base's call; ``n_iter_`` is then the passes ``fit`` made (it stops when the
+        training loss stops improving, ``tol`` and ``n_iter_no_change``, or after
+        ``n_epochs``), or 1 after ``partial_fit`` (the passes of that call, as scikit-learn's
+        ``partial_fit`` reports)."""
         try:
-            super().fit(X, y, sample_weight=sample_weight)
-            rule = self.__dict__.get("_stop_rule")
-            self.n_iter_ = rule.epochs if rule is not None else 0
+            out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode, **options)
+            if fit_mode:
+                rule = self.__dict__.get("_stop_rule")
+                self.n_iter_ = rule.epochs if rule is not None else 0
+            else:
+                self.n_iter_ = 1
         finally:
             self.__dict__.pop("_stop_rule", None)
-        return self
+        return out

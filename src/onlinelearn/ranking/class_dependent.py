@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
+from ..shell.online import OnlineMixin
 from ..shell.params import store_params
 from ._counters import RoundCounters
 
@@ -30,7 +31,7 @@ def one_vs_rest_features(X, r, n_classes):
     return out
 
 
-class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
+class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
@@ -118,7 +119,7 @@ class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
             )
         return Phi
 
-    def _partial_fit(self, X, y, classes, sample_weight, fit_mode):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
         self._validate_params()
         first = fit_mode or not hasattr(self, "classes_")
         keys = ("classes_", "coef_", "_st", "n_features_in_")
@@ -166,14 +167,6 @@ class ClassDependentPA(RoundCounters, ClassifierMixin, BaseEstimator):
             self.__dict__.update(snap)
             raise
         return self
-
-    def fit(self, X, y, sample_weight=None, classes=None):
-        """``n_epochs`` online passes from scratch (shuffled under ``random_state``)."""
-        return self._partial_fit(X, y, classes, sample_weight, True)
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass in the given order; the label set is fixed by the first call."""
-        return self._partial_fit(X, y, classes, sample_weight, False)
 
     def decision_function(self, X):
         """Scores <w, phi(x, r)>, shape (n, K); (n,) = s_1 - s_0 for two classes."""

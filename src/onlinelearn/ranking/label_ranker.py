@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.meta import state_meta
+from ..shell.online import OnlineMixin
 from ..shell.params import store_params
 from . import _targets as T
 from ._counters import RoundCounters
@@ -34,7 +35,7 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
-class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
+class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -292,7 +293,15 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
                 "as it was before this call. Scale the features or lower C."
             )
 
-    def _partial_fit(self, X, Y, classes, sample_weight, *, fit_mode):
+    def _learn(self, X, Y, classes, sample_weight, *, fit_mode):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`; Y: a
+        label-indicator matrix (n, K), a sequence of label sets, or one label per row;
+        ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``).
+        The label set is fixed by the first call (``fit`` starts afresh); later batches with
+        other labels are refused.  Returns each row's mistake (thesis Sec. 8.2)."""
+        if fit_mode and hasattr(self, "classes_"):
+            for k in ("classes_", "_kind"):
+                self.__dict__.pop(k)
         first = fit_mode or not hasattr(self, "classes_")
         self._validate_params()
         snap = self._snapshot()
@@ -325,29 +334,10 @@ class LabelRanker(RoundCounters, ClassifierMixin, BaseEstimator):
         return mistakes
 
     # ------------------------------------------------------------------ public API
-    def fit(self, X, y, sample_weight=None, classes=None):
-        """Learn from scratch: ``n_epochs`` online passes over (X, Y).
-
-        y: a label-indicator matrix (n, K), a sequence of label sets, or one label per row;
-        ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``)."""
-        if hasattr(self, "classes_"):
-            for k in ("classes_", "_kind"):
-                self.__dict__.pop(k)
-        self._partial_fit(X, y, classes, sample_weight, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch in the order given (one compiled call).
-
-        The label set is fixed by the first call (``classes``, else the columns of the
-        indicator matrix or the labels seen); later batches with other labels are refused."""
-        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
-        return self
-
     def partial_fit_mistakes(self, X, y, classes=None, sample_weight=None):
         """As :meth:`partial_fit`, returning for each row 1 if the ranking made before its update
         was a mistake (thesis Sec. 8.2), else 0: progressive validation in one call."""
-        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False).astype(bool)
+        return self._learn(X, y, classes, sample_weight, fit_mode=False).astype(bool)
 
     def _weights(self):
         check_is_fitted(self, "classes_")

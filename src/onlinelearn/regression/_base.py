@@ -14,6 +14,7 @@ from .._core import projected_pass as PP
 from .._core import regression as CR
 from ..shell import validation as V
 from ..shell.meta import state_meta
+from ..shell.online import ProgressiveMixin, refuse_classes
 
 __all__ = ["OnlineLinearRegressor", "check_target"]
 
@@ -93,7 +94,7 @@ def _unchecked_dense(estimator, X, *, reset):
     return X
 
 
-class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
+class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
     """Base of the online linear regressors. Not for direct use.
 
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
@@ -202,7 +203,10 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
                 seen.add(key)
         self._validated_params = values
 
-    def _fit_batch(self, X, y, sample_weight, *, fit_mode):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the
+        predictions <w, x> of each row made before its update."""
+        refuse_classes(self, classes)
         first = fit_mode or not hasattr(self, "_w")
         snap = self._snapshot()
         try:
@@ -239,22 +243,6 @@ class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
             self._restore(snap)
             raise
         return pred
-
-    # ------------------------------------------------------------------ public API
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: ``n_epochs`` online passes (shuffled when ``shuffle``)."""
-        self._fit_batch(X, y, sample_weight, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, sample_weight=None):
-        """One online pass over the batch in the order given (one compiled call)."""
-        self._fit_batch(X, y, sample_weight, fit_mode=False)
-        return self
-
-    def partial_fit_predict(self, X, y, sample_weight=None):
-        """Progressive validation: the prediction for each row made *before* learning from it,
-        and one online pass over the rows (as :meth:`partial_fit`)."""
-        return self._fit_batch(X, y, sample_weight, fit_mode=False)
 
     def _weights(self):
         check_is_fitted(self, "_w")

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import second_order as SO
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, state_meta
+from ..shell.online import ProgressiveMixin, refuse_sample_weight
 
 
 class SecondOrderState:
@@ -63,7 +64,7 @@ class SecondOrderState:
             self.arrays[name] = new
 
 
-class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
+class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -125,7 +126,10 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = new_classes
 
     # ------------------------------------------------------------------ training
-    def _partial_fit(self, X, y, classes, *, fit_mode):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the label
+        predicted for each row before its update (no per-example weights here)."""
+        refuse_sample_weight(self, sample_weight)
         first = fit_mode or not hasattr(self, "classes_")
         snap = {
             k: copy.deepcopy(self.__dict__[k])
@@ -208,20 +212,9 @@ class SecondOrderClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Learn from scratch: ``n_epochs`` online passes over (X, y) (shuffled under
-        ``random_state`` when ``shuffle``)."""
-        self._partial_fit(X, y, None, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, classes=None):
-        """One online pass over the batch, in the order given (one compiled call).  Labels never
-        seen before are added to ``classes_``; ``classes`` may announce labels in advance."""
-        self._partial_fit(X, y, classes, fit_mode=False)
-        return self
-
-    def partial_fit_predict(self, X, y, classes=None):
-        """Progressive validation: the label predicted for each row *before* its update, then
-        learn from the rows (as :meth:`partial_fit`)."""
-        return self._partial_fit(X, y, classes, fit_mode=False)
+        ``random_state`` when ``shuffle``).  The shell's ``fit`` without ``sample_weight``,
+        which this family does not take (scikit-learn's checks read the signature)."""
+        return super().fit(X, y)
 
     # ------------------------------------------------------------------ read-out
     def decision_function(self, X):

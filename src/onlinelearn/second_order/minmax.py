@@ -210,7 +210,7 @@ class WeightedMinMax(SecondOrderClassifier):
         1 Delta <= 0, 2 0 < Delta <= sigma), ``a`` (a_t), ``rival`` (index into ``classes_``
         of r_t, -1 with one class), ``delta`` (Delta_t), ``mistakes`` (their number).
         See :mod:`onlinelearn.second_order.bounds`."""
-        pred = self._partial_fit(X, y, classes, fit_mode=False)
+        pred = self._learn(X, y, classes, None, fit_mode=False)
         out = dict(self._trace) if len(self.classes_) >= 2 else _no_trace(len(pred))
         out["pred"] = pred
         out["mistakes"] = int((pred != np.asarray(y).ravel()).sum())

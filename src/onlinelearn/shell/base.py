@@ -65,6 +65,7 @@ from .._core.state import (
 )
 from . import validation as V
 from .meta import state_meta
+from .online import ProgressiveMixin, check_predict_with
 from .readout import LinearReadoutMixin
 from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
 from .state_columns import StateColumnsMixin
@@ -100,6 +101,7 @@ def _state_finite(M, rows):
 
 
 class OnlineLinearClassifier(
+    ProgressiveMixin,
     StateColumnsMixin,
     LinearReadoutMixin,
     SnapshotMixin,
@@ -382,7 +384,15 @@ class OnlineLinearClassifier(
                     )
         self._validated_params = key
 
-    def _partial_fit(self, X, y, classes, sample_weight, *, fit_mode, predict_average=False):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: validate,
+        grow the label set, run the pass(es) in a transaction; the progressive predictions.
+
+        ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate w_t
+        (the learner's own prediction, whose mistakes are ``n_mistakes_``); ``'average'``
+        (``average=True``, Euclidean learners: Perceptron, PA, COPA, where it costs one more
+        read of the row), the averaged weights in force before each row."""
+        predict_average = check_predict_with(self, predict_with, self._link == L.EUCLID)
         first = fit_mode or not hasattr(self, "classes_")
         # a transaction at the cost of the batch, not of the model: the arrays are kept by
         # reference and only what this call can change is copied (nothing when fit starts
@@ -428,52 +438,6 @@ class OnlineLinearClassifier(
             self._restore(snap)
             raise
         return self.classes_[pred]
-
-    # ------------------------------------------------------------------ public API
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
-        ``random_state`` when ``shuffle`` (same seed, same weights, bit for bit)."""
-        self._partial_fit(X, y, None, sample_weight, fit_mode=True)
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch, in the order given (one compiled call).
-
-        Labels never seen before are added to ``classes_``; ``classes`` may announce labels in
-        advance but is never required."""
-        self._partial_fit(X, y, classes, sample_weight, fit_mode=False)
-        return self
-
-    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, *,
-                            predict_with="current"):  # fmt: skip
-        """Progressive validation (test-then-train): return, for each row, the label predicted
-        *before* the learner saw its label, and learn from the rows (as :meth:`partial_fit`).
-
-        Which weights predict: by default (``predict_with='current'``) the **current iterate**
-        w_t, the hypothesis being learned, also when ``average=True`` -- this is the online
-        learner's own prediction (its mistakes are ``n_mistakes_`` and the mistake bounds are
-        about them), so it can differ from what :meth:`predict` says at the same moment, which
-        uses the average of the iterates when ``average=True``.  ``predict_with='average'``
-        (with ``average=True``; offered by the Euclidean learners -- Perceptron, PA, COPA --
-        where it costs one more read of the row) predicts each row with the averaged weights
-        in force before it, i.e. exactly what ``predict`` would return row by row; learning is
-        the same either way, and ``n_mistakes_`` still counts the current iterate's mistakes.
-        """
-        if predict_with not in ("current", "average"):
-            raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
-        if predict_with == "average":
-            if not self.average:
-                raise ValueError(
-                    "predict_with='average' needs average=True (there is no average to "
-                    "predict with)"
-                )
-            if self._link != L.EUCLID:
-                raise ValueError(
-                    f"predict_with='average' is offered by the Euclidean learners (Perceptron, "
-                    f"PassiveAggressiveClassifier, COPA), not by {type(self).__name__}"
-                )
-        return self._partial_fit(X, y, classes, sample_weight, fit_mode=False,
-                                 predict_average=predict_with == "average")  # fmt: skip
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

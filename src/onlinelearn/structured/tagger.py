@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
+from ..shell.online import OnlineMixin, refuse_sample_weight
 from ..shell.params import store_params
 from ._sequences import check_tag_sequences, pack_sequences
 from .learner import STEP_CONSTRAINTS
@@ -20,7 +21,7 @@ _LOSSES = {"max": K_.PA_MAX, "prediction": K_.PA_PRED}
 _STATE = ("classes_", "n_features_in_", "_W", "_Tr", "_UW", "_UTr", "_st")
 
 
-class SequenceTagger(BaseEstimator):
+class SequenceTagger(OnlineMixin, BaseEstimator):
     """Online sequence tagger: w . phi(x, y) over a first-order chain, learnt by dual ascent.
 
     Problem solved by a round (thesis Sec. 5.3.3; Euclidean complexity f(w) = ||w||^2 / 2)::
@@ -192,37 +193,38 @@ class SequenceTagger(BaseEstimator):
             classes = np.unique(y)
         return batch, y, classes
 
-    def fit(self, X_seqs, y_seqs):
-        """Learn from scratch: ``n_epochs`` online passes over the sequences.
+    def _learn(self, X_seqs, y_seqs, classes, sample_weight, *, fit_mode):
+        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
 
         X_seqs : list of (n_i, n_features) CSR matrices (or arrays), one row per token.
-        y_seqs : list of length-n_i tag arrays."""
-        batch, y, classes = self._prepare(X_seqs, y_seqs, reset=True)
-        rng = check_random_state(self.random_state)
-        new = type(self)(**self.get_params())
-        new._init_state(classes, batch.n_features)
-        codes = np.searchsorted(classes, y).astype(np.int64)
-        order = np.arange(batch.n_sequences, dtype=np.int64)
-        for _ in range(self.n_epochs):
-            if self.shuffle:
-                rng.shuffle(order)
-            new._pass(batch, codes, order)
-        for name in _STATE:
-            setattr(self, name, getattr(new, name))
-        return self
-
-    def partial_fit(self, X_seqs, y_seqs, classes=None):
-        """One online pass over the sequences in their order (new tags are added to classes_)."""
-        batch, y, seen = self._prepare(X_seqs, y_seqs, reset=False)
+        y_seqs : list of length-n_i tag arrays.
+        ``fit``: ``n_epochs`` online passes from scratch, built on a new learner and copied in
+        at the end (a failure leaves the model as it was); ``partial_fit``: one pass over the
+        sequences in their order, new tags joining ``classes_``."""
+        refuse_sample_weight(self, sample_weight)
+        batch, y, seen = self._prepare(X_seqs, y_seqs, reset=fit_mode)
         if classes is not None:
             seen = np.union1d(seen, np.asarray(classes))
+        if fit_mode:
+            rng = check_random_state(self.random_state)
+            new = type(self)(**self.get_params())
+            new._init_state(seen, batch.n_features)
+            codes = np.searchsorted(seen, y).astype(np.int64)
+            order = np.arange(batch.n_sequences, dtype=np.int64)
+            for _ in range(self.n_epochs):
+                if self.shuffle:
+                    rng.shuffle(order)
+                new._pass(batch, codes, order)
+            for name in _STATE:
+                setattr(self, name, getattr(new, name))
+            return None
         if not hasattr(self, "classes_"):
             self._init_state(seen, batch.n_features)
         else:
             self._grow(seen)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
         self._pass(batch, codes, np.arange(batch.n_sequences, dtype=np.int64))
-        return self
+        return None
 
     # ----------------------------------------------------------------- read-out
     @property

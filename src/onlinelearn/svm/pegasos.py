@@ -14,12 +14,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, params_from_json, params_to_json
+from ..shell.online import OnlineMixin
 from ..shell.params import store_params
 
 __all__ = ["Pegasos"]
 
 
-class Pegasos(ClassifierMixin, BaseEstimator):
+class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -199,7 +200,7 @@ class Pegasos(ClassifierMixin, BaseEstimator):
         return sw * vec[y_codes]
 
     # ------------------------------------------------------------------ learning
-    def _learn(self, X, y, classes, sample_weight, fit_mode):
+    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
         self._validate_params()
         first = fit_mode or not hasattr(self, "classes_")
         saved = {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
@@ -256,17 +257,6 @@ class Pegasos(ClassifierMixin, BaseEstimator):
                 "Pegasos: a weight became infinite or NaN; the model was left as it was. "
                 "Scale the features or raise lam."
             )
-
-    def fit(self, X, y, sample_weight=None):
-        """Learn from scratch: ``n_epochs`` passes (one compiled call)."""
-        return self._learn(X, y, None, sample_weight, fit_mode=True)
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Steps over the batch in the order given (one compiled call); the step counter t
-        carries on across calls, so the steps keep shrinking as 1/(lambda t).  Labels never
-        seen before grow ``classes_`` (a binary model becomes a multiclass one with the same
-        decisions)."""
-        return self._learn(X, y, classes, sample_weight, fit_mode=False)
 
     # ------------------------------------------------------------------ read-out
     def _W(self):

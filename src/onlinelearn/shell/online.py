@@ -1,0 +1,89 @@
+"""``fit``, ``partial_fit`` and ``partial_fit_predict`` of every online estimator, written once.
+
+A family (linear, second-order, kernel online, regression, label ranking, dual ascent, Pegasos)
+supplies one method::
+
+    _learn(X, y, classes, sample_weight, *, fit_mode, **options) -> predictions
+
+which validates the call, runs its compiled pass(es) inside the transaction (a rejected call
+leaves the model as it was) and returns, for each row, what the learner predicted before it
+learned from that row (progressive validation), or None where the family has no such
+prediction.  ``fit_mode``: learn from scratch for ``n_epochs`` passes (``fit``), else one pass
+over the batch in its order (``partial_fit``).  Everything a caller sees of the three methods is
+here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_weight"]
+
+
+class OnlineMixin:
+    """``fit`` and ``partial_fit`` on top of the family's ``_learn`` (module docstring)."""
+
+    def fit(self, X, y, sample_weight=None, classes=None):
+        """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
+        ``random_state`` when ``shuffle`` (same seed, same model, bit for bit).  ``classes``
+        (classifiers) fixes or announces the labels in advance."""
+        self._learn(X, y, classes, sample_weight, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch, in the order given (one compiled call).
+
+        Classifiers: labels never seen before join ``classes_`` where the family grows its
+        label set (else the first call fixes it); ``classes`` may announce labels in advance
+        but is never required."""
+        self._learn(X, y, classes, sample_weight, fit_mode=False)
+        return self
+
+
+class ProgressiveMixin(OnlineMixin):
+    """:class:`OnlineMixin` and ``partial_fit_predict`` (progressive validation)."""
+
+    def partial_fit_predict(self, X, y, classes=None, sample_weight=None, **options):
+        """Progressive validation (test-then-train): return, for each row, what the learner
+        predicted *before* it saw that row's target, and learn from the rows (as
+        :meth:`partial_fit`, in one compiled call).
+
+        The prediction is the learner's own, the current iterate's, also when it averages
+        (its mistakes are ``n_mistakes_``, the ones the mistake bounds are about); the linear
+        and kernel learners take ``predict_with='average'`` (with ``average=True``) to predict
+        each row with the averaged hypothesis in force before it, i.e. what ``predict`` would
+        return row by row; learning is the same either way."""
+        return self._learn(X, y, classes, sample_weight, fit_mode=False, **options)
+
+
+def refuse_classes(est, classes) -> None:
+    """A regressor has no label set: refuse ``classes`` with a clear message."""
+    if classes is not None:
+        raise ValueError(
+            f"{type(est).__name__} is a regressor: it has no classes (got classes={classes!r})"
+        )
+
+
+def refuse_sample_weight(est, sample_weight) -> None:
+    """Refuse ``sample_weight`` in a family that has no per-example weights."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"{type(est).__name__} does not take sample_weight: its update has no per-example "
+            "price (repeat or subsample the rows instead)"
+        )
+
+
+def check_predict_with(est, predict_with, offered=True) -> bool:
+    """Validate ``predict_with`` of ``partial_fit_predict``; True for ``'average'``."""
+    if predict_with not in ("current", "average"):
+        raise ValueError(f"predict_with must be 'current' or 'average', got {predict_with!r}")
+    if predict_with == "current":
+        return False
+    if not est.average:
+        raise ValueError(
+            "predict_with='average' needs average=True (there is no average to predict with)"
+        )
+    if not offered:
+        raise ValueError(
+            f"predict_with='average' is offered by the Euclidean learners (Perceptron, "
+            f"PassiveAggressiveClassifier, COPA), not by {type(est).__name__}"
+        )
+    return True
