@@ -38,6 +38,13 @@ def need_matplotlib():
         ) from None
 
 
+def add_datasets(p, help, choices=None, metavar="NAME"):
+    """--datasets NAME [NAME ...]: the data sets to run (None: the experiment's own list)."""
+    p.add_argument(
+        "--datasets", nargs="+", metavar=metavar, choices=choices, default=None, help=help
+    )
+
+
 def add_seed(p):
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import time
 
 from ._common import CLIError, _add_command, _add_plot, _positive_int
-from .reproduce import add_run_options, add_seed, need_matplotlib, progress, report, write_plot
+from .reproduce import (
+    add_datasets,
+    add_run_options,
+    add_seed,
+    need_matplotlib,
+    progress,
+    report,
+    write_plot,
+)
 
 _TOY_HELP = "the toy experiment of the COPA paper, with its confusion risk bound"
 
@@ -138,13 +146,7 @@ def register(rsub, fmt) -> None:
     p = _add_command(
         rsub, fmt, "imbalance", _IMBALANCE_HELP, _IMBALANCE_DESCRIPTION, _IMBALANCE_EPILOG
     )
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        metavar="NAME",
-        default=None,
-        help="PMLB names and/or news20 (default: shuttle sleep krkopt news20)",
-    )
+    add_datasets(p, "PMLB names and/or news20 (default: shuttle sleep krkopt news20)")
     p.add_argument(
         "--quick",
         action="store_true",

@@ -6,7 +6,7 @@ import time
 import warnings
 
 from ._common import CLIError, _add_command, _positive_int
-from .reproduce import add_run_options, need_matplotlib, progress, report, write_plot
+from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
 
 _HELP = "online node classification: weighted min-max (fixed/adaptive margin) and peers"
 
@@ -76,12 +76,8 @@ def _cmd_graph_nodes(args) -> int:
 def register(rsub, fmt) -> None:
     """Add the ``graph-nodes`` experiment to ``onlinelearn reproduce``."""
     p = _add_command(rsub, fmt, "graph-nodes", _HELP, _DESCRIPTION, _EPILOG)
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        choices=["cora", "citeseer", "pubmed"],
-        default=None,
-        help="graphs (default: cora citeseer pubmed)",
+    add_datasets(
+        p, "graphs (default: cora citeseer pubmed)", ["cora", "citeseer", "pubmed"], metavar=None
     )
     p.add_argument("--quick", action="store_true", help="3 orders and k = 32 (unless given)")
     p.add_argument("--orders", type=_positive_int, default=None, help="random orders (21)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from ._common import CLIError, _add_command, _positive_int
-from .reproduce import add_run_options, progress, report
+from .reproduce import add_datasets, add_run_options, progress, report
 
 _POS_HELP = "structured learners against a per-token PA on UD English EWT"
 
@@ -91,13 +91,7 @@ def register(rsub, fmt) -> None:
 
     p = _add_command(rsub, fmt, "boosting-bound", _BOOST_HELP, _BOOST_DESCRIPTION, _BOOST_EPILOG)
     p.add_argument("--quick", action="store_true", help="3000 training rows, T = 10, 50")
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        metavar="NAME",
-        default=None,
-        help="a9a, w8a and/or binary PMLB names (default: a9a w8a spambase mushroom)",
-    )
+    add_datasets(p, "a9a, w8a and/or binary PMLB names (default: a9a w8a spambase mushroom)")
     p.add_argument("--rounds", nargs="+", type=_positive_int, default=None, metavar="T",
                    help="numbers of rounds (default: 10 50 200)")  # fmt: skip
     p.add_argument("--max-rows", type=_positive_int, default=None, help="subsample training rows")

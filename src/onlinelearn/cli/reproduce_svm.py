@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from ._common import CLIError, _add_command, _positive_int
-from .reproduce import add_run_options, need_matplotlib, progress, report, write_plot
+from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
 
 _HELP = "dual coordinate ascent against Pegasos / SGD on a9a, w8a, news20, mnist"
 
@@ -54,10 +54,7 @@ def _cmd(args) -> int:
 def register(rsub, fmt) -> None:
     """Add the ``svm-cd-vs-sgd`` experiment to ``onlinelearn reproduce``."""
     p = _add_command(rsub, fmt, "svm-cd-vs-sgd", _HELP, _DESCRIPTION, _EPILOG)
-    p.add_argument(
-        "--datasets", nargs="+", metavar="NAME", default=None,
-        choices=["a9a", "w8a", "news20", "mnist"], help="(default: a9a w8a news20 mnist)",
-    )  # fmt: skip
+    add_datasets(p, "(default: a9a w8a news20 mnist)", ["a9a", "w8a", "news20", "mnist"])
     p.add_argument("--quick", action="store_true", help="3000 training rows and 15 epochs")
     p.add_argument("--max-rows", type=_positive_int, default=None, help="subsample to this many")
     p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 50)")
