@@ -80,6 +80,21 @@ def _dense_rows(a):
     return A.reshape(-1), np.arange(0, n * d + 1, d, dtype=np.int64), A.shape
 
 
+def _project_rows(X, one_d, sparse, project):
+    """Run ``project(data, indptr, n_columns, out)``, a compiled row projection, on the rows of
+    ``X`` as :func:`_as_rows` returns it: on every entry of a dense X (the result has v's shape),
+    on the stored entries of a CSR X (the result is a CSR matrix with X's pattern)."""
+    if not sparse:
+        data, indptr, shape = _dense_rows(X)
+        out = np.empty_like(data)
+        project(data, indptr, shape[1], out)
+        out = out.reshape(shape)
+        return out[0] if one_d else out.reshape(X.shape)
+    out = np.empty_like(X.data)
+    project(X.data, X.indptr.astype(np.int64), X.shape[1], out)
+    return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+
+
 def project_simplex(v, z=1.0):
     """Euclidean projection onto {a : a >= 0, sum a = z} (Fig. 7.1), row by row for 2-D input.
 
@@ -94,19 +109,16 @@ def project_simplex(v, z=1.0):
     """
     z = _check_radius(z)
     X, one_d, sparse = _as_rows(v, "v")
-    if not sparse:
-        data, indptr, shape = _dense_rows(X)
-        out = np.empty_like(data)
-        theta = np.empty(shape[0])
-        _P.project_simplex_rows(data, indptr, shape[1], z, out, theta)
-        out = out.reshape(shape)
-        return out[0] if one_d else out.reshape(X.shape)
-    if X.shape[1] == 0:
+    if sparse and X.shape[1] == 0:
         raise ValueError("v is empty: a projection needs at least one coordinate.")
-    out = np.empty_like(X.data)
-    theta = np.empty(X.shape[0])
-    _P.project_simplex_rows(X.data, X.indptr.astype(np.int64), X.shape[1], z, out, theta)
-    res = sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    theta = np.empty(1 if one_d else X.shape[0])  # the threshold of each row
+
+    def project(data, indptr, n_columns, out):
+        _P.project_simplex_rows(data, indptr, n_columns, z, out, theta)
+
+    res = _project_rows(X, one_d, sparse, project)
+    if not sparse:
+        return res
     fill = np.flatnonzero(theta < 0.0)
     if fill.size:
         # rows whose implicit zeros become -theta > 0 (their stored entries sum to less than z)
@@ -138,16 +150,13 @@ def project_l1_ball(v, z=1.0):
     """
     z = _check_radius(z)
     X, one_d, sparse = _as_rows(v, "v")
-    if not sparse:
-        data, indptr, shape = _dense_rows(X)
-        out = np.empty_like(data)
+
+    def project(data, indptr, n_columns, out):
         _P.project_l1_rows(data, indptr, z, out)
-        out = out.reshape(shape)
-        return out[0] if one_d else out.reshape(X.shape)
-    out = np.empty_like(X.data)
-    _P.project_l1_rows(X.data, X.indptr.astype(np.int64), z, out)
-    res = sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
-    res.eliminate_zeros()
+
+    res = _project_rows(X, one_d, sparse, project)
+    if sparse:
+        res.eliminate_zeros()
     return res
 
 

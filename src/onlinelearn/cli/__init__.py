@@ -16,7 +16,9 @@ from ._common import (
     LEARNERS,
     CLIError,
     _add_chunk_size,
+    _add_command,
     _add_model_in,
+    _add_plot,
     _error_message,
     _positive_float,
     _positive_int,
@@ -45,6 +47,8 @@ examples:
 Errors print one line and exit with status 2; ONLINELEARN_DEBUG=1 shows the traceback.
 """
 
+_TRAIN_HELP = "train a model on an svmlight file (streaming) and save it"
+
 _TRAIN_DESCRIPTION = """\
 Train a learner on an svmlight file in one streaming pass (or --epochs passes) and save it.
 
@@ -68,6 +72,8 @@ example:
   onlinelearn train a9a.bz2 -m a9a.npz --learner pa1 -C 0.1 --n-features 123 --average
 """
 
+_PREDICT_HELP = "write one predicted label per line"
+
 _PREDICT_DESCRIPTION = """\
 Predict the label of every example of an svmlight file with a saved model, one label per line
 (in file order).  The labels in the input file are ignored (any number, e.g. 0, will do).
@@ -77,6 +83,8 @@ _PREDICT_EPILOG = """\
 example:
   onlinelearn predict test.svm -m model.npz -o predictions.txt
 """
+
+_EVALUATE_HELP = "accuracy, balanced accuracy and confusion matrix of a model"
 
 _EVALUATE_DESCRIPTION = """\
 Evaluate a saved model on a labelled svmlight file: accuracy, balanced accuracy (mean recall
@@ -88,6 +96,8 @@ _EVALUATE_EPILOG = """\
 example:
   onlinelearn evaluate test.svm -m model.npz
 """
+
+_DEMO_HELP = "compare the learners on the shipped DNA data"
 
 _DEMO_DESCRIPTION = """\
 Compare the learners on the DNA data shipped with the package (3 classes, 180 features,
@@ -113,13 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser(
-        "train",
-        help="train a model on an svmlight file (streaming) and save it",
-        description=_TRAIN_DESCRIPTION,
-        epilog=_TRAIN_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(sub, fmt, "train", _TRAIN_HELP, _TRAIN_DESCRIPTION, _TRAIN_EPILOG)
     p.add_argument(
         "data",
         metavar="DATA",
@@ -187,39 +191,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=_cmd_train)
 
-    p = sub.add_parser(
-        "predict",
-        help="write one predicted label per line",
-        description=_PREDICT_DESCRIPTION,
-        epilog=_PREDICT_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(sub, fmt, "predict", _PREDICT_HELP, _PREDICT_DESCRIPTION, _PREDICT_EPILOG)
     p.add_argument("data", metavar="DATA", help="data to predict, svmlight format")
     _add_model_in(p)
     p.add_argument("-o", "--output", default=None, help="output file (default: standard output)")
     _add_chunk_size(p)
     p.set_defaults(func=_cmd_predict)
 
-    p = sub.add_parser(
-        "evaluate",
-        help="accuracy, balanced accuracy and confusion matrix of a model",
-        description=_EVALUATE_DESCRIPTION,
-        epilog=_EVALUATE_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(sub, fmt, "evaluate", _EVALUATE_HELP, _EVALUATE_DESCRIPTION, _EVALUATE_EPILOG)
     p.add_argument("data", metavar="DATA", help="labelled test data, svmlight format")
     _add_model_in(p)
     _add_chunk_size(p)
     p.set_defaults(func=_cmd_evaluate)
 
-    p = sub.add_parser(
-        "demo",
-        help="compare the learners on the shipped DNA data",
-        description=_DEMO_DESCRIPTION,
-        epilog=_DEMO_EPILOG,
-        formatter_class=fmt,
-    )
-    p.add_argument("--plot", metavar="PNG", default=None, help="write the mistake curves here")
+    p = _add_command(sub, fmt, "demo", _DEMO_HELP, _DEMO_DESCRIPTION, _DEMO_EPILOG)
+    _add_plot(p, "the mistake curves")
     p.add_argument(
         "--epochs",
         type=_positive_int,

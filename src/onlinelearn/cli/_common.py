@@ -1,4 +1,5 @@
-"""What the commands share: learner names, errors, reading helpers, the progress table."""
+"""What the commands share: learner names, errors, reading helpers, the progress table and the
+pieces of their argument parsers."""
 
 from __future__ import annotations
 
@@ -234,6 +235,18 @@ def _positive_float(text: str) -> float:
     if not (value > 0 and np.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return value
+
+
+def _add_command(sub, fmt, name, summary, description, epilog):
+    """Add the sub-command ``name`` to ``sub`` and return its parser: ``summary`` is its line in
+    the parent's --help, ``description`` and ``epilog`` its own --help, laid out by ``fmt``."""
+    return sub.add_parser(
+        name, help=summary, description=description, epilog=epilog, formatter_class=fmt
+    )
+
+
+def _add_plot(p, what="the figure"):
+    p.add_argument("--plot", metavar="PNG", default=None, help=f"write {what} here")
 
 
 def _add_chunk_size(p):

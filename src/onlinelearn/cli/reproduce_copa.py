@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
-from . import CLIError, _positive_int
-from .reproduce import need_matplotlib as _need_matplotlib
+from ._common import CLIError, _add_command, _add_plot, _positive_int
+from .reproduce import (
+    add_datasets,
+    add_run_options,
+    add_seed,
+    need_matplotlib,
+    progress,
+    report,
+    write_plot,
+)
+
+_TOY_HELP = "the toy experiment of the COPA paper, with its confusion risk bound"
 
 _TOY_DESCRIPTION = """\
 The toy experiment of the COPA paper (Ralaivola, NIPS 2012, Sec. 4): three Gaussians in the
@@ -22,6 +31,8 @@ examples:
   onlinelearn reproduce copa-toy                       # the full run (about 10 s)
   onlinelearn reproduce copa-toy --samples 2 --n 1000 --plot toy.png
 """
+
+_IMBALANCE_HELP = "COPA against PA-I, Perceptron and a balanced LinearSVC on imbalanced real data"
 
 _IMBALANCE_DESCRIPTION = """\
 COPA (both cost normalisations), multiclass PA-I, the Perceptron and scikit-learn's
@@ -43,7 +54,7 @@ def _cmd_reproduce_copa_toy(args) -> int:
     from onlinelearn.experiments.copa_toy import reproduce_copa_toy
 
     if args.plot:
-        _need_matplotlib()
+        need_matplotlib()
     if not 0 < args.delta <= 1:
         raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
     cws = {"plain": (None,), "confusion": ("confusion",), "both": (None, "confusion")}
@@ -66,9 +77,7 @@ def _cmd_reproduce_copa_toy(args) -> int:
     )
     print(res.format_table())
     print(f"\n({time.perf_counter() - t0:.1f} s; mean +- std over the samples)")
-    if args.plot:
-        res.plot(args.plot)
-        print(f"confusion matrices written to {args.plot}")
+    write_plot(res, args.plot, "confusion matrices")
     return 0
 
 
@@ -82,7 +91,6 @@ def _cmd_reproduce_imbalance(args) -> int:
         max_rows = max_rows or 5000
         epochs = epochs or 2
     epochs = epochs or 5
-    say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     res = run_imbalance_study(
         datasets,
@@ -90,7 +98,7 @@ def _cmd_reproduce_imbalance(args) -> int:
         select_by=args.select_by,
         max_rows=max_rows,
         random_state=args.seed,
-        progress=say,
+        progress=progress(args),
     )
     s = res.settings
     rows = "all rows" if max_rows is None else f"about {max_rows} rows per data set"
@@ -99,21 +107,14 @@ def _cmd_reproduce_imbalance(args) -> int:
         f"validation {s['select_by'].replace('_', ' ')} over {list(s['C_grid'])} "
         f"(x (n_fit/Q)^2 for COPA C/T_y^2)\n"
     )
-    print(res.format_table())
-    print(f"\n({time.perf_counter() - t0:.0f} s in all; fit time: final fit only)")
+    report(res, t0, time_note=" in all; fit time: final fit only")
     return 0
 
 
 def register(rsub, fmt) -> None:
     """Add the ``copa-toy`` and ``imbalance`` experiments to ``onlinelearn reproduce``."""
-    p = rsub.add_parser(
-        "copa-toy",
-        help="the toy experiment of the COPA paper, with its confusion risk bound",
-        description=_TOY_DESCRIPTION,
-        epilog=_TOY_EPILOG,
-        formatter_class=fmt,
-    )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p = _add_command(rsub, fmt, "copa-toy", _TOY_HELP, _TOY_DESCRIPTION, _TOY_EPILOG)
+    add_seed(p)
     p.add_argument(
         "--class-weight",
         choices=["plain", "confusion", "both"],
@@ -139,25 +140,13 @@ def register(rsub, fmt) -> None:
         default="stated",
         help="log(Q/delta) as printed in the paper, or log(2Q/delta) as its proof gives",
     )
-    p.add_argument(
-        "--plot", metavar="PNG", default=None, help="write the mean confusion matrices here"
-    )
+    _add_plot(p, "the mean confusion matrices")
     p.set_defaults(func=_cmd_reproduce_copa_toy)
 
-    p = rsub.add_parser(
-        "imbalance",
-        help="COPA against PA-I, Perceptron and a balanced LinearSVC on imbalanced real data",
-        description=_IMBALANCE_DESCRIPTION,
-        epilog=_IMBALANCE_EPILOG,
-        formatter_class=fmt,
+    p = _add_command(
+        rsub, fmt, "imbalance", _IMBALANCE_HELP, _IMBALANCE_DESCRIPTION, _IMBALANCE_EPILOG
     )
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        metavar="NAME",
-        default=None,
-        help="PMLB names and/or news20 (default: shuttle sleep krkopt news20)",
-    )
+    add_datasets(p, "PMLB names and/or news20 (default: shuttle sleep krkopt news20)")
     p.add_argument(
         "--quick",
         action="store_true",
@@ -173,6 +162,5 @@ def register(rsub, fmt) -> None:
         default="confusion_norm",
         help="validation criterion for C (default: confusion_norm)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_run_options(p)
     p.set_defaults(func=_cmd_reproduce_imbalance)

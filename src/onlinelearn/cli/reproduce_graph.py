@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 
-from . import CLIError, _positive_int
-from .reproduce import need_matplotlib as _need_matplotlib
+from ._common import CLIError, _add_command, _positive_int
+from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
+
+_HELP = "online node classification: weighted min-max (fixed/adaptive margin) and peers"
 
 _DESCRIPTION = """\
 Online node classification on cora, citeseer and pubmed (graph features; cora and citeseer also
@@ -34,13 +35,12 @@ def _cmd_graph_nodes(args) -> int:
     from onlinelearn.experiments.graph_nodes import DEFAULT_DATASETS, run_graph_nodes
 
     if args.plot:
-        _need_matplotlib()
+        need_matplotlib()
     n_orders = args.orders or (3 if args.quick else 21)
     k = args.k or (32 if args.quick else 100)
     for c in args.query_c:
         if not c > 0:
             raise CLIError(f"--query-c values must be > 0, got {c}")
-    say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
@@ -55,7 +55,7 @@ def _cmd_graph_nodes(args) -> int:
                 words=not args.no_words,
                 query_c=args.query_c,
                 random_state=args.seed,
-                progress=say,
+                progress=progress(args),
             )
         except FileNotFoundError as exc:
             raise CLIError(str(exc)) from None
@@ -63,32 +63,21 @@ def _cmd_graph_nodes(args) -> int:
         f"Online node classification: {n_orders} random orders, k = {k} 'pinv' spectral "
         f"features (unit-norm rows), seed {args.seed}\n"
     )
-    print(res.format_table())
-    print("\nThe note's claims on every run:\n")
-    print(res.format_claims())
-    print(f"\nbounds >= mistakes on every run: {res.all_bounds_hold()}")
-    print(f"({time.perf_counter() - t0:.0f} s)")
-    if args.plot:
-        res.plot(args.plot)
-        print(f"figure written to {args.plot}")
+    claims = [
+        "\nThe note's claims on every run:\n",
+        res.format_claims(),
+        f"\nbounds >= mistakes on every run: {res.all_bounds_hold()}",
+    ]
+    report(res, t0, claims, time_note="")
+    write_plot(res, args.plot)
     return 0
 
 
 def register(rsub, fmt) -> None:
     """Add the ``graph-nodes`` experiment to ``onlinelearn reproduce``."""
-    p = rsub.add_parser(
-        "graph-nodes",
-        help="online node classification: weighted min-max (fixed/adaptive margin) and peers",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=fmt,
-    )
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        choices=["cora", "citeseer", "pubmed"],
-        default=None,
-        help="graphs (default: cora citeseer pubmed)",
+    p = _add_command(rsub, fmt, "graph-nodes", _HELP, _DESCRIPTION, _EPILOG)
+    add_datasets(
+        p, "graphs (default: cora citeseer pubmed)", ["cora", "citeseer", "pubmed"], metavar=None
     )
     p.add_argument("--quick", action="store_true", help="3 orders and k = 32 (unless given)")
     p.add_argument("--orders", type=_positive_int, default=None, help="random orders (21)")
@@ -101,7 +90,5 @@ def register(rsub, fmt) -> None:
         default=[0.05, 0.2, 1.0],
         help="c values of the selective-sampling runs (default: 0.05 0.2 1)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--plot", metavar="PNG", default=None, help="write the figure here")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_run_options(p, plot=True)
     p.set_defaults(func=_cmd_graph_nodes)

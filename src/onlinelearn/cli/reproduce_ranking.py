@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
-from . import CLIError
+from ._common import CLIError, _add_command
+from .reproduce import add_quiet, progress, report
+
+_HELP = "thesis Table 8.1: the 6 label-ranking algorithms online over real e-mail"
 
 _DESCRIPTION = """\
 The 6 label-ranking algorithms of the thesis, ch. 8 (update I / II / III x squared norm /
@@ -40,11 +42,10 @@ def _cmd_message_folders(args) -> int:
         params["C"] = args.C
     if args.margin is not None:
         params["margin"] = args.margin
-    say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     try:
         res = run_message_folders(
-            root, corpora=args.corpora, quick=args.quick, params=params, progress=say
+            root, corpora=args.corpora, quick=args.quick, params=params, progress=progress(args)
         )
     except FileNotFoundError as exc:
         raise CLIError(f"shared data missing: {exc}") from None
@@ -53,22 +54,15 @@ def _cmd_message_folders(args) -> int:
         + (" -- quick run: first 600 Enron / 3000 20news messages" if args.quick else "")
         + f"; LabelRanker parameters: {params or 'defaults'}\n"
     )
-    print(res.format_table())
     its = max(c.ip_iterations_max for c in res.corpora)
-    print(f"\ninterior point method (update III, entropy): at most {its} iterations per round")
-    print(f"({time.perf_counter() - t0:.0f} s in all)")
+    note = f"\ninterior point method (update III, entropy): at most {its} iterations per round"
+    report(res, t0, [note])
     return 0
 
 
 def register(rsub, fmt) -> None:
     """Add the ``message-folders`` experiment to ``onlinelearn reproduce``."""
-    p = rsub.add_parser(
-        "message-folders",
-        help="thesis Table 8.1: the 6 label-ranking algorithms online over real e-mail",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(rsub, fmt, "message-folders", _HELP, _DESCRIPTION, _EPILOG)
     p.add_argument(
         "--corpora",
         nargs="+",
@@ -84,5 +78,5 @@ def register(rsub, fmt) -> None:
         "--margin", type=float, default=None, help="LabelRanker margin (default: its default)"
     )
     p.add_argument("--data-dir", default=None, help="shared data folder (default: found)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_quiet(p)
     p.set_defaults(func=_cmd_message_folders)

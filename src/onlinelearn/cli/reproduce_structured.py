@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
-from . import CLIError, _positive_int
+from ._common import CLIError, _add_command, _positive_int
+from .reproduce import add_datasets, add_run_options, progress, report
+
+_POS_HELP = "structured learners against a per-token PA on UD English EWT"
 
 _POS_DESCRIPTION = """\
 Part-of-speech tagging on UD English EWT (train -> test, 17 UPOS tags): the structured
@@ -20,6 +22,8 @@ examples:
   onlinelearn reproduce pos-tagging                 # 12544 sentences, 5 epochs
   onlinelearn reproduce pos-tagging --quick         # 2000 sentences, 2 epochs
 """
+
+_BOOST_HELP = "boosting's training error against exp(-2 gamma^2 T), and scikit-learn's AdaBoost"
 
 _BOOST_DESCRIPTION = """\
 The boosting bound of thesis ch. 6: training error of PrimalDualBoost (AdaBoost as the
@@ -36,10 +40,6 @@ examples:
 """
 
 
-def _say(args):
-    return (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-
-
 def _cmd_pos(args) -> int:
     from onlinelearn.experiments.pos_tagging import run_pos_tagging
 
@@ -48,7 +48,7 @@ def _cmd_pos(args) -> int:
     t0 = time.perf_counter()
     try:
         res = run_pos_tagging(
-            max_train=max_train, epochs=epochs, random_state=args.seed, progress=_say(args)
+            max_train=max_train, epochs=epochs, random_state=args.seed, progress=progress(args)
         )
     except FileNotFoundError as exc:
         raise CLIError(str(exc)) from None
@@ -57,8 +57,7 @@ def _cmd_pos(args) -> int:
         f"UD English EWT UPOS: {s['train_sentences']} training sentences, {s['test_tokens']} "
         f"test tokens, {s['epochs']} epochs, 2^18 hashed features, seed {s['seed']}\n"
     )
-    print(res.format_table())
-    print(f"\n({time.perf_counter() - t0:.0f} s in all; machine load affects the times)")
+    report(res, t0, time_note=" in all; machine load affects the times")
     return 0
 
 
@@ -71,51 +70,30 @@ def _cmd_boost(args) -> int:
     try:
         res = run_boosting_bound(
             args.datasets or DEFAULT_DATASETS, rounds=rounds, max_rows=max_rows,
-            seed=args.seed, progress=_say(args),
+            seed=args.seed, progress=progress(args),
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise CLIError(str(exc)) from None
     rows = "all training rows" if max_rows is None else f"at most {max_rows} training rows"
     print(f"Boosting bound: {rows}, T in {list(rounds)}, seed {args.seed}\n")
-    print(res.format_table())
-    print(f"\n({time.perf_counter() - t0:.0f} s in all; machine load affects the times)")
+    report(res, t0, time_note=" in all; machine load affects the times")
     return 0
 
 
 def register(rsub, fmt) -> None:
     """Add the ``pos-tagging`` and ``boosting-bound`` experiments to ``onlinelearn reproduce``."""
-    p = rsub.add_parser(
-        "pos-tagging",
-        help="structured learners against a per-token PA on UD English EWT",
-        description=_POS_DESCRIPTION,
-        epilog=_POS_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(rsub, fmt, "pos-tagging", _POS_HELP, _POS_DESCRIPTION, _POS_EPILOG)
     p.add_argument("--quick", action="store_true", help="2000 sentences, 2 epochs")
     p.add_argument("--max-train", type=_positive_int, default=None, help="training sentences")
     p.add_argument("--epochs", type=_positive_int, default=None, help="passes (default: 5)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_run_options(p)
     p.set_defaults(func=_cmd_pos)
 
-    p = rsub.add_parser(
-        "boosting-bound",
-        help="boosting's training error against exp(-2 gamma^2 T), and scikit-learn's AdaBoost",
-        description=_BOOST_DESCRIPTION,
-        epilog=_BOOST_EPILOG,
-        formatter_class=fmt,
-    )
+    p = _add_command(rsub, fmt, "boosting-bound", _BOOST_HELP, _BOOST_DESCRIPTION, _BOOST_EPILOG)
     p.add_argument("--quick", action="store_true", help="3000 training rows, T = 10, 50")
-    p.add_argument(
-        "--datasets",
-        nargs="+",
-        metavar="NAME",
-        default=None,
-        help="a9a, w8a and/or binary PMLB names (default: a9a w8a spambase mushroom)",
-    )
+    add_datasets(p, "a9a, w8a and/or binary PMLB names (default: a9a w8a spambase mushroom)")
     p.add_argument("--rounds", nargs="+", type=_positive_int, default=None, metavar="T",
                    help="numbers of rounds (default: 10 50 200)")  # fmt: skip
     p.add_argument("--max-rows", type=_positive_int, default=None, help="subsample training rows")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_run_options(p)
     p.set_defaults(func=_cmd_boost)

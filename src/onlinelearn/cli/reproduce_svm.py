@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
-from . import CLIError, _positive_int
-from .reproduce import need_matplotlib as _need_matplotlib
+from ._common import CLIError, _add_command, _positive_int
+from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
+
+_HELP = "dual coordinate ascent against Pegasos / SGD on a9a, w8a, news20, mnist"
 
 _DESCRIPTION = """\
 The course's comparison (EPFL ML, problem set 7, Sec. 2.4) on real data from the shared data
@@ -30,47 +31,32 @@ def _cmd(args) -> int:
     from onlinelearn.experiments.svm_cd_vs_sgd import DEFAULT_DATASETS, run_cd_vs_sgd
 
     if args.plot:
-        _need_matplotlib()
+        need_matplotlib()
     datasets = args.datasets or list(DEFAULT_DATASETS)
     max_rows, epochs = args.max_rows, args.epochs
     if args.quick:
         max_rows = max_rows or 3000
         epochs = epochs or 15
     epochs = epochs or 50
-    say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     try:
         res = run_cd_vs_sgd(datasets, epochs=epochs, max_rows=max_rows, seed=args.seed,
-                            progress=say)  # fmt: skip
+                            progress=progress(args))  # fmt: skip
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     rows = "all rows" if max_rows is None else f"at most {max_rows} training rows"
     print(f"Dual CD against Pegasos / SGD: {rows}, {epochs} epochs, seed {args.seed}\n")
-    print(res.format_table())
-    print(f"\n({time.perf_counter() - t0:.0f} s in all)")
-    if args.plot:
-        res.plot(args.plot)
-        print(f"figure written to {args.plot}")
+    report(res, t0)
+    write_plot(res, args.plot)
     return 0
 
 
 def register(rsub, fmt) -> None:
     """Add the ``svm-cd-vs-sgd`` experiment to ``onlinelearn reproduce``."""
-    p = rsub.add_parser(
-        "svm-cd-vs-sgd",
-        help="dual coordinate ascent against Pegasos / SGD on a9a, w8a, news20, mnist",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=fmt,
-    )
-    p.add_argument(
-        "--datasets", nargs="+", metavar="NAME", default=None,
-        choices=["a9a", "w8a", "news20", "mnist"], help="(default: a9a w8a news20 mnist)",
-    )  # fmt: skip
+    p = _add_command(rsub, fmt, "svm-cd-vs-sgd", _HELP, _DESCRIPTION, _EPILOG)
+    add_datasets(p, "(default: a9a w8a news20 mnist)", ["a9a", "w8a", "news20", "mnist"])
     p.add_argument("--quick", action="store_true", help="3000 training rows and 15 epochs")
     p.add_argument("--max-rows", type=_positive_int, default=None, help="subsample to this many")
     p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 50)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--plot", metavar="PNG", default=None, help="write the figure here")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_run_options(p, plot=True)
     p.set_defaults(func=_cmd)

@@ -1,15 +1,8 @@
 """Online node classification on graphs: node features from the graph, data loaders, and the
 graph Perceptron (a kernel Perceptron on the Laplacian pseudo-inverse)."""
 
-from .datasets import (
-    GraphData,
-    load_blogcatalog,
-    load_citeseer,
-    load_cora,
-    load_edge_list,
-    load_planetoid,
-    load_pubmed,
-)
+from . import datasets
+from .datasets import *  # noqa: F403 - the loaders, whose names datasets.__all__ lists
 from .features import (
     KINDS,
     check_adjacency,
@@ -26,11 +19,5 @@ __all__ = [
     "connected_components",
     "KINDS",
     "GraphPerceptron",
-    "GraphData",
-    "load_edge_list",
-    "load_planetoid",
-    "load_cora",
-    "load_citeseer",
-    "load_pubmed",
-    "load_blogcatalog",
+    *datasets.__all__,
 ]

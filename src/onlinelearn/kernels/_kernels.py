@@ -222,38 +222,44 @@ class Polynomial(Kernel):
                 "coef0": self.coef0}  # fmt: skip
 
 
-class RBF(Kernel):
+class _ExpOfDistance(Kernel):
+    """exp(-gamma d(x, z)) for a distance d: the code RBF and Laplacian share; each names itself
+    (``_NAME``, in errors and in ``to_dict``) and says how to approximate it (``_NO_MAP``, the
+    message of :meth:`Kernel.feature_map`: the feature space is infinite)."""
+
+    _NAME = ""
+    _NO_MAP = ""
+
+    def __init__(self, gamma=None):
+        self.gamma = _check_gamma(gamma, self._NAME)
+
+    def to_dict(self):
+        return {"kernel": self._NAME, "gamma": self.gamma}
+
+    def _check_finite_map(self):
+        raise NoFiniteFeatureMap(self._NO_MAP)
+
+
+class RBF(_ExpOfDistance):
     """k(x, z) = exp(-gamma ||x - z||^2), gamma >= 0 (None: 1 / n_features, as scikit-learn's
     ``rbf_kernel``).  Valid as exp(2 gamma <x, z>) times f(x) f(z); no finite feature map."""
 
-    def __init__(self, gamma=None):
-        self.gamma = _check_gamma(gamma, "RBF")
-
-    def to_dict(self):
-        return {"kernel": "RBF", "gamma": self.gamma}
-
-    def _check_finite_map(self):
-        raise NoFiniteFeatureMap(
-            "RBF has no finite feature map (its feature space is infinite); approximate it "
-            "with sklearn.kernel_approximation.RBFSampler or Nystroem."
-        )
+    _NAME = "RBF"
+    _NO_MAP = (
+        "RBF has no finite feature map (its feature space is infinite); approximate it "
+        "with sklearn.kernel_approximation.RBFSampler or Nystroem."
+    )
 
 
-class Laplacian(Kernel):
+class Laplacian(_ExpOfDistance):
     """k(x, z) = exp(-gamma ||x - z||_1), gamma >= 0 (None: 1 / n_features, as scikit-learn's
     ``laplacian_kernel``).  No finite feature map."""
 
-    def __init__(self, gamma=None):
-        self.gamma = _check_gamma(gamma, "Laplacian")
-
-    def to_dict(self):
-        return {"kernel": "Laplacian", "gamma": self.gamma}
-
-    def _check_finite_map(self):
-        raise NoFiniteFeatureMap(
-            "Laplacian has no finite feature map; approximate it with "
-            "sklearn.kernel_approximation.Nystroem."
-        )
+    _NAME = "Laplacian"
+    _NO_MAP = (
+        "Laplacian has no finite feature map; approximate it with "
+        "sklearn.kernel_approximation.Nystroem."
+    )
 
 
 class Cosine(Kernel):
@@ -311,34 +317,37 @@ def _as_kernel(k, what):
     return k
 
 
-class Sum(Kernel):
+class _Pair(Kernel):
+    """A construction from two kernels k1 and k2: the code Sum and Product share; each names
+    itself (``_NAME``, in errors and in ``to_dict``) and its operator (``_OP``, in ``repr``)."""
+
+    _NAME = ""
+    _OP = ""
+
+    def __init__(self, k1, k2):
+        self.k1 = _as_kernel(k1, self._NAME)
+        self.k2 = _as_kernel(k2, self._NAME)
+        self._children = (self.k1, self.k2)
+
+    def to_dict(self):
+        return {"kernel": self._NAME, "k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
+
+    def __repr__(self):
+        return f"({self.k1!r} {self._OP} {self.k2!r})"
+
+
+class Sum(_Pair):
     """k1 + k2; phi = phi1 (+) phi2 (concatenation)."""
 
-    def __init__(self, k1, k2):
-        self.k1 = _as_kernel(k1, "Sum")
-        self.k2 = _as_kernel(k2, "Sum")
-        self._children = (self.k1, self.k2)
-
-    def to_dict(self):
-        return {"kernel": "Sum", "k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
-
-    def __repr__(self):
-        return f"({self.k1!r} + {self.k2!r})"
+    _NAME = "Sum"
+    _OP = "+"
 
 
-class Product(Kernel):
+class Product(_Pair):
     """k1 k2; phi = phi1 (x) phi2 (tensor product)."""
 
-    def __init__(self, k1, k2):
-        self.k1 = _as_kernel(k1, "Product")
-        self.k2 = _as_kernel(k2, "Product")
-        self._children = (self.k1, self.k2)
-
-    def to_dict(self):
-        return {"kernel": "Product", "k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
-
-    def __repr__(self):
-        return f"({self.k1!r} * {self.k2!r})"
+    _NAME = "Product"
+    _OP = "*"
 
 
 class Scaled(Kernel):
@@ -356,23 +365,43 @@ class Scaled(Kernel):
         return f"{self.c!r} * {self.k!r}"
 
 
-class PolynomialOf(Kernel):
-    """sum_i coef[i] k^i with every coef[i] >= 0 (coef[0] the constant term);
-    phi = (+)_i sqrt(coef[i]) phi_k^(x)i."""
+class _KernelAndList(Kernel):
+    """A construction from one kernel k and a list of numbers: the code PolynomialOf (its
+    coefficients) and OnFeatures (its columns) share.  Each names the list (``_LIST``, the
+    attribute and its key in ``to_dict``), itself (``_NAME``) and the function that builds it
+    (``_FUNCTION``, in ``repr``)."""
 
-    def __init__(self, k, coef):
-        self.k = _as_kernel(k, "polynomial_of")
-        coef = [_check_nonneg(c, f"polynomial_of: coefficient {i}") for i, c in enumerate(coef)]
-        if not coef:
-            raise ValueError("polynomial_of needs at least one coefficient")
-        self.coef = tuple(coef)
+    _LIST = ""
+    _NAME = ""
+    _FUNCTION = ""
+
+    def _set(self, k, values):
+        self.k = k
+        setattr(self, self._LIST, tuple(values))
         self._children = (self.k,)
 
     def to_dict(self):
-        return {"kernel": "PolynomialOf", "coef": list(self.coef), "k": self.k.to_dict()}
+        return {"kernel": self._NAME, self._LIST: list(getattr(self, self._LIST)),
+                "k": self.k.to_dict()}  # fmt: skip
 
     def __repr__(self):
-        return f"polynomial_of({self.k!r}, {list(self.coef)!r})"
+        return f"{self._FUNCTION}({self.k!r}, {list(getattr(self, self._LIST))!r})"
+
+
+class PolynomialOf(_KernelAndList):
+    """sum_i coef[i] k^i with every coef[i] >= 0 (coef[0] the constant term);
+    phi = (+)_i sqrt(coef[i]) phi_k^(x)i."""
+
+    _LIST = "coef"
+    _NAME = "PolynomialOf"
+    _FUNCTION = "polynomial_of"
+
+    def __init__(self, k, coef):
+        k = _as_kernel(k, "polynomial_of")
+        coef = [_check_nonneg(c, f"polynomial_of: coefficient {i}") for i, c in enumerate(coef)]
+        if not coef:
+            raise ValueError("polynomial_of needs at least one coefficient")
+        self._set(k, coef)
 
 
 class Exp(Kernel):
@@ -395,11 +424,15 @@ class Exp(Kernel):
         )
 
 
-class OnFeatures(Kernel):
+class OnFeatures(_KernelAndList):
     """k on a subset S of the features: k(x_S, z_S); phi(x) = phi_k(x_S)."""
 
+    _LIST = "features"
+    _NAME = "OnFeatures"
+    _FUNCTION = "on_features"
+
     def __init__(self, k, features):
-        self.k = _as_kernel(k, "on_features")
+        k = _as_kernel(k, "on_features")
         f = np.asarray(features)
         if f.dtype == bool:
             f = np.flatnonzero(f)
@@ -410,14 +443,7 @@ class OnFeatures(Kernel):
             )
         if np.unique(f).size != f.size:
             raise ValueError("on_features: repeated feature indices")
-        self.features = tuple(int(v) for v in f)
-        self._children = (self.k,)
-
-    def to_dict(self):
-        return {"kernel": "OnFeatures", "features": list(self.features), "k": self.k.to_dict()}
-
-    def __repr__(self):
-        return f"on_features({self.k!r}, {list(self.features)!r})"
+        self._set(k, (int(v) for v in f))
 
 
 def exp(k):
