@@ -41,7 +41,7 @@ from onlinelearn.framework import (
     SquaredHinge,
 )
 from onlinelearn.framework import _generic as G
-from onlinelearn.framework.learner import loss_cfuncs
+from onlinelearn.framework.losses import loss_cfuncs
 from onlinelearn.model_io import load_model, save_model
 
 
@@ -105,6 +105,26 @@ def smooth_hinge(z):  # the example of docs/framework.md, "Adding a learner"
 @numba.njit
 def smooth_hinge_d(z):
     return 0.0 if z >= 1.0 else (-1.0 if z <= 0.0 else z - 1.0)
+
+
+@numba.njit
+def eps_ins(r):
+    return max(0.0, abs(r) - 0.1)
+
+
+@numba.njit
+def eps_ins_d(r):
+    return 1.0 if r > 0.1 else (-1.0 if r < -0.1 else 0.0)
+
+
+@numba.njit
+def half_square(r):
+    return 0.5 * r * r
+
+
+@numba.njit
+def half_square_d(r):
+    return r
 
 
 USER_HINGE = CustomLoss(user_hinge, user_hinge_d)
@@ -347,19 +367,29 @@ def _regression(n=400, seed=0):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_regressor_generic_solve_matches_the_closed_forms(sparse):
+    """The regressors are configurations of OnlineRegressor (the same closed-form pass, bit for
+    bit), and the generic solve of the same losses, given as CustomLoss, agrees to 1e-9."""
     X, y = _regression()
     Xs = sp.csr_matrix(X) if sparse else X
-    a = OnlineRegressor(loss=EpsInsensitive(0.1), step=Aggressive(0.5), random_state=0)
-    b = PassiveAggressiveRegressor(C=0.5, epsilon=0.1, random_state=0)
-    np.testing.assert_allclose(a.fit(Xs, y).coef_, b.fit(Xs, y).coef_, rtol=1e-9, atol=1e-12)
-    a = OnlineRegressor(loss=EpsInsensitive(0.1), step=Aggressive(0.5, "PA-II"), average=True,
-                        random_state=0)  # fmt: skip
-    b = PassiveAggressiveRegressor(C=0.5, epsilon=0.1, loss="squared_epsilon_insensitive",
-                                   average=True, random_state=0)  # fmt: skip
-    np.testing.assert_allclose(a.fit(Xs, y).coef_, b.fit(Xs, y).coef_, rtol=1e-9, atol=1e-12)
-    a = OnlineRegressor(loss=Squared(), step=Aggressive(0.2), random_state=0)
-    b = OnlineLeastSquares(solver="proximal", C=0.2, n_epochs=5, random_state=0)
-    np.testing.assert_allclose(a.fit(Xs, y).coef_, b.fit(Xs, y).coef_, rtol=1e-9, atol=1e-12)
+    cases = [
+        (EpsInsensitive(0.1), CustomLoss(eps_ins, eps_ins_d, kind="residual"),
+         Aggressive(0.5), dict(average=False),
+         PassiveAggressiveRegressor(C=0.5, epsilon=0.1)),
+        (EpsInsensitive(0.1), CustomLoss(eps_ins, eps_ins_d, kind="residual"),
+         Aggressive(0.5, "PA-II"), dict(average=True),
+         PassiveAggressiveRegressor(C=0.5, epsilon=0.1, loss="squared_epsilon_insensitive",
+                                    average=True)),
+        (Squared(), CustomLoss(half_square, half_square_d, kind="residual"),
+         Aggressive(0.2), dict(average=False, n_epochs=1),
+         OnlineLeastSquares(solver="proximal", C=0.2)),
+    ]  # fmt: skip
+    for loss, user, step, kw, preset in cases:
+        a = OnlineRegressor(loss=loss, step=step, random_state=0, **kw).fit(Xs, y)
+        b = preset.set_params(random_state=0).fit(Xs, y)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.predict(Xs), b.predict(Xs))
+        g = OnlineRegressor(loss=user, step=step, random_state=0, **kw).fit(Xs, y)
+        np.testing.assert_allclose(g.coef_, b.coef_, rtol=1e-9, atol=1e-12)
 
 
 def test_user_huber_regression_each_round():

@@ -18,7 +18,6 @@ Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' she
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -42,31 +41,11 @@ from .losses import (
     Squared,
     SquaredHinge,
     as_loss,
+    loss_cfuncs,
 )
 from .steps import Aggressive, Conservative, Step, as_step
 
 __all__ = ["OnlineLearner", "OnlineRegressor"]
-
-@functools.cache
-def _first_class(fn):
-    """The compiled scalar function ``fn`` as a first-class function of signature
-    float64(float64) (a ``numba.cfunc``): the generic passes are compiled once for every loss
-    and cached on disk; only this small wrapper compiles per loss and process."""
-    import numba
-    from numba import types
-
-    sig = types.float64(types.float64)
-    try:
-        return numba.cfunc(sig, cache=True)(fn.py_func)
-    except (RuntimeError, TypeError, OSError):  # no source file (a notebook), no cache dir
-        return numba.cfunc(sig)(fn.py_func)
-
-
-def loss_cfuncs(loss: Loss):
-    """(value, derivative) of ``loss`` as first-class compiled functions."""
-    value, deriv = loss.functions()
-    return _first_class(value), _first_class(deriv)
-
 
 # ------------------------------------------------------------------ model-file encoding
 _OBJECTS = {
@@ -337,30 +316,19 @@ class OnlineRegressor(OnlineLinearRegressor):
                 f"OnlineRegressor takes a residual loss; {loss!r} is a margin loss: use "
                 "onlinelearn.OnlineLearner for classification."
             )
-        if isinstance(step, Aggressive) and (step.variant == "PA" or not np.isfinite(step.C)):
+        closed = loss.closed_form_step == "regression"
+        if isinstance(step, Aggressive) and not closed and (
+            step.variant == "PA" or not np.isfinite(step.C)
+        ):
             raise ValueError(
-                "OnlineRegressor takes Aggressive(C) with a finite C, 'PA-I' or 'PA-II'"
+                f"{loss!r} takes Aggressive(C) with a finite C, 'PA-I' or 'PA-II' (the zero-loss "
+                "step 'PA' is the eps-insensitive loss's)"
             )
+        if isinstance(loss, Squared) and isinstance(step, Aggressive) and step.variant != "PA-I":
+            raise ValueError("Squared() takes Aggressive(C) with variant 'PA-I' (its prox step)")
 
-    def _run_pass(self, X, y, sw, order, pred):
-        from .._core import regression as CR
-        from ..regression._base import _full
-        from ..shell import validation as V
-
-        loss, step = as_loss(self.loss), as_step(self.step)
-        if isinstance(X, np.ndarray):
-            if not np.isfinite(X).all():
-                return CR.NONFINITE_INPUT
-            X = V.CSRBatch(X)
-        sw, order = _full(sw, order, X.n_rows)
-        value, deriv = loss_cfuncs(loss)
-        p = step.params()
-        status = G.residual_pass(
-            X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st, step.code,
-            float(p.get("C", 1.0)), float(p.get("eta", 1.0)), self._b(), self._average(), pred,
-            value, deriv,
-        )  # fmt: skip
-        return CR.OK if status == G.OK else CR.NONFINITE_WEIGHTS
+    def _configuration(self):
+        return as_link(self.link), as_loss(self.loss), as_step(self.step)
 
     def _get_state(self):
         meta, arrays = super()._get_state()

@@ -314,6 +314,28 @@ class CustomLoss(Loss):
         return f"CustomLoss({name}, {dname}{extra})"
 
 
+@functools.cache
+def _first_class(fn):
+    """The compiled scalar function ``fn`` as a first-class function of signature
+    float64(float64) (a ``numba.cfunc``): the generic passes are compiled once for every loss
+    and cached on disk; only this small wrapper compiles per loss and process."""
+    import numba
+    from numba import types
+
+    sig = types.float64(types.float64)
+    try:
+        return numba.cfunc(sig, cache=True)(fn.py_func)
+    except (RuntimeError, TypeError, OSError):  # no source file (a notebook), no cache dir
+        return numba.cfunc(sig)(fn.py_func)
+
+
+def loss_cfuncs(loss: Loss):
+    """(value, derivative) of ``loss`` as first-class compiled functions (the generic passes'
+    arguments)."""
+    value, deriv = loss.functions()
+    return _first_class(value), _first_class(deriv)
+
+
 def _as_njit(fn):
     """A numba dispatcher for ``fn`` (itself when it is one)."""
     import numba

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -12,6 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
 from .._core import regression as CR
+from ..framework._generic import residual_pass as generic_residual_pass
+from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
 from ..shell.meta import state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
@@ -26,6 +29,17 @@ CONSTRAINT_PARAMS = {
     "constraint": [StrOptions(set(_CONSTRAINTS)), None],
     "radius": [Interval(numbers.Real, 0, None, closed="neither")],
 }
+
+
+def _closed_form_code(loss, step):
+    """The closed-form pass code (:mod:`onlinelearn._core.regression`) of a configuration, or
+    None: eps-insensitive with PA / PA-I (``EPS_PA1``; PA is C = inf) or PA-II (``EPS_PA2``),
+    squared with the aggressive step (``SQUARED``, the prox step)."""
+    if loss.closed_form_step != "regression" or not hasattr(step, "variant"):
+        return None
+    if hasattr(loss, "eps"):
+        return CR.EPS_PA2 if step.variant == "PA-II" else CR.EPS_PA1
+    return CR.SQUARED if step.variant == "PA-I" else None
 
 
 def _full(sw, order, n):
@@ -132,6 +146,40 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
 
     def _check_params(self):
         """Rules spanning two parameters (a hook)."""
+
+    def _configuration(self):
+        """``(link, loss, step)``: the regressor as objects of :mod:`onlinelearn.framework`,
+        built from its parameters."""
+        raise NotImplementedError
+
+    def _run_pass(self, X, y, sw, order, pred):
+        """One pass of the configuration: the closed-form pass of the eps-insensitive loss
+        (PA, PA-I, PA-II) and of the squared loss's prox step, else the generic pass, whose
+        aggressive step solves the round's 1-D dual numerically (:mod:`onlinelearn.framework`).
+        Returns a ``CR`` status code."""
+        _, loss, step = self._configuration()
+        code = _closed_form_code(loss, step)
+        if code is not None:
+            eps = float(getattr(loss, "eps", 0.0))
+            C = math.inf if step.variant == "PA" else float(step.C)
+            return self._sgd_pass(X, y, sw, order, pred, code, C, eps)
+        if self._constraint_code() != PP.NO_CONSTRAINT:
+            raise ValueError(
+                f"a constraint needs a closed-form step; {loss!r} with {step!r} has none"
+            )
+        if isinstance(X, np.ndarray):
+            if not np.isfinite(X).all():
+                return CR.NONFINITE_INPUT
+            X = V.CSRBatch(X)
+        sw, order = _full(sw, order, X.n_rows)
+        value, deriv = loss_cfuncs(loss)
+        p = step.params()
+        status = generic_residual_pass(
+            X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st, step.code,
+            float(p.get("C", 1.0)), float(p.get("eta", 1.0)), self._b(), self._average(), pred,
+            value, deriv,
+        )  # fmt: skip
+        return CR.OK if status == 0 else CR.NONFINITE_WEIGHTS
 
     def _average(self):
         return bool(getattr(self, "average", False))

@@ -8,6 +8,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import regression as CR
+from ..framework.links import Euclidean
+from ..framework.losses import Squared
+from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.params import store_params
 from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor, _full
@@ -117,4 +120,9 @@ class OnlineLeastSquares(OnlineLinearRegressor):
                 self._st, self._b(), pred, np.empty(self._w.shape[0]),
             )  # fmt: skip
             return CR.OK if ok else CR.NONFINITE_WEIGHTS
-        return self._sgd_pass(X, y, sw, order, pred, CR.SQUARED, float(self.C), 0.0)
+        return super()._run_pass(X, y, sw, order, pred)
+
+    def _configuration(self):
+        """The proximal solver's configuration (RLS, the exact ridge solution after every row,
+        is follow-the-leader, not a single dual step: its own pass above)."""
+        return Euclidean(), Squared(), Aggressive(self.C)

@@ -7,6 +7,9 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import regression as CR
+from ..framework.links import Euclidean
+from ..framework.losses import EpsInsensitive
+from ..framework.steps import Aggressive
 from ..shell.params import store_params
 from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor
 
@@ -107,7 +110,6 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
     ):
         store_params(self, locals())
 
-    def _run_pass(self, X, y, sw, order, pred):
-        return self._sgd_pass(
-            X, y, sw, order, pred, _LOSSES[self.loss], float(self.C), float(self.epsilon)
-        )
+    def _configuration(self):
+        variant = "PA-I" if self.loss == "epsilon_insensitive" else "PA-II"
+        return Euclidean(), EpsInsensitive(self.epsilon), Aggressive(self.C, variant)
