@@ -11,6 +11,15 @@ named learner computed when the file was recorded.  Every configuration x data v
   differently there.  A long online run can still take another branch on such a difference;
   the assertion message says which comparison was made.
 
+One exception, measured: the aggressive steps of the entropy and p-norm links (Winnow,
+PNormPerceptron and DualAscentClassifier off the Euclidean link), LabelRanker's entropic
+update III and the projected updates (``constraint``) are compiled with fastmath ('afn',
+'contract') into functions whose last bit depends on the order in which numba compiled them in
+the process (or in the process that wrote the on-disk cache): the code as recorded gives other
+last bits when ``tests/test_aggressive_links.py`` runs first, or with the cache off
+(``ONLINELEARN_NUMBA_CACHE=0``), with gaps of 1e-16 to 8e-16.  Those configurations are
+compared at rtol=1e-10, atol=1e-12 on every CPU (:func:`_compile_order_dependent`).
+
 Re-record (``PYTHONPATH=src python tests/recorded/record.py``) only when a change of outputs
 is intended, and say so in the commit.
 """
@@ -42,6 +51,20 @@ def _recorded():
     return runs, meta
 
 
+def _compile_order_dependent(cfg):
+    """The configurations whose last bit depends on numba's compile order (module docstring)."""
+    p = dict(cfg.params)
+    if p.get("constraint") is not None:
+        return True  # the projections of the projected updates (measured on PA-I, l1 ball)
+    if cfg.estimator in ("Winnow", "PNormPerceptron"):
+        return p.get("step", "conservative") != "conservative"
+    if cfg.estimator == "DualAscentClassifier":
+        return p.get("link", "euclidean") != "euclidean"
+    if cfg.estimator == "LabelRanker":
+        return p.get("update") == "III" and p.get("complexity") == "entropy"
+    return False
+
+
 @functools.cache
 def _same_cpu():
     _, meta = _recorded()
@@ -60,11 +83,12 @@ def _mode():
     )
 
 
-def _differs(got, want):
-    """None when ``got`` matches ``want`` under this host's rule, else a description."""
+def _differs(got, want, exact=True):
+    """None when ``got`` matches ``want`` under this host's rule, else a description;
+    ``exact=False``: the tolerance even on the recording CPU."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"dtype/shape {got.dtype}{got.shape}, recorded {want.dtype}{want.shape}"
-    if _same_cpu():
+    if _same_cpu() and exact:
         if np.array_equal(got, want, equal_nan=True):
             return None
     else:
@@ -101,7 +125,11 @@ def test_recorded_outputs(cfg, variant):
     want = runs[key(cfg, *variant)]
     got = run(cfg, *variant)
     assert sorted(got) == sorted(want), "the run gives other outputs than were recorded"
+    exact = not _compile_order_dependent(cfg)
     failures = [
-        f"{name}: {msg}" for name in sorted(got) if (msg := _differs(got[name], want[name]))
+        f"{name}: {msg}"
+        for name in sorted(got)
+        if (msg := _differs(got[name], want[name], exact))
     ]
-    assert not failures, f"compared {_mode()}:\n" + "\n".join(failures)
+    mode = _mode() if exact else f"rtol={RTOL}, atol={ATOL} (compile-order dependent)"
+    assert not failures, f"compared {mode}:\n" + "\n".join(failures)
