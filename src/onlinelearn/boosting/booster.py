@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import boosting as B
 from ..shell import validation as V
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 
 _STEPS = ("aggressive", "conservative", "gentle")
 
@@ -24,6 +24,13 @@ class WeakLearnerError(ValueError):
     """The weak learner returned a hypothesis with weighted error >= 1/2."""
 
 
+@parameters(
+    "n_estimators * step C gamma weak_learner criterion", n_estimators=Param(50, AT_LEAST_ONE),
+    step=Param("aggressive", StrOptions(set(_STEPS))), C=Param(None, POSITIVE, None),
+    gamma=Param(0.1, Interval(numbers.Real, 0, 0.5, closed="right")),
+    weak_learner=Param(None, HasMethods(["fit", "predict"]), None),
+    criterion=Param("edge", StrOptions({"edge", "gini"})),
+)  # fmt: skip
 class PrimalDualBoost(ClassifierMixin, BaseEstimator):
     """Binary boosting as dual ascent: AdaBoost, its conservative and its Gentle variant.
 
@@ -95,27 +102,6 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
     >>> round(clf.score(Xt[yt != 3], yt[yt != 3]), 3)
     0.959
     """
-
-    _parameter_constraints: dict = {
-        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
-        "step": [StrOptions(set(_STEPS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(numbers.Real, 0, 0.5, closed="right")],
-        "weak_learner": [HasMethods(["fit", "predict"]), None],
-        "criterion": [StrOptions({"edge", "gini"})],
-    }
-
-    def __init__(
-        self,
-        n_estimators=50,
-        *,
-        step="aggressive",
-        C=None,
-        gamma=0.1,
-        weak_learner=None,
-        criterion="edge",
-    ):
-        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

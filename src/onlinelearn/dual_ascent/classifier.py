@@ -15,7 +15,7 @@ from .._core import links as L
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, state_meta
 from ..shell.online import ProgressiveMixin
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
 
 __all__ = ["DualAscentClassifier"]
 
@@ -32,6 +32,15 @@ _LINKS = {"euclidean": L.EUCLID, "entropy": L.ENTROPY, "pnorm": L.PNORM}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
 
 
+@parameters(
+    "* step k variant C margin link p U sigma update tol max_sweeps n_epochs shuffle "
+    "random_state fit_intercept intercept_scaling",
+    SHARED, step=Param("last-k", StrOptions(set(_STEPS))), k=Param(1, AT_LEAST_ONE),
+    link=Param("euclidean", StrOptions(set(_LINKS))), sigma=Param(1.0, POSITIVE),
+    p=Param(None, Interval(numbers.Real, 1, None, closed="neither"), None),
+    update=Param("optimal", StrOptions(set(_RULES))), tol=Param(1e-7, POSITIVE),
+    max_sweeps=Param(200, AT_LEAST_ONE),
+)  # fmt: skip
 class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     """Online hinge-loss classifier whose round raises the dual by a chosen dual ascent step.
 
@@ -129,49 +138,6 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     1 0.190 1.3161
     2 0.186 1.3297
     """
-
-    _parameter_constraints: dict = {
-        "step": [StrOptions(set(_STEPS))],
-        "k": [Interval(numbers.Integral, 1, None, closed="left")],
-        "variant": [StrOptions(set(_VARIANTS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="left")],
-        "link": [StrOptions(set(_LINKS))],
-        "p": [Interval(numbers.Real, 1, None, closed="neither"), None],
-        "U": [Interval(numbers.Real, 0, None, closed="neither")],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
-        "update": [StrOptions(set(_RULES))],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        *,
-        step="last-k",
-        k=1,
-        variant="PA-I",
-        C=1.0,
-        margin=1.0,
-        link="euclidean",
-        p=None,
-        U=1.0,
-        sigma=1.0,
-        update="optimal",
-        tol=1e-7,
-        max_sweeps=200,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):

@@ -18,15 +18,14 @@ Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' she
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
-from ..regression._base import OnlineLinearRegressor
-from ..shell.base import OnlineLinearClassifier
-from ..shell.params import store_params
+from ..linear._stop import STOP, ConvergenceStopMixin
+from ..linear.copa import CONFUSION_CLASS_WEIGHT
+from ..regression._base import REGRESSION, OnlineLinearRegressor
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.params import Param, parameters
 from . import _generic as G
 from .links import Entropy, Euclidean, Link, PNorm, as_link
 from .losses import (
@@ -70,6 +69,10 @@ def _encode(obj):
     return obj
 
 
+#: ``step`` of both learners: an object or the name of one
+_STEP = Param("aggressive", Step, StrOptions({"conservative", "aggressive"}))
+
+
 def _decode(value):
     if isinstance(value, dict) and "__framework__" in value:
         cls = _OBJECTS.get(value["__framework__"])
@@ -79,6 +82,13 @@ def _decode(value):
     return value
 
 
+@parameters(
+    "link loss step * n_epochs tol n_iter_no_change shuffle average random_state fit_intercept "
+    "intercept_scaling class_weight dtype",
+    LINEAR, STOP, n_epochs=100, average=True, class_weight=CONFUSION_CLASS_WEIGHT, step=_STEP,
+    link=Param("euclidean", Link, StrOptions({"euclidean", "entropy", "pnorm"})),
+    loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
+)  # fmt: skip
 class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
@@ -124,34 +134,6 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
     >>> print(f"test accuracy {clf.fit(X, y).score(*load_dna('test')):.3f}")
     test accuracy 0.946
     """
-
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "link": [Link, StrOptions({"euclidean", "entropy", "pnorm"})],
-        "loss": [Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})],
-        "step": [Step, StrOptions({"conservative", "aggressive"})],
-        "class_weight": [dict, StrOptions({"balanced", "confusion"}), None],
-        **STOP_PARAMS,
-    }
-
-    def __init__(
-        self,
-        link="euclidean",
-        loss="hinge",
-        step="aggressive",
-        *,
-        n_epochs=100,
-        tol=1e-3,
-        n_iter_no_change=5,
-        shuffle=True,
-        average=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        dtype=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):
@@ -259,6 +241,11 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
 
 
 
+@parameters(
+    "link loss step * average n_epochs shuffle random_state fit_intercept intercept_scaling",
+    REGRESSION, step=_STEP, link=Param("euclidean", Link, StrOptions({"euclidean"})),
+    loss=Param("squared", Loss, StrOptions({"squared", "epsilon_insensitive"})),
+)  # fmt: skip
 class OnlineRegressor(OnlineLinearRegressor):
     """An online regressor given by its three choices: Euclidean link x residual loss x step.
 
@@ -282,30 +269,6 @@ class OnlineRegressor(OnlineLinearRegressor):
     average, n_epochs, shuffle, random_state, fit_intercept, intercept_scaling
         As in :class:`onlinelearn.PassiveAggressiveRegressor`.
     """
-
-    _parameter_constraints = {
-        **OnlineLinearRegressor._parameter_constraints,
-        "link": [Link, StrOptions({"euclidean"})],
-        "loss": [Loss, StrOptions({"squared", "epsilon_insensitive"})],
-        "step": [Step, StrOptions({"conservative", "aggressive"})],
-        "average": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
-
-    def __init__(
-        self,
-        link="euclidean",
-        loss="squared",
-        step="aggressive",
-        *,
-        average=False,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-    ):
-        store_params(self, locals())
 
     def _check_params(self):
         link, loss, step = as_link(self.link), as_loss(self.loss), as_step(self.step)

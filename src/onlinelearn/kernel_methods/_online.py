@@ -6,14 +6,17 @@ transactions, model files) is :class:`._online_base.KernelOnlineClassifier`.
 
 from __future__ import annotations
 
-import numbers
-
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from .._core import steps as S
 from ..shell.meta import labels_from_scores
-from ..shell.params import store_params
-from ._online_base import KernelOnlineClassifier, json_params, kernel_param, params_from_json
+from ..shell.params import parameters
+from ._online_base import (
+    COMMON,
+    KERNEL_ONLINE,
+    KernelOnlineClassifier,
+    json_params,
+    kernel_param,
+    params_from_json,
+)
 
 # the names the kernel SVM (and older imports) take from this module
 __all__ = [
@@ -63,6 +66,7 @@ def _common_doc(cls):
 
 
 @_common_doc
+@parameters("kernel * " + COMMON, KERNEL_ONLINE)
 class KernelPerceptron(KernelOnlineClassifier):
     """Kernel Perceptron: the conservative dual step in the RKHS of ``kernel``.
 
@@ -103,11 +107,6 @@ class KernelPerceptron(KernelOnlineClassifier):
     277 0.901
     """
 
-    def __init__(self, kernel="rbf", *, budget=None, removal="oldest", n_epochs=5, shuffle=True,
-                 average=True, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
-
     def _step(self):
         return S.CONSERVATIVE, 1.0, 0.0
 
@@ -116,6 +115,7 @@ _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
 
 @_common_doc
+@parameters("kernel * variant C margin " + COMMON, KERNEL_ONLINE)
 class KernelPassiveAggressive(KernelOnlineClassifier):
     """Kernel Passive-Aggressive (PA, PA-I, PA-II; Crammer et al. 2006, Sec. 3 and 7).
 
@@ -155,23 +155,12 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     0.909
     """
 
-    _parameter_constraints = {
-        **KernelOnlineClassifier._parameter_constraints,
-        "variant": [StrOptions(set(_VARIANTS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, kernel="rbf", *, variant="PA-I", C=1.0, margin=1.0, budget=None,
-                 removal="oldest", n_epochs=5, shuffle=True, average=True, random_state=None,
-                 fit_intercept=True, intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
-
     def _step(self):
         return _VARIANTS[self.variant], float(self.C), float(self.margin)
 
 
 @_common_doc
+@parameters("kernel * C " + COMMON, KERNEL_ONLINE)
 class KernelCOPA(KernelOnlineClassifier):
     """Kernel COPA: COPA's closed-form multi-variable step (Ralaivola 2012, Thm. 3), in an RKHS.
 
@@ -206,15 +195,6 @@ class KernelCOPA(KernelOnlineClassifier):
     """
 
     _always_multiclass = True
-    _parameter_constraints = {
-        **KernelOnlineClassifier._parameter_constraints,
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(self, kernel="rbf", *, C=1.0, budget=None, removal="oldest", n_epochs=5,
-                 shuffle=True, average=True, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
 
     def _step(self):
         return S.COPA, float(self.C), 0.0

@@ -23,11 +23,30 @@ from ..shell import validation as V
 from ..shell.meta import labels_from_scores, params_to_json
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
+from ..shell.params import SHARED, Param, constraints_of
 from ..shell.weights import ExampleWeightsMixin
 
-__all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
+__all__ = [
+    "KERNEL_ONLINE", "KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json",
+]  # fmt: skip
 
 _RULES = {"oldest": O.REMOVE_OLDEST, "smallest": O.REMOVE_SMALLEST}
+
+#: the declarations of the kernel learners' parameters (:mod:`onlinelearn.shell.params`): the
+#: shared ones (averaged by default, as the linear twins), the kernel (checked when learning
+#: starts: names and objects, no functions) and the budget of the online learners
+KERNEL_ONLINE = {
+    **SHARED,
+    "average": SHARED["average"](True),
+    "kernel": Param("rbf", "no_validation"),
+    "budget": Param(None, Interval(numbers.Integral, 1, None, closed="left"), None),
+    "removal": Param("oldest", StrOptions(set(_RULES))),
+}
+#: the parameters of every kernel online learner, after its step's
+COMMON = (
+    "budget removal n_epochs shuffle average random_state fit_intercept intercept_scaling "
+    "class_weight"
+)
 _STATE = (
     "classes_", "n_features_in_", "feature_names_in_", "_prog", "_sparse_input", "_st",
     "_pool_d", "_pool_i", "_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last",
@@ -83,18 +102,9 @@ class KernelOnlineClassifier(
 
     _always_multiclass = False
 
-    _parameter_constraints: dict = {
-        "kernel": "no_validation",
-        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "removal": [StrOptions(set(_RULES))],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "average": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-    }
+    _parameter_constraints: dict = constraints_of(
+        {n: KERNEL_ONLINE[n] for n in ("kernel " + COMMON).split()}
+    )
 
     # ------------------------------------------------------------------ hooks
     def _step(self):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 
@@ -11,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.kernel import ovo as OV
@@ -20,8 +19,9 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.params import store_params
+from ..shell.params import POSITIVE, Param, parameters
 from ._online import json_params, kernel_param, labels_from_scores, params_from_json
+from ._online_base import KERNEL_ONLINE
 
 __all__ = ["KernelSVC"]
 
@@ -45,6 +45,13 @@ def _ovo_scores(f, K):
     return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
+@parameters(
+    "kernel * C multi_class tol max_iter shrinking cache_size fit_intercept intercept_scaling "
+    "class_weight random_state selection",
+    KERNEL_ONLINE, multi_class=Param("ovo", StrOptions({"ovo", "ovr", "crammer_singer"})),
+    tol=Param(1e-3, POSITIVE), cache_size=Param(200.0, POSITIVE),
+    selection=Param("greedy", StrOptions({"greedy", "random"})),
+)  # fmt: skip
 class KernelSVC(ClassifierMixin, BaseEstimator):
     """Kernel SVM trained by dual coordinate ascent, stopped on the duality gap.
 
@@ -142,26 +149,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     >>> print(f"{clf.score(*load_dna('test')):.3f}", 0 <= h["gap"] <= 1e-3 * h["primal"])
     0.926 True
     """
-
-    _parameter_constraints: dict = {
-        "kernel": "no_validation",
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "multi_class": [StrOptions({"ovo", "ovr", "crammer_singer"})],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shrinking": ["boolean"],
-        "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "random_state": ["random_state"],
-        "selection": [StrOptions({"greedy", "random"})],
-    }
-
-    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovo", tol=1e-3, max_iter=1000,
-                 shrinking=True, cache_size=200.0, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, random_state=None, selection="greedy"):  # fmt: skip
-        store_params(self, locals())
 
     @property
     def _b2(self):

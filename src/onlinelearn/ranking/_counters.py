@@ -1,10 +1,15 @@
-"""The round counters both ranking estimators keep in their statistics vector ``_st``."""
+"""What both ranking estimators share: the round counters they keep in their statistics vector
+``_st``, and the declarations of their parameters."""
 
 from __future__ import annotations
 
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
+from ..shell.params import CONSTRAINT, POSITIVE, SHARED, Param
+
+#: the declarations of the ranking estimators' parameters (:mod:`onlinelearn.shell.params`)
+RANKING = {**SHARED, **CONSTRAINT, "margin": Param(1.0, POSITIVE)}
 
 
 class RoundCounters:

@@ -7,14 +7,13 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
-from ._counters import RoundCounters
+from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
+from ._counters import RANKING, RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
 
@@ -31,6 +30,11 @@ def one_vs_rest_features(X, r, n_classes):
     return out
 
 
+@parameters(
+    "C margin feature_map n_epochs shuffle random_state step_tol step_max_iter", RANKING,
+    feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
+    step_max_iter=Param(10000, AT_LEAST_ONE),
+)  # fmt: skip
 class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
@@ -82,21 +86,6 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
     test accuracy 0.911
     """
-
-    _parameter_constraints: dict = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="neither")],
-        "feature_map": [callable, None],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "step_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "step_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
-
-    def __init__(self, C=1.0, margin=1.0, feature_map=None, n_epochs=5, shuffle=True,
-                 random_state=None, step_tol=1e-10, step_max_iter=10000):  # fmt: skip
-        store_params(self, locals())
 
     def _phi(self, X):
         """(n, K, D) joint features of the validated X."""

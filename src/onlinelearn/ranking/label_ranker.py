@@ -15,9 +15,9 @@ from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.meta import state_meta
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
+from ..shell.params import Param, parameters
 from . import _targets as T
-from ._counters import RoundCounters
+from ._counters import RANKING, RoundCounters
 
 __all__ = ["LabelRanker"]
 
@@ -35,6 +35,14 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
+@parameters(
+    "update complexity C margin fit_intercept intercept_scaling n_epochs shuffle random_state "
+    "constraint radius floor",
+    RANKING, C=0.01, update=Param("III", StrOptions(set(_UPDATE))),
+    complexity=Param("euclidean", StrOptions(set(_COMPLEXITY))),
+    constraint=Param(None, StrOptions({"l1", "floor"}), None),
+    floor=Param(1e-6, Interval(numbers.Real, 0, 1, closed="neither")),
+)  # fmt: skip
 class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
@@ -153,38 +161,6 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     >>> print(f"test accuracy {est.score(X_test, y_test):.3f}")
     test accuracy 0.924
     """
-
-    _parameter_constraints: dict = {
-        "update": [StrOptions(set(_UPDATE))],
-        "complexity": [StrOptions(set(_COMPLEXITY))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "constraint": [StrOptions({"l1", "floor"}), None],
-        "radius": [Interval(numbers.Real, 0, None, closed="neither")],
-        "floor": [Interval(numbers.Real, 0, 1, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        update="III",
-        complexity="euclidean",
-        C=0.01,
-        margin=1.0,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        constraint=None,
-        radius=1.0,
-        floor=1e-6,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _check_constraint(self, n_weights):

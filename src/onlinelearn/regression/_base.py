@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state, column_or_1d
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
@@ -18,16 +16,19 @@ from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
 from ..shell.meta import state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
+from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
 
-__all__ = ["OnlineLinearRegressor", "check_target"]
+__all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
 
 _CONSTRAINTS = {"l1": PP.L1_BALL, "simplex": PP.SIMPLEX}
 
-#: Parameter constraints of ``constraint`` / ``radius`` (projected updates).
-CONSTRAINT_PARAMS = {
-    "constraint": [StrOptions(set(_CONSTRAINTS)), None],
-    "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+#: the declarations of the regressors' parameters (:mod:`onlinelearn.shell.params`): the shared
+#: ones, the projected updates, and a ``C`` that may be infinite (PA: no slack)
+REGRESSION = {
+    **SHARED,
+    **CONSTRAINT,
+    "C": Param(1.0, POSITIVE_OR_INF),
 }
 
 
@@ -114,13 +115,10 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
 
     _uses_P = False
-    _parameter_constraints: dict = {
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
+    _parameter_constraints: dict = constraints_of({
+        n: REGRESSION[n]
+        for n in ("n_epochs", "shuffle", "random_state", "fit_intercept", "intercept_scaling")
+    })  # fmt: skip
 
     def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
         """The first-order pass: the dense kernel for an ndarray X, the CSR one for a

@@ -11,18 +11,28 @@ describe itself for model files.  :class:`SecondOrderClassifier` owns the scikit
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, state_meta
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
+from ..shell.params import POSITIVE, SHARED, Param, constraints_of
+
+#: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
+#: one pass in the given order by default, the matrix kept full or diagonal, its initial scale
+SECOND_ORDER = {
+    **SHARED,
+    "n_epochs": SHARED["n_epochs"](1),
+    "shuffle": SHARED["shuffle"](False),
+    "covariance": Param("full", StrOptions({"full", "diagonal"})),
+    "a": Param(1.0, POSITIVE),
+}
 
 
 class SecondOrderState:
@@ -73,13 +83,10 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
 
     _binary_single_column = False
 
-    _parameter_constraints: dict = {
-        "covariance": [StrOptions({"full", "diagonal"})],
-        "fit_intercept": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints: dict = constraints_of({
+        n: SECOND_ORDER[n]
+        for n in ("covariance", "fit_intercept", "n_epochs", "shuffle", "random_state")
+    })  # fmt: skip
 
     # ------------------------------------------------------------------ hooks
     def _check_params(self):

@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
-from ..shell.params import store_params
-from ._base import SecondOrderClassifier, SecondOrderState
+from ..shell.params import POSITIVE, Param, parameters
+from ._base import SECOND_ORDER, SecondOrderClassifier, SecondOrderState
 
 
 class _ConfidenceWeighted(SecondOrderClassifier):
@@ -79,6 +79,10 @@ _MULTICLASS_NOTE = """
 """
 
 
+@parameters(
+    "r a covariance fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
+    r=Param(1.0, POSITIVE),
+)  # fmt: skip
 class AROW(_ConfidenceWeighted):
     __doc__ = (
         """Adaptive Regularization of Weight vectors (Crammer, Kulesza & Dredze, NIPS 2009).
@@ -127,28 +131,15 @@ class AROW(_ConfidenceWeighted):
     )
 
     _variant = SO.AROW
-    _parameter_constraints: dict = {
-        **SecondOrderClassifier._parameter_constraints,
-        "r": [Interval(numbers.Real, 0, None, closed="neither")],
-        "a": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        r=1.0,
-        a=1.0,
-        covariance="full",
-        fit_intercept=True,
-        n_epochs=1,
-        shuffle=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
-
     def _step_params(self):
         return float(self.r), 1.0, 0.0
 
 
+@parameters(
+    "variant C eta a covariance fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
+    variant=Param("SCW-I", StrOptions({"SCW-I", "SCW-II"})),
+    eta=Param(0.9, Interval(numbers.Real, 0.5, 1, closed="neither")),
+)  # fmt: skip
 class SCW(_ConfidenceWeighted):
     __doc__ = (
         """Soft Confidence-Weighted learning, SCW-I and SCW-II (Wang, Zhao & Hoi, ICML 2012).
@@ -203,28 +194,6 @@ class SCW(_ConfidenceWeighted):
     0.951
     """
     )
-
-    _parameter_constraints: dict = {
-        **SecondOrderClassifier._parameter_constraints,
-        "variant": [StrOptions({"SCW-I", "SCW-II"})],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "eta": [Interval(numbers.Real, 0.5, 1, closed="neither")],
-        "a": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        variant="SCW-I",
-        C=1.0,
-        eta=0.9,
-        a=1.0,
-        covariance="full",
-        fit_intercept=True,
-        n_epochs=1,
-        shuffle=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     @property
     def _variant(self):

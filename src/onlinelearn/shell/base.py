@@ -29,7 +29,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
@@ -66,12 +66,23 @@ from .._core.state import (
 from . import validation as V
 from .meta import state_meta
 from .online import ProgressiveMixin, check_predict_with
+from .params import POSITIVE, SHARED, Param, constraints_of
 from .readout import LinearReadoutMixin
 from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
 from .state_columns import StateColumnsMixin
 from .weights import ExampleWeightsMixin
 
-__all__ = ["OnlineLinearClassifier"]
+__all__ = ["LINEAR", "OnlineLinearClassifier"]
+
+#: the declarations of the linear learners' parameters (:mod:`onlinelearn.shell.params`): the
+#: shared ones, ``intercept_scaling`` with ``'auto'`` and the weights' ``dtype``
+LINEAR = {
+    **SHARED,
+    "intercept_scaling": Param(1.0, POSITIVE, StrOptions({"auto"})),
+    "dtype": Param(None, None, StrOptions({"float32", "float64"}), type, np.dtype),
+}
+#: the parameters every linear learner has (each orders them in its own signature)
+_COMMON = "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight dtype"
 
 
 @functools.cache
@@ -121,19 +132,7 @@ class OnlineLinearClassifier(
     _always_multiclass = False
     _class_weight_modes = ("balanced",)
 
-    _parameter_constraints: dict = {
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "average": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"auto"}),
-        ],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
-    }
+    _parameter_constraints: dict = constraints_of({n: LINEAR[n] for n in _COMMON.split()})
 
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):

@@ -11,9 +11,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
 from ..shell.online import OnlineMixin, refuse_sample_weight
-from ..shell.params import store_params
+from ..shell.params import parameters
 from ._sequences import check_tag_sequences, pack_sequences
-from .learner import STEP_CONSTRAINTS
+from .learner import STRUCTURED
 
 _UPDATES = {"perceptron": K_.PERCEPTRON, "PA": None, "self-tuned": K_.SELF_TUNED}
 _LOSSES = {"max": K_.PA_MAX, "prediction": K_.PA_PRED}
@@ -21,6 +21,7 @@ _LOSSES = {"max": K_.PA_MAX, "prediction": K_.PA_PRED}
 _STATE = ("classes_", "n_features_in_", "_W", "_Tr", "_UW", "_UTr", "_st")
 
 
+@parameters("update * loss C U average n_epochs shuffle random_state", STRUCTURED)
 class SequenceTagger(OnlineMixin, BaseEstimator):
     """Online sequence tagger: w . phi(x, y) over a first-order chain, learnt by dual ascent.
 
@@ -88,22 +89,6 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
     >>> [t.tolist() for t in tagger.predict(new)]
     [['DET', 'NOUN', 'VERB']]
     """
-
-    _parameter_constraints: dict = dict(STEP_CONSTRAINTS)
-
-    def __init__(
-        self,
-        update="PA",
-        *,
-        loss="max",
-        C=1.0,
-        U=1.0,
-        average=True,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ----------------------------------------------------------------- state
     def _update_code(self):

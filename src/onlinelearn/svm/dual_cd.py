@@ -9,13 +9,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import dcd
 from ..shell import validation as V
 from ..shell.meta import params_from_json, params_to_json
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
 __all__ = ["DualCoordinateSVC"]
 
@@ -47,6 +47,15 @@ def class_weight_vector(class_weight, classes, y_codes):
     return cw
 
 
+@parameters(
+    "C * lam loss multi_class tol max_iter fit_intercept intercept_scaling class_weight "
+    "shrinking check_every warm_start random_state",
+    SHARED, lam=Param(None, POSITIVE, None), tol=Param(1e-3, NON_NEGATIVE),
+    loss=Param("hinge", StrOptions({"hinge", "squared_hinge"})),
+    multi_class=Param("ovr", StrOptions({"ovr", "crammer_singer"})),
+    check_every=Param("auto", AT_LEAST_ONE, StrOptions({"auto"})),
+    warm_start=Param(False, "boolean"),
+)  # fmt: skip
 class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     """Linear SVM by dual coordinate ascent (Hsieh et al. 2008; LIBLINEAR ``-s 1/3/4``).
 
@@ -164,41 +173,6 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     #: switch for the tests and the benchmark, see
     #: :data:`onlinelearn._core.svm.dcd_binary.AVG_SPAN`
     _avg_span = dcd.AVG_SPAN
-
-    _parameter_constraints: dict = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "loss": [StrOptions({"hinge", "squared_hinge"})],
-        "multi_class": [StrOptions({"ovr", "crammer_singer"})],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "shrinking": ["boolean"],
-        "check_every": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "warm_start": ["boolean"],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        C=1.0,
-        *,
-        lam=None,
-        loss="hinge",
-        multi_class="ovr",
-        tol=1e-3,
-        max_iter=1000,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        shrinking=True,
-        check_every="auto",
-        warm_start=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -8,18 +8,24 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
 from ..shell.meta import labels_from_scores, params_from_json, params_to_json
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
 __all__ = ["Pegasos"]
 
 
+@parameters(
+    "lam * n_epochs batch_size projection average t0 fit_intercept intercept_scaling "
+    "class_weight shuffle random_state",
+    SHARED, lam=Param(1e-4, POSITIVE), batch_size=Param(1, AT_LEAST_ONE),
+    projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
+    t0=Param(0.0, NON_NEGATIVE),
+)  # fmt: skip
 class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
@@ -86,37 +92,6 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
     >>> clf.t_  # 5 epochs of 2000 one-row steps
     10000
     """
-
-    _parameter_constraints: dict = {
-        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "projection": ["boolean"],
-        "average": ["boolean", Interval(numbers.Integral, 1, None, closed="left")],
-        "t0": [Interval(numbers.Real, 0, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        lam=1e-4,
-        *,
-        n_epochs=5,
-        batch_size=1,
-        projection=True,
-        average=False,
-        t0=0.0,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _avg_start(self):
