@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import boosting as B
 from ..shell import validation as V
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 
 _STEPS = ("aggressive", "conservative", "gentle")
@@ -31,7 +32,7 @@ class WeakLearnerError(ValueError):
     weak_learner=Param(None, HasMethods(["fit", "predict"]), None),
     criterion=Param("edge", StrOptions({"edge", "gini"})),
 )  # fmt: skip
-class PrimalDualBoost(ClassifierMixin, BaseEstimator):
+class PrimalDualBoost(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
     """Binary boosting as dual ascent: AdaBoost, its conservative and its Gentle variant.
 
     Problem (thesis Sec. 6.1, eqs. 6.2-6.3): the booster ascends the dual
@@ -103,11 +104,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
     0.959
     """
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        return tags
+    _tags_multi_class = False  # binary only
 
     # ------------------------------------------------------------------ steps
     def _alpha(self, edge2, w_minus):
@@ -292,10 +289,6 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
         for alpha, est in zip(self.alphas_, self.estimators_, strict=True):
             out += alpha * np.where(np.asarray(est.predict(X)) > 0, 1.0, -1.0)
         return out
-
-    def predict(self, X):
-        f = self.decision_function(X)
-        return self.classes_[(f > 0).astype(np.int64)]
 
     # ------------------------------------------------------------------ model files
     _ARRAYS = ("alphas_", "edges_", "train_errors_", "exp_losses_", "dual_", "bounds_")

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, state_meta
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, state_meta
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
 
@@ -41,7 +41,9 @@ _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
     update=Param("optimal", StrOptions(set(_RULES))), tol=Param(1e-7, POSITIVE),
     max_sweeps=Param(200, AT_LEAST_ONE),
 )  # fmt: skip
-class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
+class DualAscentClassifier(
+    ProgressiveMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
+):
     """Online hinge-loss classifier whose round raises the dual by a chosen dual ascent step.
 
     Problem (thesis eq. 5.11-5.12, 5.18): after round t the learner holds one dual variable per
@@ -439,17 +441,6 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
         if len(self.classes_) <= 2:
             return scores[:, 0]
         return scores
-
-    def predict(self, X):
-        """Labels: sign for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

@@ -20,7 +20,7 @@ from .._core.kernel import online as O
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, params_to_json
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, params_to_json
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
@@ -92,7 +92,12 @@ def json_params(est):
 
 
 class KernelOnlineClassifier(
-    ProgressiveMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator
+    ProgressiveMixin,
+    ExampleWeightsMixin,
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    ClassifierMixin,
+    BaseEstimator,
 ):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
@@ -404,11 +409,6 @@ class KernelOnlineClassifier(
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X):
-        """Sign for a binary learner, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
     # ------------------------------------------------------------------ attributes
     @property
     def support_vectors_(self):
@@ -458,12 +458,6 @@ class KernelOnlineClassifier(
         """Support vectors removed to respect the budget."""
         check_is_fitted(self, "classes_")
         return int(self._st[O.N_REMOVED])
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

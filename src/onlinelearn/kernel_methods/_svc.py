@@ -19,8 +19,9 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
 from ..shell.params import POSITIVE, Param, parameters
-from ._online import json_params, kernel_param, labels_from_scores, params_from_json
+from ._online import json_params, kernel_param, params_from_json
 from ._online_base import KERNEL_ONLINE
 
 __all__ = ["KernelSVC"]
@@ -52,7 +53,7 @@ def _ovo_scores(f, K):
     tol=Param(1e-3, POSITIVE), cache_size=Param(200.0, POSITIVE),
     selection=Param("greedy", StrOptions({"greedy", "random"})),
 )  # fmt: skip
-class KernelSVC(ClassifierMixin, BaseEstimator):
+class KernelSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
     """Kernel SVM trained by dual coordinate ascent, stopped on the duality gap.
 
     What
@@ -475,11 +476,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             return scores[:, 0]
         return scores
 
-    def predict(self, X):
-        """Sign of the decision value for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
     @property
     def dual_coef_(self):
         check_is_fitted(self, "support_")
@@ -510,9 +506,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.input_tags.pairwise = self._precomputed() if self.kernel is not None else False
-        tags.classifier_tags.multi_class = True
         return tags
 
     # ------------------------------------------------------------------ model files

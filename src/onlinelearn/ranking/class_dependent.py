@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 from ._counters import RANKING, RoundCounters
@@ -35,7 +36,14 @@ def one_vs_rest_features(X, r, n_classes):
     feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
     step_max_iter=Param(10000, AT_LEAST_ONE),
 )  # fmt: skip
-class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
+class ClassDependentPA(
+    OnlineMixin,
+    RoundCounters,
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    ClassifierMixin,
+    BaseEstimator,
+):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
@@ -164,22 +172,9 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
         S = np.einsum("nkd,d->nk", self._phi(X), self.coef_)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
-    def predict(self, X):
-        """argmax_r <w, phi(x, r)> (first maximum)."""
-        S = self.decision_function(X)
-        if S.ndim == 1:
-            return self.classes_[(S > 0).astype(np.int64)]
-        return self.classes_[np.argmax(S, axis=1)]
-
     @property
     def solver_iterations_max_(self):
         return self._count(RK.IP_ITER_MAX)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        tags.input_tags.sparse = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

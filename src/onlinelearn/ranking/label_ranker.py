@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import state_meta
+from ..shell.meta import SparseInputMixin, state_meta
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
 from . import _targets as T
@@ -43,7 +43,7 @@ def _plain(a, dtype):
     constraint=Param(None, StrOptions({"l1", "floor"}), None),
     floor=Param(1e-6, Interval(numbers.Real, 0, 1, closed="neither")),
 )  # fmt: skip
-class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
+class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -384,8 +384,6 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
         tags.classifier_tags.multi_label = True
         return tags
 

@@ -14,7 +14,7 @@ from .._core import regression as CR
 from ..framework._generic import residual_pass as generic_residual_pass
 from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
-from ..shell.meta import state_meta
+from ..shell.meta import SparseInputMixin, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
 from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
 
@@ -109,7 +109,7 @@ def _unchecked_dense(estimator, X, *, reset):
     return X
 
 
-class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
+class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, BaseEstimator):
     """Base of the online linear regressors. Not for direct use.
 
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
@@ -326,11 +326,6 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
         X = V.check_X(self, X, reset=False)
         out = np.asarray(X @ self.coef_).reshape(-1)
         return out + self.intercept_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

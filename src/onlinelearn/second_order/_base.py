@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, state_meta
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, state_meta
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 
@@ -74,7 +74,9 @@ class SecondOrderState:
             self.arrays[name] = new
 
 
-class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
+class SecondOrderClassifier(
+    ProgressiveMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
+):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -243,11 +245,6 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
             return s[:, 1] - s[:, 0]
         return s
 
-    def predict(self, X):
-        """Predicted labels: sign for one weight vector, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
     @property
     def coef_(self):
         """Weights used by :meth:`predict`: (1, n_features) for one weight vector,
@@ -281,12 +278,6 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
         """Online mistakes: rounds whose prediction, made before the update, was wrong
         (counted on every round, asked or not)."""
         return self._counter(SO.N_MISTAKES)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ merging
     def _flush_frame(self):

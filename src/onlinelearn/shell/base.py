@@ -64,7 +64,7 @@ from .._core.state import (
     S_SUM,
 )
 from . import validation as V
-from .meta import state_meta
+from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of
 from .readout import LinearReadoutMixin
@@ -117,6 +117,7 @@ class OnlineLinearClassifier(
     LinearReadoutMixin,
     SnapshotMixin,
     ExampleWeightsMixin,
+    SparseInputMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -437,12 +438,6 @@ class OnlineLinearClassifier(
             self._restore(snap)
             raise
         return self.classes_[pred]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

@@ -1,4 +1,5 @@
-"""Small pieces every estimator family shares: labels from scores, and model-file metadata.
+"""Small pieces every estimator family shares: labels from scores (and ``predict`` made of
+them), the scikit-learn tags, and model-file metadata.
 
 Model files store ``meta = {"class", "params", "n_features_in_", ...}`` (docs/CONTRACT.md); the
 parameters must be JSON types, so a seed object becomes ``None``, a ``class_weight`` dict with
@@ -11,7 +12,14 @@ import numbers
 
 import numpy as np
 
-__all__ = ["labels_from_scores", "params_from_json", "params_to_json", "state_meta"]
+__all__ = [
+    "LabelsFromScoresMixin",
+    "SparseInputMixin",
+    "labels_from_scores",
+    "params_from_json",
+    "params_to_json",
+    "state_meta",
+]
 
 
 def labels_from_scores(classes, scores):
@@ -23,6 +31,31 @@ def labels_from_scores(classes, scores):
     if scores.ndim == 1:
         return classes[(scores > 0).astype(np.int64)]
     return classes[np.argmax(scores, axis=1)]
+
+
+class LabelsFromScoresMixin:
+    """``predict`` of a classifier whose ``decision_function`` follows scikit-learn's
+    convention (one score per row for two classes, one per class otherwise)."""
+
+    def predict(self, X):
+        """Labels from :meth:`decision_function`: the sign of one score per row (positive means
+        ``classes_[1]``), the argmax (first maximum) of one score per class."""
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
+
+
+class SparseInputMixin:
+    """The scikit-learn tags of every family: sparse input is accepted, and a classifier
+    handles any number of classes unless it sets ``_tags_multi_class = False``."""
+
+    _tags_multi_class = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = self._tags_multi_class
+        return tags
 
 
 def _json_label(v):

@@ -14,7 +14,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import dcd
 from ..shell import validation as V
-from ..shell.meta import params_from_json, params_to_json
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    params_from_json,
+    params_to_json,
+)
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
 __all__ = ["DualCoordinateSVC"]
@@ -56,7 +61,7 @@ def class_weight_vector(class_weight, classes, y_codes):
     check_every=Param("auto", AT_LEAST_ONE, StrOptions({"auto"})),
     warm_start=Param(False, "boolean"),
 )  # fmt: skip
-class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
+class DualCoordinateSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
     """Linear SVM by dual coordinate ascent (Hsieh et al. 2008; LIBLINEAR ``-s 1/3/4``).
 
     Problem (LIBLINEAR's form; per-example cost C_i = C x sample_weight_i x class_weight_{y_i})::
@@ -329,13 +334,6 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
-        """Predicted labels: sign for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
     def primal_objective(self, X, y, sample_weight=None):
         """P(w) of the fitted weights on (X, y), in the parametrisation chosen."""
         check_is_fitted(self, "coef_")
@@ -369,11 +367,6 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
             L = np.maximum(0.0, 1.0 - Ys * S)
             loss = (L**2 if self.loss == "squared_hinge" else L).sum(axis=1)
         return float(reg + (Ci * loss).sum()) * self._scale()
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

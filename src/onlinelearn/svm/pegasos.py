@@ -12,7 +12,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, params_from_json, params_to_json
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    params_from_json,
+    params_to_json,
+)
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
@@ -26,7 +31,9 @@ __all__ = ["Pegasos"]
     projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
     t0=Param(0.0, NON_NEGATIVE),
 )  # fmt: skip
-class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
+class Pegasos(
+    OnlineMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
+):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -290,15 +297,6 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
             return np.zeros(X.shape[0])
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
