@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, state_meta
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
 
@@ -394,35 +394,24 @@ class DualAscentClassifier(
             return self.intercept_scaling * W[self.n_features_in_]
         return np.zeros(W.shape[1])
 
-    def _stat(self, slot):
+    def _stats(self):
         check_is_fitted(self, "_state")
-        return self._state["st"][slot]
+        return self._state["st"]
 
-    @property
-    def t_(self):
-        """Rounds processed (all epochs and calls)."""
-        return int(self._stat(DA.T))
-
-    @property
-    def n_updates_(self):
-        """Rounds on which the dual (and so the weights) changed."""
-        return int(self._stat(DA.N_UPDATES))
-
-    @property
-    def n_mistakes_(self):
-        """Online mistakes (prediction before the update was wrong)."""
-        return int(self._stat(DA.N_MISTAKES))
-
-    @property
-    def n_unconverged_(self):
-        """Rounds whose coordinate ascent hit ``max_sweeps`` before ``tol``."""
-        return int(self._stat(DA.N_UNCONVERGED))
+    t_ = counter(DA.T, "Rounds processed (all epochs and calls).")
+    n_updates_ = counter(DA.N_UPDATES, "Rounds on which the dual (and so the weights) changed.")
+    n_mistakes_ = counter(
+        DA.N_MISTAKES, "Online mistakes (prediction before the update was wrong)."
+    )
+    n_unconverged_ = counter(
+        DA.N_UNCONVERGED, "Rounds whose coordinate ascent hit ``max_sweeps`` before ``tol``."
+    )
 
     @property
     def dual_objective_(self):
         """D of the run after the last round (thesis eq. 5.12; the window steps report it in
         the units of tau = alpha / c, i.e. C times the thesis's D)."""
-        return float(self._stat(DA.DUAL))
+        return float(self._stats()[DA.DUAL])
 
     @property
     def dual_coef_(self):

@@ -20,7 +20,7 @@ from .._core.kernel import online as O
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, params_to_json
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, params_to_json
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
@@ -438,26 +438,14 @@ class KernelOnlineClassifier(
         check_is_fitted(self, "classes_")
         return np.bincount(self._label[: self._n_sv], minlength=len(self.classes_))
 
-    @property
-    def n_updates_(self):
+    def _stats(self):
         check_is_fitted(self, "classes_")
-        return int(self._st[O.N_UPDATES])
+        return self._st
 
-    @property
-    def n_mistakes_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.N_MISTAKES])
-
-    @property
-    def t_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.T])
-
-    @property
-    def n_removed_(self):
-        """Support vectors removed to respect the budget."""
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.N_REMOVED])
+    n_updates_ = counter(O.N_UPDATES)
+    n_mistakes_ = counter(O.N_MISTAKES)
+    t_ = counter(O.T)
+    n_removed_ = counter(O.N_REMOVED, "Support vectors removed to respect the budget.")
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 from ._counters import RANKING, RoundCounters
@@ -172,9 +172,7 @@ class ClassDependentPA(
         S = np.einsum("nkd,d->nk", self._phi(X), self.coef_)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
-    @property
-    def solver_iterations_max_(self):
-        return self._count(RK.IP_ITER_MAX)
+    solver_iterations_max_ = counter(RK.IP_ITER_MAX)
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

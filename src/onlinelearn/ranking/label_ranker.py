@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, state_meta
+from ..shell.meta import SparseInputMixin, counter, state_meta
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
 from . import _targets as T
@@ -332,9 +332,7 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
             return self.intercept_scaling * W[self.n_features_in_]
         return np.zeros(W.shape[1])
 
-    @property
-    def ip_iterations_max_(self):
-        return self._count(RK.IP_ITER_MAX)
+    ip_iterations_max_ = counter(RK.IP_ITER_MAX)
 
     @property
     def label_cardinality_(self):

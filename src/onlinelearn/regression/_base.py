@@ -14,7 +14,7 @@ from .._core import regression as CR
 from ..framework._generic import residual_pass as generic_residual_pass
 from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, state_meta
+from ..shell.meta import SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
 from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
 
@@ -308,17 +308,12 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         w = self._weights()
         return float(self._b() * w[self.n_features_in_]) if self.fit_intercept else 0.0
 
-    @property
-    def t_(self):
-        """Examples processed (all epochs and calls)."""
+    def _stats(self):
         check_is_fitted(self, "_w")
-        return int(self._st[CR.T])
+        return self._st
 
-    @property
-    def n_updates_(self):
-        """Rounds on which the weights changed."""
-        check_is_fitted(self, "_w")
-        return int(self._st[CR.N_UPDATES])
+    t_ = counter(CR.T, "Examples processed (all epochs and calls).")
+    n_updates_ = counter(CR.N_UPDATES, "Rounds on which the weights changed.")
 
     def predict(self, X):
         """<w, x> + b for each row."""

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, state_meta
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 
@@ -259,25 +259,17 @@ class SecondOrderClassifier(
         W = self._weights()
         return W[self.n_features_in_].copy() if self.fit_intercept else np.zeros(W.shape[1])
 
-    def _counter(self, slot):
+    def _stats(self):
         check_is_fitted(self, "classes_")
-        return int(self._state.st[slot])
+        return self._state.st
 
-    @property
-    def t_(self):
-        """Rounds processed (all epochs and calls)."""
-        return self._counter(SO.N_SEEN)
-
-    @property
-    def n_updates_(self):
-        """Rounds on which the state changed."""
-        return self._counter(SO.N_UPDATES)
-
-    @property
-    def n_mistakes_(self):
-        """Online mistakes: rounds whose prediction, made before the update, was wrong
-        (counted on every round, asked or not)."""
-        return self._counter(SO.N_MISTAKES)
+    t_ = counter(SO.N_SEEN, "Rounds processed (all epochs and calls).")
+    n_updates_ = counter(SO.N_UPDATES, "Rounds on which the state changed.")
+    n_mistakes_ = counter(
+        SO.N_MISTAKES,
+        "Online mistakes: rounds whose prediction, made before the update, was wrong (counted "
+        "on every round, asked or not).",
+    )
 
     # ------------------------------------------------------------------ merging
     def _flush_frame(self):

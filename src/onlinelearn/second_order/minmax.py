@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
+from ..shell.meta import counter
 from ..shell.params import POSITIVE, Param, parameters
 from ._base import SECOND_ORDER, SecondOrderClassifier, SecondOrderState, max_row_sqnorm
 
@@ -199,15 +200,13 @@ class WeightedMinMax(SecondOrderClassifier):
         out["mistakes"] = int((pred != np.asarray(y).ravel()).sum())
         return out
 
-    @property
-    def n_queries_(self):
-        """Rounds whose label was asked for (every round when ``query`` is None)."""
-        return self._counter(SO.N_QUERIES)
-
-    @property
-    def n_margin_updates_(self):
-        """Updates on correct but low-confidence rounds (0 < Delta_t <= sigma_t)."""
-        return self._counter(SO.N_MARGIN_UPDATES)
+    n_queries_ = counter(
+        SO.N_QUERIES, "Rounds whose label was asked for (every round when ``query`` is None)."
+    )
+    n_margin_updates_ = counter(
+        SO.N_MARGIN_UPDATES,
+        "Updates on correct but low-confidence rounds (0 < Delta_t <= sigma_t).",
+    )
 
     @property
     def A_inv_(self):

@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "LabelsFromScoresMixin",
     "SparseInputMixin",
+    "counter",
     "labels_from_scores",
     "params_from_json",
     "params_to_json",
@@ -56,6 +57,12 @@ class SparseInputMixin:
         if tags.classifier_tags is not None:
             tags.classifier_tags.multi_class = self._tags_multi_class
         return tags
+
+
+def counter(slot, doc=None):
+    """A read-only property: the integer in ``slot`` of the estimator's counters, the vector
+    its ``_stats()`` returns once it checked that the estimator is fitted."""
+    return property(lambda est: int(est._stats()[slot]), doc=doc)
 
 
 def _json_label(v):
