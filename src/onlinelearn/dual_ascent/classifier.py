@@ -16,6 +16,7 @@ from ..shell import validation as V
 from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
+from ..shell.snapshot import restore_attrs, save_attrs
 
 __all__ = ["DualAscentClassifier"]
 
@@ -30,6 +31,8 @@ _WINDOW = ("last-k", "row-action", "ftrl")
 _VARIANTS = {"PA": DA.PA, "PA-I": DA.PA1, "PA-II": DA.PA2}
 _LINKS = {"euclidean": L.EUCLID, "entropy": L.ENTROPY, "pnorm": L.PNORM}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
+#: what a call may change (the arrays in ``_state`` are copied by a snapshot)
+_STATE = ("classes_", "n_features_in_", "feature_names_in_", "_state")
 
 
 @parameters(
@@ -248,20 +251,12 @@ class DualAscentClassifier(
                 S[name] = arr
 
     def _snapshot(self):
-        snap = {}
-        for a in ("classes_", "n_features_in_", "feature_names_in_"):
-            if a in self.__dict__:
-                snap[a] = self.__dict__[a]
-        if "_state" in self.__dict__:
-            snap["_state"] = {k: v.copy() for k, v in self._state.items()}
+        snap = save_attrs(self, _STATE[:-1])
+        snap.update(save_attrs(self, ("_state",), lambda S: {k: v.copy() for k, v in S.items()}))
         return snap
 
     def _restore(self, snap):
-        for a in ("classes_", "n_features_in_", "feature_names_in_", "_state"):
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ learning
     def _run(self, batch, y_codes, sw, order, pred):

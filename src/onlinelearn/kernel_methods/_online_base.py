@@ -24,6 +24,7 @@ from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, param
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
+from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.weights import ExampleWeightsMixin
 
 __all__ = [
@@ -261,14 +262,10 @@ class KernelOnlineClassifier(
                  self._sv_src, np.zeros(0, dtype=np.int64), self._st)  # fmt: skip
 
     def _snapshot(self):
-        return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE if a in self.__dict__}
+        return save_attrs(self, _STATE, copy.deepcopy)
 
     def _restore(self, snap):
-        for a in _STATE:
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ the pass
     def _run(self, rows, nnz, y_codes, weights, order, pred, loss, slot_of_row,

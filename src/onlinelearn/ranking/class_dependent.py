@@ -14,6 +14,7 @@ from ..shell import validation as V
 from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 from ._counters import RANKING, RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
@@ -120,8 +121,7 @@ class ClassDependentPA(
         self._validate_params()
         first = fit_mode or not hasattr(self, "classes_")
         keys = ("classes_", "coef_", "_st", "n_features_in_")
-        snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items() if k in keys}  # fmt: skip
+        snap = save_attrs(self, keys, copy_array)
         try:
             X, y = V.check_X_y(self, X, y, reset=first)
             sw = V.check_sample_weight(sample_weight, X.shape[0])
@@ -159,9 +159,7 @@ class ClassDependentPA(
                     "it was. Scale the joint features or lower C."
                 )
         except BaseException:
-            for k in keys:
-                self.__dict__.pop(k, None)
-            self.__dict__.update(snap)
+            restore_attrs(self, keys, snap)
             raise
         return self
 

@@ -16,6 +16,7 @@ from ..shell import validation as V
 from ..shell.meta import SparseInputMixin, counter, state_meta
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 from . import _targets as T
 from ._counters import RANKING, RoundCounters
 
@@ -24,6 +25,9 @@ __all__ = ["LabelRanker"]
 _COMPLEXITY = {"euclidean": RK.EUCLID, "entropy": RK.ENTROPY}
 _UPDATE = {"I": RK.UPD_I, "II": RK.UPD_II, "III": RK.UPD_III}
 _CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
+#: what a call may change; a snapshot keeps theta by reference and copies the last two
+_STATE = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta", "_lZ",
+          "_st")  # fmt: skip
 #: updates after which the entropy normalisers are recomputed exactly (the running sum drifts)
 _EXACT_EVERY = 2000
 
@@ -197,11 +201,8 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
         """State to restore if a call fails; ``_theta`` by reference only: :meth:`_save_rows`
         copies what the pass can change before it runs (a transaction at the cost of the batch,
         not of the model)."""
-        keys = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta")
-        snap = {k: self.__dict__[k] for k in keys if k in self.__dict__}
-        for k in ("_lZ", "_st"):
-            if k in self.__dict__:
-                snap[k] = self.__dict__[k].copy()
+        snap = save_attrs(self, _STATE[:-2])
+        snap.update(save_attrs(self, _STATE[-2:], copy_array))
         return snap
 
     def _save_rows(self, snap, batch):
@@ -218,12 +219,7 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
         snap["_rows"] = (rows, self._theta[rows].copy())
 
     def _restore(self, snap):
-        for k in ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact",
-                  "_theta", "_lZ", "_st"):  # fmt: skip
-            if k in snap:
-                self.__dict__[k] = snap[k]
-            else:
-                self.__dict__.pop(k, None)
+        restore_attrs(self, _STATE, snap)
         if "_rows" in snap:
             rows, saved = snap["_rows"]
             self._theta[rows] = saved

@@ -17,6 +17,7 @@ from ..shell import validation as V
 from ..shell.meta import SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
 from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 
 __all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
@@ -79,6 +80,7 @@ def check_target(y, n_rows):
     return np.ascontiguousarray(arr)
 
 
+_FEATURES = ("n_features_in_", "feature_names_in_")
 _NO_WEIGHTS = np.empty(0)  # the compiled pass reads an empty vector as unit weights
 _IN_ORDER = np.empty(0, dtype=np.int64)  # ... and an empty order as the rows in their order
 
@@ -209,18 +211,12 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         return ("_w", "_U", "_P", "_st")
 
     def _snapshot(self):
-        snap = {a: self.__dict__[a].copy() for a in self._arrays() if a in self.__dict__}
-        for a in ("n_features_in_", "feature_names_in_"):
-            if a in self.__dict__:
-                snap[a] = self.__dict__[a]
+        snap = save_attrs(self, self._arrays(), copy_array)
+        snap.update(save_attrs(self, _FEATURES))
         return snap
 
     def _restore(self, snap):
-        for a in (*self._arrays(), "n_features_in_", "feature_names_in_"):
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, (*self._arrays(), *_FEATURES), snap)
 
     def _validate_params_once(self):
         """Parameter checks, skipped for values already found valid: by identity for this

@@ -23,6 +23,7 @@ from ..shell import validation as V
 from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
+from ..shell.snapshot import restore_attrs, save_attrs
 
 #: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
 #: one pass in the given order by default, the matrix kept full or diagonal, its initial scale
@@ -140,12 +141,10 @@ class SecondOrderClassifier(
         predicted for each row before its update (no per-example weights here)."""
         refuse_sample_weight(self, sample_weight)
         first = fit_mode or not hasattr(self, "classes_")
-        snap = {
-            k: copy.deepcopy(self.__dict__[k])
-            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
-            if k in self.__dict__
-        }
-        snap_state = self.__dict__.get("_state")
+        names = ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
+        snap = save_attrs(self, names, copy.deepcopy)
+        snap.update(save_attrs(self, ("_state",)))  # copied before the pass changes it
+        snap_state = snap.get("_state")
         try:
             self._validate_params()
             self._check_params()
@@ -181,13 +180,7 @@ class SecondOrderClassifier(
                 self._epoch(batch, y_codes, pred, None)
             self._check_finite()
         except BaseException:
-            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state):
-                self.__dict__.pop(k, None)
-            self.__dict__.update(snap)
-            if snap_state is None:
-                self.__dict__.pop("_state", None)
-            else:
-                self._state = snap_state
+            restore_attrs(self, (*names, "_state"), snap)
             raise
         return self.classes_[pred]
 

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..shell.params import POSITIVE_OR_INF, REQUIRED, SHARED, Param, parameters
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 
 #: the declarations of the structured learners' parameters (:mod:`onlinelearn.shell.params`):
 #: the dual step (its cost and its loss) and the passes
@@ -171,19 +172,14 @@ class OnlineStructuredLearner(BaseEstimator):
               "n_features_in_")  # fmt: skip
 
     def _run(self, X, Y, order):
-        snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items() if k in self._STATE}  # fmt: skip
+        snap = save_attrs(self, self._STATE, copy_array)
         try:
             for i in order:
                 self._round(X[i], Y[i])
             if not np.all(np.isfinite(self._w)):
                 raise FloatingPointError("non-finite weights; the model was restored")
         except BaseException:
-            for k in self._STATE:
-                if k in snap:
-                    setattr(self, k, snap[k])
-                else:
-                    self.__dict__.pop(k, None)
+            restore_attrs(self, self._STATE, snap)
             raise
 
     def fit(self, X, Y):
