@@ -15,7 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import boosting as B
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    estimator_from_meta,
+    params_to_json,
+    state_meta,
+)
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 
 _STEPS = ("aggressive", "conservative", "gentle")
@@ -300,10 +306,7 @@ class PrimalDualBoost(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, 
                 "only boosters of compiled stumps can be saved to a model file; a booster of "
                 "scikit-learn weak learners cannot (those have no pickle-free format)"
             )
-        params = self.get_params()
-        params["weak_learner"] = None
-        meta = {"class": type(self).__name__, "params": params,
-                "n_features_in_": int(self.n_features_in_)}  # fmt: skip
+        meta = state_meta(self, {**params_to_json(self), "weak_learner": None})
         arrays = {"classes_": np.asarray(self.classes_)}
         arrays.update({k: getattr(self, k) for k in self._ARRAYS})
         arrays.update(dict(zip(("feat", "thr", "left", "right"), self.stumps_, strict=True)))
@@ -311,9 +314,7 @@ class PrimalDualBoost(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, 
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta, arrays)
         T = arrays["alphas_"].shape[0]
         for k in cls._ARRAYS:
             if arrays[k].shape != (T,):

@@ -13,7 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    state_meta,
+)
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
 from ..shell.snapshot import restore_attrs, save_attrs
@@ -430,15 +436,13 @@ class DualAscentClassifier(
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_state")
-        meta = state_meta(self)
         arrays = {"classes_": np.asarray(self.classes_)}
         arrays.update({"s_" + k: v for k, v in self._state.items()})
-        return meta, arrays
+        return state_meta(self), arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta)
         est._init_state(np.asarray(arrays["classes_"]), est.n_features_in_)
         for k, ref in est._state.items():
             a = np.ascontiguousarray(arrays["s_" + k], dtype=ref.dtype)

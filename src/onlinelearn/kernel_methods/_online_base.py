@@ -20,7 +20,14 @@ from .._core.kernel import online as O
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, params_to_json
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    params_to_json,
+    state_meta,
+)
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
@@ -449,12 +456,7 @@ class KernelOnlineClassifier(
         check_is_fitted(self, "classes_")
         n = self._n_sv
         d, i, p = self._compact()
-        meta = {
-            "class": type(self).__name__,
-            "params": json_params(self),
-            "n_features_in_": int(self.n_features_in_),
-            "sparse_input": bool(self._sparse_input),
-        }
+        meta = state_meta(self, json_params(self), sparse_input=bool(self._sparse_input))
         arrays = {
             "classes_": np.asarray(self.classes_),
             "sv_data": d,
@@ -469,10 +471,9 @@ class KernelOnlineClassifier(
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
+        est = estimator_from_meta(cls, meta, decode=params_from_json)
         est._validate()
         classes = np.asarray(arrays["classes_"])
-        est.n_features_in_ = int(meta["n_features_in_"])
         est._init_state(classes, est.n_features_in_, meta["sparse_input"])
         st = np.asarray(arrays["st"], dtype=np.float64)
         n = int(st[O.N_SV])

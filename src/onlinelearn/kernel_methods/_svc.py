@@ -19,7 +19,7 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin
+from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, estimator_from_meta
 from ..shell.params import POSITIVE, Param, parameters
 from ._online import json_params, kernel_param, params_from_json
 from ._online_base import KERNEL_ONLINE
@@ -535,10 +535,8 @@ class KernelSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEs
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
+        est = estimator_from_meta(cls, meta, arrays, decode=params_from_json)
         est._validate_params()
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
         est.support_ = np.asarray(arrays["support_"], dtype=np.int64)
         est._dual = np.ascontiguousarray(arrays["dual"], dtype=np.float64)
         est._sv_label = np.asarray(arrays["sv_label"], dtype=np.int64)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -11,7 +9,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 from ..shell.snapshot import copy_array, restore_attrs, save_attrs
@@ -180,20 +185,13 @@ class ClassDependentPA(
                 "a ClassDependentPA with a custom feature_map cannot be saved (a callable is not "
                 "data); save coef_ and classes_ yourself and rebuild with the same map."
             )
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {"class": type(self).__name__, "params": params,
-                "n_features_in_": int(self.n_features_in_)}  # fmt: skip
-        return meta, {"classes_": np.asarray(self.classes_), "coef": self.coef_, "st": self._st}
+        arrays = {"classes_": np.asarray(self.classes_), "coef": self.coef_, "st": self._st}
+        return state_meta(self), arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est = estimator_from_meta(cls, meta, arrays)
+        est.coef_, est._st = float_arrays(arrays, "coef", "st")
         if est.coef_.shape != (len(est.classes_) * est.n_features_in_,):
             raise ValueError("model state is inconsistent: coef_ has the wrong shape")
         return est

@@ -13,7 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, counter, state_meta
+from ..shell.meta import (
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
 from ..shell.snapshot import copy_array, restore_attrs, save_attrs
@@ -384,31 +390,19 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        meta = state_meta(
-            self,
-            kind=self._kind,
-            n_relevant=float(self._n_relevant),
-            since_exact=int(self._since_exact),
-        )
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "theta": self._theta,
-            "lZ": self._lZ,
-            "st": self._st,
-        }
+        meta = state_meta(self, kind=self._kind, n_relevant=float(self._n_relevant),
+                          since_exact=int(self._since_exact))  # fmt: skip
+        arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta, "lZ": self._lZ,
+                  "st": self._st}  # fmt: skip
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
+        est = estimator_from_meta(cls, meta, arrays)
         est._kind = str(meta["kind"])
         est._n_relevant = float(meta["n_relevant"])
         est._since_exact = int(meta["since_exact"])
-        est._theta = np.ascontiguousarray(arrays["theta"], dtype=np.float64)
-        est._lZ = np.ascontiguousarray(arrays["lZ"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est._theta, est._lZ, est._st = float_arrays(arrays, "theta", "lZ", "st")
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         K = len(est.classes_)
         if est._theta.shape != (R, K) or est._lZ.shape != (K,) or est._st.shape != (RK.N_ST,):

@@ -14,7 +14,7 @@ from .._core import regression as CR
 from ..framework._generic import residual_pass as generic_residual_pass
 from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, counter, state_meta
+from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
 from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
 from ..shell.snapshot import copy_array, restore_attrs, save_attrs
@@ -322,14 +322,11 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_w")
-        meta = state_meta(self)
-        arrays = {"w": self._w, "U": self._U, "P": self._P, "st": self._st}
-        return meta, arrays
+        return state_meta(self), {"w": self._w, "U": self._U, "P": self._P, "st": self._st}
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta)
         est._init_state(est.n_features_in_)
         for name in ("w", "U", "P", "st"):
             a = np.ascontiguousarray(arrays[name], dtype=np.float64)

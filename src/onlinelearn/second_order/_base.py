@@ -20,7 +20,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, counter, state_meta
+from ..shell.meta import (
+    LabelsFromScoresMixin,
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    state_meta,
+)
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 from ..shell.snapshot import restore_attrs, save_attrs
@@ -278,11 +284,7 @@ class SecondOrderClassifier(
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
-        meta = state_meta(
-            self,
-            columns=list(self._state.columns),
-        )
-        meta.update(self._extra_meta())
+        meta = state_meta(self, columns=list(self._state.columns), **self._extra_meta())
         arrays = {"classes_": np.asarray(self.classes_), "st": self._state.st}
         arrays.update({f"state_{k}": v for k, v in self._state.arrays.items()})
         return meta, arrays
@@ -296,9 +298,7 @@ class SecondOrderClassifier(
     @classmethod
     def _from_state(cls, meta, arrays):
         """Rebuild a fitted estimator from :meth:`_get_state` output."""
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
+        est = estimator_from_meta(cls, meta, arrays)
         st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
         state_arrays = {
             k[len("state_") :]: np.ascontiguousarray(v, dtype=np.float64)

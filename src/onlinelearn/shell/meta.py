@@ -16,6 +16,8 @@ __all__ = [
     "LabelsFromScoresMixin",
     "SparseInputMixin",
     "counter",
+    "estimator_from_meta",
+    "float_arrays",
     "labels_from_scores",
     "params_from_json",
     "params_to_json",
@@ -96,11 +98,30 @@ def params_from_json(params: dict) -> dict:
     return params
 
 
-def state_meta(estimator, **extra) -> dict:
-    """The ``meta`` part of ``_get_state()``: class name, JSON parameters, ``n_features_in_``
-    (when fitted with one) and any further JSON scalars of the learned state."""
-    meta = {"class": type(estimator).__name__, "params": params_to_json(estimator)}
+def state_meta(estimator, params=None, **extra) -> dict:
+    """The ``meta`` part of ``_get_state()``: class name, JSON parameters (``params``, by default
+    :func:`params_to_json`), ``n_features_in_`` (when fitted with one) and any further JSON
+    scalars of the learned state."""
+    if params is None:
+        params = params_to_json(estimator)
+    meta = {"class": type(estimator).__name__, "params": params}
     if hasattr(estimator, "n_features_in_"):
         meta["n_features_in_"] = int(estimator.n_features_in_)
     meta.update(extra)
     return meta
+
+
+def estimator_from_meta(cls, meta, arrays=None, decode=params_from_json):
+    """The first lines of every ``_from_state``: a new ``cls`` with the parameters of a model
+    file (``decode`` undoes their JSON form) and its ``n_features_in_``; given the ``arrays``,
+    also its ``classes_``."""
+    est = cls(**decode(meta["params"]))
+    est.n_features_in_ = int(meta["n_features_in_"])
+    if arrays is not None:
+        est.classes_ = np.asarray(arrays["classes_"])
+    return est
+
+
+def float_arrays(arrays, *names):
+    """The arrays ``names`` of a model file as C-contiguous float64 arrays, in that order."""
+    return [np.ascontiguousarray(arrays[name], dtype=np.float64) for name in names]

@@ -17,8 +17,9 @@ from ..shell import validation as V
 from ..shell.meta import (
     LabelsFromScoresMixin,
     SparseInputMixin,
-    params_from_json,
-    params_to_json,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
 )
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
@@ -371,29 +372,17 @@ class DualCoordinateSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "coef_")
-        params = params_to_json(self)
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "n_iter_": int(self.n_iter_),
-            "converged_": bool(self.converged_),
-        }
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "coef": self.coef_,
-            "intercept": self.intercept_,
-        }
+        meta = state_meta(self, n_iter_=int(self.n_iter_), converged_=bool(self.converged_))
+        arrays = {"classes_": np.asarray(self.classes_), "coef": self.coef_,
+                  "intercept": self.intercept_}  # fmt: skip
         for f in HISTORY_FIELDS:
             arrays[f"history_{f}"] = self.history_[f]
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
+        est = estimator_from_meta(cls, meta, arrays)
+        (est.coef_,) = float_arrays(arrays, "coef")
         est.intercept_ = np.asarray(arrays["intercept"], dtype=np.float64)
         K = len(est.classes_)
         rows = 1 if K == 2 else K

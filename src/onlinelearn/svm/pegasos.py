@@ -15,8 +15,9 @@ from ..shell import validation as V
 from ..shell.meta import (
     LabelsFromScoresMixin,
     SparseInputMixin,
-    params_from_json,
-    params_to_json,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
 )
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
@@ -301,31 +302,16 @@ class Pegasos(
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        params = params_to_json(self)
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "n_updates_": int(self.n_updates_),
-        }
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "V": self._V,
-            "P": self._P,
-            "st": self._st,
-            "class_counts": self.class_counts_,
-        }
+        meta = state_meta(self, n_updates_=int(self.n_updates_))
+        arrays = {"classes_": np.asarray(self.classes_), "V": self._V, "P": self._P,
+                  "st": self._st, "class_counts": self.class_counts_}  # fmt: skip
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta, arrays)
         est.n_updates_ = int(meta["n_updates_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est._V = np.ascontiguousarray(arrays["V"], dtype=np.float64)
-        est._P = np.ascontiguousarray(arrays["P"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est._V, est._P, est._st = float_arrays(arrays, "V", "P", "st")
         est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
         K = len(est.classes_)
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
