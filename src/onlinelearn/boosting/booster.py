@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
@@ -16,8 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import boosting as B
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     estimator_from_meta,
     params_to_json,
     state_meta,
@@ -38,7 +37,7 @@ class WeakLearnerError(ValueError):
     weak_learner=Param(None, HasMethods(["fit", "predict"]), None),
     criterion=Param("edge", StrOptions({"edge", "gini"})),
 )  # fmt: skip
-class PrimalDualBoost(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
+class PrimalDualBoost(ScoresClassifier):
     """Binary boosting as dual ascent: AdaBoost, its conservative and its Gentle variant.
 
     Problem (thesis Sec. 6.1, eqs. 6.2-6.3): the booster ascends the dual

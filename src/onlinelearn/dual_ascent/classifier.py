@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -14,14 +13,14 @@ from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     counter,
     estimator_from_meta,
     state_meta,
 )
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
+from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
 
 __all__ = ["DualAscentClassifier"]
@@ -50,9 +49,7 @@ _STATE = ("classes_", "n_features_in_", "feature_names_in_", "_state")
     update=Param("optimal", StrOptions(set(_RULES))), tol=Param(1e-7, POSITIVE),
     max_sweeps=Param(200, AT_LEAST_ONE),
 )  # fmt: skip
-class DualAscentClassifier(
-    ProgressiveMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
-):
+class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     """Online hinge-loss classifier whose round raises the dual by a chosen dual ascent step.
 
     Problem (thesis eq. 5.11-5.12, 5.18): after round t the learner holds one dual variable per
@@ -196,9 +193,6 @@ class DualAscentClassifier(
     def _tuned_step_code(self):
         return DA.FIXEDC if self.step in _WINDOW else _STEPS[self.step]
 
-    def _b(self):
-        return float(self.intercept_scaling) if self.fit_intercept else 0.0
-
     def _p_value(self):
         if self.p is not None:
             return float(self.p)
@@ -278,8 +272,8 @@ class DualAscentClassifier(
                 batch.data, batch.indices, batch.indptr, y_codes, sw, order, S["theta"],
                 S["Sd"], S["Sx"], S["Sp"], S["Sf"], S["Si"], S["dual"], S["st"],
                 _STEPS[self.step], int(self.k), _VARIANTS[self.variant], float(self.C),
-                float(self.margin), self._b(), float(self.tol), int(self.max_sweeps), pred,
-                scores,
+                float(self.margin), self._intercept_value(), float(self.tol),
+                int(self.max_sweeps), pred, scores,
             )  # fmt: skip
         nst = int(S["st"][DA.N_STORED])
         nn = int(np.diff(batch.indptr).max()) if batch.n_rows else 0
@@ -293,7 +287,7 @@ class DualAscentClassifier(
             DA.OPTIMAL if self.step in _WINDOW else _RULES[self.update],
             _LINKS[self.link], float(self.margin),
             1.0 / float(self.C) if self.step in _WINDOW else float(self.U), float(self.sigma),
-            self._p_value(), self._b(), pred, scores,
+            self._p_value(), self._intercept_value(), pred, scores,
             np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf),
         )  # fmt: skip
 
@@ -378,22 +372,13 @@ class DualAscentClassifier(
         th = Vm / nrm
         return np.sign(th) * np.abs(th) ** (p - 1.0) * nrm / ((p - 1.0) * c)
 
-    @property
-    def coef_(self):
-        """Weights (1, n_features) for two classes, (n_classes, n_features) otherwise.
+    coef_ = property(
+        WeightsReadoutMixin.coef_.fget,
+        doc="""Weights (1, n_features) for two classes, (n_classes, n_features) otherwise.
 
         Growing-c steps: w = grad f*(v / c) with the c of the next round as far as it is known
-        (self-tuned: from the rows and mistakes so far; strongly convex: sigma (t + 1))."""
-        W = self._weights_matrix()
-        return np.array(W[: self.n_features_in_].T, order="C")
-
-    @property
-    def intercept_(self):
-        """Bias of each column (``intercept_scaling`` times the constant feature's weight)."""
-        W = self._weights_matrix()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
+        (self-tuned: from the rows and mistakes so far; strongly convex: sigma (t + 1)).""",
+    )
 
     def _stats(self):
         check_is_fitted(self, "_state")
@@ -421,13 +406,7 @@ class DualAscentClassifier(
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k: (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
-        check_is_fitted(self, "_state")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights_matrix()
-        d = self.n_features_in_
-        scores = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            scores = scores + self.intercept_scaling * W[d]
+        scores = self._scores(X)
         if len(self.classes_) <= 2:
             return scores[:, 0]
         return scores

@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -21,9 +20,9 @@ from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     counter,
+    decision_values,
     estimator_from_meta,
     params_to_json,
     state_meta,
@@ -99,14 +98,7 @@ def json_params(est):
     return params
 
 
-class KernelOnlineClassifier(
-    ProgressiveMixin,
-    ExampleWeightsMixin,
-    LabelsFromScoresMixin,
-    SparseInputMixin,
-    ClassifierMixin,
-    BaseEstimator,
-):
+class KernelOnlineClassifier(ProgressiveMixin, ExampleWeightsMixin, ScoresClassifier):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
     Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact
@@ -404,14 +396,7 @@ class KernelOnlineClassifier(
     def decision_function(self, X):
         """f_k(x) = sum_s c_sk (k(x_s, x) + b^2): shape (n,) for a binary learner (positive
         means ``classes_[1]``), (n, n_classes) otherwise."""
-        scores = self._raw_scores(X)
-        if len(self.classes_) == 1:
-            return np.zeros(scores.shape[0])
-        if scores.shape[1] == 1:
-            return scores[:, 0]
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
+        return decision_values(self._raw_scores(X), len(self.classes_))
 
     # ------------------------------------------------------------------ attributes
     @property

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
@@ -19,7 +18,7 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import LabelsFromScoresMixin, SparseInputMixin, estimator_from_meta
+from ..shell.meta import ScoresClassifier, estimator_from_meta
 from ..shell.params import POSITIVE, Param, parameters
 from ._online import json_params, kernel_param, params_from_json
 from ._online_base import KERNEL_ONLINE
@@ -53,7 +52,7 @@ def _ovo_scores(f, K):
     tol=Param(1e-3, POSITIVE), cache_size=Param(200.0, POSITIVE),
     selection=Param("greedy", StrOptions({"greedy", "random"})),
 )  # fmt: skip
-class KernelSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
+class KernelSVC(ScoresClassifier):
     """Kernel SVM trained by dual coordinate ascent, stopped on the duality gap.
 
     What

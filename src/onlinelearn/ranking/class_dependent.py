@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     counter,
     estimator_from_meta,
     float_arrays,
@@ -42,14 +40,7 @@ def one_vs_rest_features(X, r, n_classes):
     feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
     step_max_iter=Param(10000, AT_LEAST_ONE),
 )  # fmt: skip
-class ClassDependentPA(
-    OnlineMixin,
-    RoundCounters,
-    LabelsFromScoresMixin,
-    SparseInputMixin,
-    ClassifierMixin,
-    BaseEstimator,
-):
+class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::

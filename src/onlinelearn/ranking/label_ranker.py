@@ -22,6 +22,7 @@ from ..shell.meta import (
 )
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
+from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 from . import _targets as T
 from ._counters import RANKING, RoundCounters
@@ -53,7 +54,14 @@ def _plain(a, dtype):
     constraint=Param(None, StrOptions({"l1", "floor"}), None),
     floor=Param(1e-6, Interval(numbers.Real, 0, 1, closed="neither")),
 )  # fmt: skip
-class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin, BaseEstimator):
+class LabelRanker(
+    OnlineMixin,
+    RoundCounters,
+    WeightsReadoutMixin,
+    SparseInputMixin,
+    ClassifierMixin,
+    BaseEstimator,
+):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -189,9 +197,6 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
                     f"floor * n must be <= 1 (floor <= {1.0 / n_weights:.3g})."
                 )
 
-    def _b(self):
-        return float(self.intercept_scaling) if self.fit_intercept else 0.0
-
     def _init_state(self, classes, kind, n_features):
         R = n_features + (1 if self.fit_intercept else 0)
         K = len(classes)
@@ -248,7 +253,7 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
             data, _plain(batch.indices, np.int32), _plain(batch.indptr, np.int64),
             _plain(Y, np.int8), _plain(weight, np.float64), order, self._theta, self._lZ,
             self._st, _COMPLEXITY[self.complexity], _UPDATE[self.update], float(self.C),
-            float(self.margin), self._b(), mistakes, losses,
+            float(self.margin), self._intercept_value(), mistakes, losses,
             np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
             np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)), np.zeros(R, dtype=np.int8),
             _CONSTRAINT[self.constraint], float(self.radius if self.constraint == "l1" else
@@ -317,22 +322,11 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
         was a mistake (thesis Sec. 8.2), else 0: progressive validation in one call."""
         return self._learn(X, y, classes, sample_weight, fit_mode=False).astype(bool)
 
-    def _weights(self):
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
         if self.complexity == "euclidean":
             return self._theta
         return np.exp(self._theta - self._lZ[None, :])
-
-    @property
-    def coef_(self):
-        return np.array(self._weights()[: self.n_features_in_].T, order="C")
-
-    @property
-    def intercept_(self):
-        W = self._weights()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
 
     ip_iterations_max_ = counter(RK.IP_ITER_MAX)
 
@@ -355,13 +349,7 @@ class LabelRanker(OnlineMixin, RoundCounters, SparseInputMixin, ClassifierMixin,
     def decision_function(self, X):
         """Ranking scores s_r = <w_r, x> + b_r, shape (n, K); for a single-label model with two
         classes, s_1 - s_0 (shape (n,), positive means ``classes_[1]``)."""
-        check_is_fitted(self, "classes_")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights()
-        d = self.n_features_in_
-        S = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            S = S + self.intercept_scaling * W[d]
+        S = self._scores(X)
         if self._kind == T.MULTICLASS and len(self.classes_) == 2:
             return S[:, 1] - S[:, 0]
         return S

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -21,14 +20,15 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import second_order as SO
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     counter,
+    decision_values,
     estimator_from_meta,
     state_meta,
 )
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
+from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
 
 #: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
@@ -81,9 +81,7 @@ class SecondOrderState:
             self.arrays[name] = new
 
 
-class SecondOrderClassifier(
-    ProgressiveMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
-):
+class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -228,35 +226,14 @@ class SecondOrderClassifier(
     def decision_function(self, X):
         """Scores <w_k, x> + b_k, shape (n, n_classes); for two classes one score, shape (n,):
         positive means ``classes_[1]`` (f_1 - f_0 when each class has its column)."""
-        check_is_fitted(self, "classes_")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights()
-        d = self.n_features_in_
-        s = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            s = s + W[d]
-        if len(self.classes_) == 1:
-            return np.zeros(X.shape[0])
-        if W.shape[1] == 1:
-            return s[:, 0]
-        if W.shape[1] == 2:
-            # two classes, one column each: the binary convention, f_1 - f_0 (> 0: classes_[1])
-            return s[:, 1] - s[:, 0]
-        return s
+        return decision_values(self._scores(X), len(self.classes_))
 
-    @property
-    def coef_(self):
-        """Weights used by :meth:`predict`: (1, n_features) for one weight vector,
-        (n_classes, n_features) otherwise."""
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
-        return np.array(self._weights()[: self.n_features_in_].T, order="C")
+        return self._weights()
 
-    @property
-    def intercept_(self):
-        """Bias of each column (0 when ``fit_intercept=False``)."""
-        check_is_fitted(self, "classes_")
-        W = self._weights()
-        return W[self.n_features_in_].copy() if self.fit_intercept else np.zeros(W.shape[1])
+    def _intercept_value(self):
+        return self._bias
 
     def _stats(self):
         check_is_fitted(self, "classes_")

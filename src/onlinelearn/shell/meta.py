@@ -11,11 +11,14 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 __all__ = [
     "LabelsFromScoresMixin",
+    "ScoresClassifier",
     "SparseInputMixin",
     "counter",
+    "decision_values",
     "estimator_from_meta",
     "float_arrays",
     "labels_from_scores",
@@ -34,6 +37,19 @@ def labels_from_scores(classes, scores):
     if scores.ndim == 1:
         return classes[(scores > 0).astype(np.int64)]
     return classes[np.argmax(scores, axis=1)]
+
+
+def decision_values(scores, n_classes):
+    """scikit-learn's decision values from (n, n_columns) scores: zeros for one class, the one
+    column of a binary model, f_1 - f_0 for two classes with a column each (positive means
+    ``classes_[1]``), else the scores."""
+    if n_classes == 1:
+        return np.zeros(scores.shape[0])
+    if scores.shape[1] == 1:
+        return scores[:, 0]
+    if scores.shape[1] == 2:
+        return scores[:, 1] - scores[:, 0]
+    return scores
 
 
 class LabelsFromScoresMixin:
@@ -65,6 +81,11 @@ def counter(slot, doc=None):
     """A read-only property: the integer in ``slot`` of the estimator's counters, the vector
     its ``_stats()`` returns once it checked that the estimator is fitted."""
     return property(lambda est: int(est._stats()[slot]), doc=doc)
+
+
+class ScoresClassifier(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
+    """scikit-learn's classifier bases with what every family adds: the tags (sparse input) and
+    ``predict`` from ``decision_function``."""
 
 
 def _json_label(v):

@@ -6,7 +6,6 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
@@ -15,8 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.svm import dcd
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     estimator_from_meta,
     float_arrays,
     state_meta,
@@ -62,7 +60,7 @@ def class_weight_vector(class_weight, classes, y_codes):
     check_every=Param("auto", AT_LEAST_ONE, StrOptions({"auto"})),
     warm_start=Param(False, "boolean"),
 )  # fmt: skip
-class DualCoordinateSVC(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
+class DualCoordinateSVC(ScoresClassifier):
     """Linear SVM by dual coordinate ascent (Hsieh et al. 2008; LIBLINEAR ``-s 1/3/4``).
 
     Problem (LIBLINEAR's form; per-example cost C_i = C x sample_weight_i x class_weight_{y_i})::

@@ -6,21 +6,20 @@ import copy
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
 from ..shell.meta import (
-    LabelsFromScoresMixin,
-    SparseInputMixin,
+    ScoresClassifier,
     estimator_from_meta,
     float_arrays,
     state_meta,
 )
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
+from ..shell.readout import WeightsReadoutMixin
 
 __all__ = ["Pegasos"]
 
@@ -32,9 +31,7 @@ __all__ = ["Pegasos"]
     projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
     t0=Param(0.0, NON_NEGATIVE),
 )  # fmt: skip
-class Pegasos(
-    OnlineMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
-):
+class Pegasos(OnlineMixin, WeightsReadoutMixin, ScoresClassifier):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -223,7 +220,7 @@ class Pegasos(
     def _run(self, batch, y_codes, weights, order):
         k = int(self.batch_size)
         Kc = self._V.shape[1]
-        b = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        b = self._intercept_value()
         scores = np.zeros((k, Kc))
         rival = np.zeros(k, dtype=np.int64)
         coef = np.zeros(k)
@@ -242,24 +239,12 @@ class Pegasos(
             )
 
     # ------------------------------------------------------------------ read-out
-    def _W(self):
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
         st = self._st
         if self._averaging() and st[PG.ST_NAVG] > 0:
             return (self._P + st[PG.ST_BETA] * self._V) / st[PG.ST_NAVG]
         return st[PG.ST_S] * self._V
-
-    @property
-    def coef_(self):
-        """Weights (1, d) for two classes, (K, d) otherwise (averaged when ``average``)."""
-        return np.ascontiguousarray(self._W()[: self.n_features_in_].T)
-
-    @property
-    def intercept_(self):
-        W = self._W()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
 
     @property
     def t_(self):
@@ -278,7 +263,7 @@ class Pegasos(
         if not np.all(self.classes_[codes] == y):
             raise ValueError("y has labels the model was not fitted on")
         c = self._weights(codes, sw, np.bincount(codes, minlength=len(self.classes_)))
-        W = self._W()
+        W = self._weights_matrix()
         reg = 0.5 * self.lam * float((W * W).sum())
         S = np.asarray(X @ self.coef_.T) + self.intercept_
         if S.shape[1] == 1:
