@@ -213,19 +213,22 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
         return None
 
     # ----------------------------------------------------------------- read-out
+    def _averaged(self, name):
+        """The weights ``name`` (``'W'`` or ``'Tr'``), averaged over the rounds when
+        ``average``."""
+        check_is_fitted(self, "classes_")
+        M, T = getattr(self, "_" + name), self._st[K_.T_SEEN]
+        if self.average and T > 0:
+            return M - getattr(self, "_U" + name) / T
+        return M
+
     @property
     def coef_(self):
-        check_is_fitted(self, "classes_")
-        if self.average and self._st[K_.T_SEEN] > 0:
-            return self._W - self._UW / self._st[K_.T_SEEN]
-        return self._W
+        return self._averaged("W")
 
     @property
     def transitions_(self):
-        check_is_fitted(self, "classes_")
-        if self.average and self._st[K_.T_SEEN] > 0:
-            return self._Tr - self._UTr / self._st[K_.T_SEEN]
-        return self._Tr
+        return self._averaged("Tr")
 
     @property
     def dual_objective_(self):
