@@ -302,13 +302,7 @@ class KernelSVC(ScoresClassifier):
                 else:
                     SV.svc_objectives(alpha, G, U, obj)
                     obj_p = obj
-                self.history_.append({
-                    "epoch": n_iter,
-                    "primal": float(obj_p[:, 0].sum()),
-                    "dual": float(obj_p[:, 1].sum()),
-                    "gap": float(obj_p[:, 2].sum()),
-                    "time": time.perf_counter() - t0,
-                })  # fmt: skip
+                self._record(n_iter, obj_p, t0)
                 conv = obj_p[:, 2] <= self.tol * np.maximum(obj_p[:, 0], 1e-300)
                 if cs:
                     if conv[0]:
@@ -419,13 +413,7 @@ class KernelSVC(ScoresClassifier):
                     self._nonfinite(kernel)
                 obj[p] = SV._gap_terms(al, Gl, Ul)
             n_iter = it + 1
-            self.history_.append({
-                "epoch": n_iter,
-                "primal": float(obj[:, 0].sum()),
-                "dual": float(obj[:, 1].sum()),
-                "gap": float(obj[:, 2].sum()),
-                "time": time.perf_counter() - t0,
-            })  # fmt: skip
+            self._record(n_iter, obj, t0)
             done |= obj[:, 2] <= self.tol * np.maximum(obj[:, 0], 1e-300)
             if done.all():
                 break
@@ -437,6 +425,13 @@ class KernelSVC(ScoresClassifier):
         coef = np.empty_like(coef_sorted)
         coef[:, order] = coef_sorted
         return self._finish(coef, X, prog, y_codes, n_iter, cstate)
+
+    def _record(self, n_iter, obj, t0):
+        """One epoch of ``history_``: primal, dual and gap (columns of ``obj``) summed over the
+        problems (its rows), and the time since ``t0``."""
+        primal, dual, gap = (float(obj[:, j].sum()) for j in range(3))
+        self.history_.append({"epoch": n_iter, "primal": primal, "dual": dual, "gap": gap,
+                              "time": time.perf_counter() - t0})  # fmt: skip
 
     def _warn_unconverged(self):
         warnings.warn(
