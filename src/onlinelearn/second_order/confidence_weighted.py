@@ -78,6 +78,25 @@ _MULTICLASS_NOTE = """
     (zero features, no intercept) does not update.  Sample weights are not supported.
 """
 
+#: the end of both docstrings: the parameters they share, the attributes, the example's data
+_SHARED_DOC = """    a : float, default=1.0
+        Initial variance, Sigma_0 = a I.
+    covariance : {'full', 'diagonal'}, default='full'
+    fit_intercept : bool, default=True
+    n_epochs, shuffle, random_state
+        Passes of :meth:`fit`, their shuffling and its seed.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
+
+    Examples
+    --------
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> Xt, yt = load_dna("test")
+"""
+
 
 @parameters(
     "r a covariance fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
@@ -107,23 +126,9 @@ class AROW(_ConfidenceWeighted):
     ----------
     r : float, default=1.0
         Regularisation r > 0 (larger: slower, more conservative updates).
-    a : float, default=1.0
-        Initial variance, Sigma_0 = a I.
-    covariance : {'full', 'diagonal'}, default='full'
-    fit_intercept : bool, default=True
-    n_epochs, shuffle, random_state
-        Passes of :meth:`fit`, their shuffling and its seed.
-
-    Attributes
-    ----------
-    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
-
-    Examples
-    --------
-    >>> from onlinelearn import AROW
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> Xt, yt = load_dna("test")
+"""
+        + _SHARED_DOC
+        + """    >>> from onlinelearn import AROW
     >>> clf = AROW(r=10.0).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
     0.948
@@ -131,6 +136,7 @@ class AROW(_ConfidenceWeighted):
     )
 
     _variant = SO.AROW
+
     def _step_params(self):
         return float(self.r), 1.0, 0.0
 
@@ -172,23 +178,9 @@ class SCW(_ConfidenceWeighted):
         Aggressiveness (cap on alpha for SCW-I; the weight of the squared loss for SCW-II).
     eta : float in (0.5, 1), default=0.9
         Confidence: the probability of a correct prediction the update aims at.
-    a : float, default=1.0
-        Initial variance, Sigma_0 = a I.
-    covariance : {'full', 'diagonal'}, default='full'
-    fit_intercept : bool, default=True
-    n_epochs, shuffle, random_state
-        Passes of :meth:`fit`, their shuffling and its seed.
-
-    Attributes
-    ----------
-    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
-
-    Examples
-    --------
-    >>> from onlinelearn import SCW
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> Xt, yt = load_dna("test")
+"""
+        + _SHARED_DOC
+        + """    >>> from onlinelearn import SCW
     >>> clf = SCW(variant="SCW-II", C=0.1).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
     0.951
