@@ -31,6 +31,7 @@ from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
 from ..shell.snapshot import restore_attrs, save_attrs
+from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
 
 __all__ = [
@@ -98,7 +99,9 @@ def json_params(est):
     return params
 
 
-class KernelOnlineClassifier(ProgressiveMixin, ExampleWeightsMixin, ScoresClassifier):
+class KernelOnlineClassifier(
+    ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin, ScoresClassifier
+):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
     Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact
@@ -229,30 +232,17 @@ class KernelOnlineClassifier(ProgressiveMixin, ExampleWeightsMixin, ScoresClassi
         if self.average:
             O.flush_average(self._coef, self._A, self._last, self._st[O.S_CLOCK], self._n_sv)
 
-    def _grow(self, new_classes):
-        old = self.classes_
-        if len(new_classes) == len(old):
-            return
+    def _move_columns(self, pos, K_new):
         self._flush()
-        pos = np.searchsorted(new_classes, old)
-        K_new = len(new_classes)
-        cap = self._coef.shape[0]
+        n_old = len(self.classes_)
         if self._always_multiclass or K_new > 2:
-            coef = np.zeros((cap, K_new))
-            A = np.zeros((cap, K_new))
-            if self._binary() and len(old) == 2:
-                # one column c (class old[1] against old[0]) -> (-c/2, c/2): same decisions
-                coef[:, pos[0]], coef[:, pos[1]] = -0.5 * self._coef[:, 0], 0.5 * self._coef[:, 0]
-                A[:, pos[0]], A[:, pos[1]] = -0.5 * self._A[:, 0], 0.5 * self._A[:, 0]
-            elif len(old) >= 2 or self._always_multiclass:
-                coef[:, pos] = self._coef
-                A[:, pos] = self._A
-            self._coef, self._A = coef, A
+            # a binary model's one column c (class 1 against class 0) -> (-c/2, c/2); one known
+            # class of a binary model has no coefficients yet
+            split = self._binary() and n_old == 2
+            keep = pos if n_old >= 2 or self._always_multiclass else pos[:0]
+            self._coef = spread_columns(self._coef, keep, K_new, split)
+            self._A = spread_columns(self._A, keep, K_new, split)
         self._label[: self._n_sv] = pos[self._label[: self._n_sv]]
-        counts = np.zeros(K_new, dtype=np.int64)
-        counts[pos] = self.class_counts_
-        self.class_counts_ = counts
-        self.classes_ = new_classes
 
     def _shrink(self):
         """A budget lowered since the last call: remove vectors by ``removal`` down to it."""

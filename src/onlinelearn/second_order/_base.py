@@ -30,6 +30,7 @@ from ..shell.online import ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
+from ..shell.state_columns import spread_columns
 
 #: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
 #: one pass in the given order by default, the matrix kept full or diagonal, its initial scale
@@ -71,14 +72,7 @@ class SecondOrderState:
         ``binary_to_multi``: the single column w (class 1 against class 0) becomes the columns
         (-w/2, w/2) at pos[0], pos[1]: the same decisions and margins f_1 - f_0 = <w, x>."""
         for name in self.columns:
-            old = self.arrays[name]
-            new = np.zeros((old.shape[0], n_new))
-            if binary_to_multi:
-                new[:, pos[0]] = -0.5 * old[:, 0]
-                new[:, pos[1]] = 0.5 * old[:, 0]
-            else:
-                new[:, pos] = old
-            self.arrays[name] = new
+            self.arrays[name] = spread_columns(self.arrays[name], pos, n_new, binary_to_multi)
 
 
 class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):

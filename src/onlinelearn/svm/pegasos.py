@@ -20,6 +20,7 @@ from ..shell.meta import (
 from ..shell.online import OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 from ..shell.readout import WeightsReadoutMixin
+from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 
 __all__ = ["Pegasos"]
 
@@ -31,7 +32,7 @@ __all__ = ["Pegasos"]
     projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
     t0=Param(0.0, NON_NEGATIVE),
 )  # fmt: skip
-class Pegasos(OnlineMixin, WeightsReadoutMixin, ScoresClassifier):
+class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassifier):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -133,32 +134,17 @@ class Pegasos(OnlineMixin, WeightsReadoutMixin, ScoresClassifier):
         st[PG.ST_S] = 1.0
         PG.exact_vsq(self._V, st)
 
-    def _grow(self, new_classes):
-        old = self.classes_
-        if len(new_classes) == len(old):
-            return
+    def _move_columns(self, pos, K):
         self._materialise()
-        pos = np.searchsorted(new_classes, old)
-        K = len(new_classes)
-        R = self._V.shape[0]
         if K > 2:
-            Vn = np.zeros((R, K))
-            Pn = np.zeros((R, K)) if self._averaging() else self._P
-            if self._V.shape[1] == 1 and len(old) == 2:
-                # one vector w (old[1] against old[0]) -> columns (-w/2, w/2): same decisions
-                Vn[:, pos[0]], Vn[:, pos[1]] = -0.5 * self._V[:, 0], 0.5 * self._V[:, 0]
-                if self._averaging():
-                    Pn[:, pos[0]], Pn[:, pos[1]] = -0.5 * self._P[:, 0], 0.5 * self._P[:, 0]
-            elif self._V.shape[1] > 1:
-                Vn[:, pos] = self._V
-                if self._averaging():
-                    Pn[:, pos] = self._P
-            self._V, self._P = Vn, Pn
+            # one vector w (class 1 against class 0) -> columns (-w/2, w/2): same decisions; one
+            # known class has no weights yet
+            split = self._V.shape[1] == 1 and len(self.classes_) == 2
+            keep = pos if self._V.shape[1] > 1 or split else pos[:0]
+            self._V = spread_columns(self._V, keep, K, split)
+            if self._averaging():
+                self._P = spread_columns(self._P, keep, K, split)
             PG.exact_vsq(self._V, self._st)
-        counts = np.zeros(K, dtype=np.int64)
-        counts[pos] = self.class_counts_
-        self.class_counts_ = counts
-        self.classes_ = new_classes
 
     def _weights(self, y_codes, sw, counts):
         K = len(self.classes_)
