@@ -299,12 +299,10 @@ class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifi
         snap = self._snapshot()
         try:
             self._check_params()
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             batch = V.CSRBatch(X)
             if first:
-                labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-                self._init_state(V.merge_labels(None, labels), batch.n_cols)
+                self._init_state(V.grown_labels(None, y, classes), batch.n_cols)
             else:
                 if classes is not None and not np.array_equal(
                     np.unique(np.asarray(classes)), self.classes_

@@ -304,10 +304,8 @@ class KernelOnlineClassifier(
         snap = self._snapshot()
         try:
             self._validate()
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             if first:
                 self._init_state(new_classes, X.shape[1], sp.issparse(X))
             else:
@@ -340,9 +338,7 @@ class KernelOnlineClassifier(
                 self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
                           slot_of_row, predict_average)  # fmt: skip
             self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
-            self.class_counts_ = self.class_counts_ + np.bincount(
-                y_codes, minlength=len(self.classes_)
-            )
+            self._count_classes(y_codes)
         except BaseException:
             self._restore(snap)
             raise

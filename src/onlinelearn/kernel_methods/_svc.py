@@ -213,8 +213,7 @@ class KernelSVC(ScoresClassifier):
         self._validate_params()
         kernel = kernel_param(self.kernel, self)
         pre_mode = isinstance(kernel, Precomputed)
-        X, y = V.check_X_y(self, X, y, reset=True)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=True)
         classes = np.unique(y)
         Kmat = self._check_gram(X) if pre_mode else None
         n = X.shape[0]

@@ -186,7 +186,7 @@ class COPA(OnlineLinearClassifier):
                         scores = scores + self._intercept_value() * W[d]
                     copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
                 self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
-            self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=Q)
+            self._count_classes(y_codes)
         except BaseException:
             self._restore(snap)
             raise

@@ -119,13 +119,11 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
         keys = ("classes_", "coef_", "_st", "n_features_in_")
         snap = save_attrs(self, keys, copy_array)
         try:
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             if first:
                 for k in ("classes_", "coef_", "_st"):
                     self.__dict__.pop(k, None)
-                labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-                self.classes_ = V.merge_labels(None, labels)
+                self.classes_ = V.grown_labels(None, y, classes)
             codes = np.searchsorted(self.classes_, y)
             if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
                 bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]

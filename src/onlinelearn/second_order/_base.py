@@ -147,9 +147,7 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
             self._validate_params()
             self._check_params()
             X, y = V.check_X_y(self, X, y, reset=first)
-            known = None if first else self.classes_
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(known, labels)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             batch = V.CSRBatch(X)
             if not first:
                 R = self.n_features_in_ + (1 if self.fit_intercept else 0)

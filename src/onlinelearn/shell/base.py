@@ -334,13 +334,10 @@ class OnlineLinearClassifier(
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
         self._validate_params_once()
         in_pass = self._finite_in_pass()
-        X, y = V.check_X_y(self, X, y, reset=reset, finite=not in_pass)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
-        known = None if reset else self.classes_
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=reset, finite=not in_pass)
         if classes is not None:
             classes = V.check_classes(classes, y)
-        labels = y if classes is None else np.concatenate([classes, y])
-        new_classes = V.merge_labels(known, labels)
+        new_classes = V.grown_labels(None if reset else self.classes_, y, classes)
         V.check_class_weight_keys(self.class_weight, new_classes)
         batch = V.CSRBatch(X)
         if in_pass and len(new_classes) < 2 and not all_finite(batch.data):
@@ -431,9 +428,7 @@ class OnlineLinearClassifier(
                 weights = self._example_weights(y_codes, sw, None)
                 self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
                           predict_average)  # fmt: skip
-                self.class_counts_ = self.class_counts_ + np.bincount(
-                    y_codes, minlength=len(self.classes_)
-                )
+                self._count_classes(y_codes)
         except BaseException:
             self._restore(snap)
             raise

@@ -336,8 +336,7 @@ class DualCoordinateSVC(ScoresClassifier):
     def primal_objective(self, X, y, sample_weight=None):
         """P(w) of the fitted weights on (X, y), in the parametrisation chosen."""
         check_is_fitted(self, "coef_")
-        X, y = V.check_X_y(self, X, y, reset=False)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=False)
         codes = np.searchsorted(self.classes_, y)
         if not np.all(self.classes_[np.minimum(codes, len(self.classes_) - 1)] == y):
             raise ValueError("y has labels the model was not fitted on")

@@ -171,10 +171,8 @@ class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassi
         first = fit_mode or not hasattr(self, "classes_")
         saved = {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
         try:
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             batch = V.CSRBatch(X)
             if first:
                 self._init_state(new_classes, batch.n_cols)
@@ -242,8 +240,7 @@ class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassi
         """F(w) = lambda/2 ||w||^2 + mean_i c_i loss_i(w) of the predicting weights on (X, y)
         (class weights from the counts of (X, y) for 'balanced')."""
         check_is_fitted(self, "classes_")
-        X, y = V.check_X_y(self, X, y, reset=False)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=False)
         codes = np.searchsorted(self.classes_, y)
         codes = np.minimum(codes, len(self.classes_) - 1)
         if not np.all(self.classes_[codes] == y):
