@@ -21,7 +21,7 @@ from ..shell.meta import (
 from ..shell.online import ProgressiveMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
 from ..shell.readout import WeightsReadoutMixin
-from ..shell.snapshot import restore_attrs, save_attrs
+from ..shell.snapshot import restore_attrs, restoring, save_attrs
 
 __all__ = ["DualAscentClassifier"]
 
@@ -297,7 +297,7 @@ class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifi
         ``classes``): the label predicted for each row before its round."""
         first = fit_mode or not hasattr(self, "_state")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._check_params()
             X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             batch = V.CSRBatch(X)
@@ -334,9 +334,6 @@ class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifi
                         f"{type(self).__name__}: a weight became infinite or NaN; the model was "
                         "left as it was before this call. Scale the features or lower C."
                     )
-        except BaseException:
-            self._restore(snap)
-            raise
         return self.classes_[pred]
 
     # ------------------------------------------------------------------ read-out

@@ -30,7 +30,7 @@ from ..shell.meta import (
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of
-from ..shell.snapshot import restore_attrs, save_attrs
+from ..shell.snapshot import restore_attrs, restoring, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
 
@@ -302,7 +302,7 @@ class KernelOnlineClassifier(
         predict_average = check_predict_with(self, predict_with)
         first = fit_mode or not hasattr(self, "classes_")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._validate()
             X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             new_classes = V.grown_labels(None if first else self.classes_, y, classes)
@@ -339,9 +339,6 @@ class KernelOnlineClassifier(
                           slot_of_row, predict_average)  # fmt: skip
             self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
             self._count_classes(y_codes)
-        except BaseException:
-            self._restore(snap)
-            raise
         return self.classes_[pred]
 
     def _coef_in_use(self):

@@ -13,6 +13,7 @@ from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.params import Param, parameters
+from ..shell.snapshot import restoring
 
 __all__ = ["COPA", "CONFUSION_CLASS_WEIGHT"]
 
@@ -162,7 +163,7 @@ class COPA(OnlineLinearClassifier):
         """
         first = not hasattr(self, "classes_")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             Xv = V.check_X(self, X, reset=False)
             if first:
@@ -187,9 +188,6 @@ class COPA(OnlineLinearClassifier):
                     copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
                 self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
             self._count_classes(y_codes)
-        except BaseException:
-            self._restore(snap)
-            raise
         self.last_losses_ = loss
         return losses
 

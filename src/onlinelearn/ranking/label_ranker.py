@@ -23,7 +23,7 @@ from ..shell.meta import (
 from ..shell.online import OnlineMixin
 from ..shell.params import Param, parameters
 from ..shell.readout import WeightsReadoutMixin
-from ..shell.snapshot import copy_array, restore_attrs, save_attrs
+from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 from . import _targets as T
 from ._counters import RANKING, RoundCounters
 
@@ -288,7 +288,7 @@ class LabelRanker(
         first = fit_mode or not hasattr(self, "classes_")
         self._validate_params()
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             X = V.check_X(self, X, reset=first)
             batch = V.CSRBatch(X)
             n = batch.n_rows
@@ -311,9 +311,6 @@ class LabelRanker(
             else:
                 self._run(batch, Yb, sw, np.arange(n, dtype=np.int64), mistakes, losses)
             self._n_relevant += float(Yb.sum()) * (self.n_epochs if fit_mode else 1)
-        except BaseException:
-            self._restore(snap)
-            raise
         return mistakes
 
     # ------------------------------------------------------------------ public API

@@ -17,7 +17,7 @@ from ..shell import validation as V
 from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
 from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
-from ..shell.snapshot import copy_array, restore_attrs, save_attrs
+from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 
 __all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
@@ -251,7 +251,7 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         refuse_classes(self, classes)
         first = fit_mode or not hasattr(self, "_w")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._validate_params_once()
             self._check_params()
             Xd = _unchecked_dense(self, X, reset=first)
@@ -281,9 +281,6 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
                         "left as it was before this call. Scale the features and the target, "
                         "or lower C."
                     )
-        except BaseException:
-            self._restore(snap)
-            raise
         return pred
 
     def _weights(self):

@@ -68,7 +68,7 @@ from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of
 from .readout import LinearReadoutMixin
-from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
+from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
 from .state_columns import StateColumnsMixin
 from .weights import ExampleWeightsMixin
 
@@ -396,7 +396,7 @@ class OnlineLinearClassifier(
         # from new arrays; the touched rows for a sparse Euclidean batch)
         snap = self._snapshot(copy_arrays=False)
         rows = None
-        try:
+        with restoring(self, snap):
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             if isinstance(self.intercept_scaling, str) and (
                 first or "intercept_scaling_" not in self.__dict__
@@ -429,9 +429,6 @@ class OnlineLinearClassifier(
                 self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
                           predict_average)  # fmt: skip
                 self._count_classes(y_codes)
-        except BaseException:
-            self._restore(snap)
-            raise
         return self.classes_[pred]
 
     # ------------------------------------------------------------------ model files

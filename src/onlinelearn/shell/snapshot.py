@@ -31,6 +31,25 @@ def restore_attrs(est, names, snap) -> None:
             d.pop(a, None)
 
 
+class restoring:
+    """``with restoring(est, snap):`` runs the block as a transaction: when it raises anything,
+    ``est._restore(snap)`` puts back what the snapshot ``snap`` saved before the error goes on,
+    so that a failed call changes nothing.  The snapshot is the value of the ``with``."""
+
+    __slots__ = ("_est", "_snap")
+
+    def __init__(self, est, snap):
+        self._est, self._snap = est, snap
+
+    def __enter__(self):
+        return self._snap
+
+    def __exit__(self, kind, value, traceback):
+        if kind is not None:
+            self._est._restore(self._snap)
+        return False
+
+
 def copy_array(value):
     """A copy of an ndarray, anything else itself (a ``copier`` of :func:`save_attrs`)."""
     return value.copy() if isinstance(value, np.ndarray) else value
