@@ -19,7 +19,7 @@ from ..shell.meta import (
     state_meta,
 )
 from ..shell.online import ProgressiveMixin
-from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters
+from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters, validate_once
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
 
@@ -151,13 +151,11 @@ class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifi
     def _check_params(self):
         """Declarative constraints and the rules spanning two parameters; skipped while the
         parameters are the very objects last checked (a stream of small batches pays once)."""
-        key = tuple(getattr(self, n) for n in self._get_param_names())
-        last = self.__dict__.get("_validated_params")
-        if last is not None and all(a is b for a, b in zip(last, key, strict=True)):
-            return
+        validate_once(self, self._validate_all_params)
+
+    def _validate_all_params(self):
         self._validate_params()
         self._check_param_rules()
-        self._validated_params = key
 
     def _check_param_rules(self):
         window = self.step in _WINDOW

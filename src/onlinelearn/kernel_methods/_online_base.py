@@ -29,7 +29,7 @@ from ..shell.meta import (
 )
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
-from ..shell.params import SHARED, Param, constraints_of
+from ..shell.params import SHARED, Param, constraints_of, validate_once
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
@@ -121,10 +121,10 @@ class KernelOnlineClassifier(
 
     # ------------------------------------------------------------------ validation
     def _validate(self):
-        params = tuple(getattr(self, n) for n in self._get_param_names())
-        last = self.__dict__.get("_validated")
-        if last is not None and all(a is b for a, b in zip(last, params, strict=True)):
-            return
+        """Parameter checks, once while the parameters stay the same (``validate_once``)."""
+        validate_once(self, self._validate_all_params, "_validated")
+
+    def _validate_all_params(self):
         self._validate_params()
         if isinstance(self.budget, (bool, np.bool_)):
             raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
@@ -138,7 +138,6 @@ class KernelOnlineClassifier(
                 f"{type(self).__name__} needs a kernel on vectors: a precomputed Gram matrix "
                 "cannot hold the rows of a growing support set. Use KernelSVC for 'precomputed'."
             )
-        self._validated = params
 
     @property
     def _kernel(self):

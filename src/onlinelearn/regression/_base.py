@@ -16,7 +16,15 @@ from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
 from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
-from ..shell.params import CONSTRAINT, POSITIVE_OR_INF, SHARED, Param, constraints_of
+from ..shell.params import (
+    CONSTRAINT,
+    POSITIVE_OR_INF,
+    SHARED,
+    Param,
+    constraints_of,
+    param_names,
+    validate_once,
+)
 from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 
 __all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
@@ -220,18 +228,14 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
 
     def _validate_params_once(self):
         """Parameter checks, skipped for values already found valid: by identity for this
-        object (a stream of ``partial_fit`` calls), and by (type, value) across the class (a
-        fresh estimator per ``fit`` with the usual parameters pays nothing either)."""
+        object (a stream of ``partial_fit`` calls; ``validate_once``), and by (type, value)
+        across the class (a fresh estimator per ``fit`` with the usual parameters pays nothing
+        either)."""
+        validate_once(self, self._validate_params_by_class)
+
+    def _validate_params_by_class(self):
         cls = type(self)
-        names = cls.__dict__.get("_param_names_cached")
-        if names is None:
-            names = cls._get_param_names()  # inspect.signature: ~0.3 ms, once per class
-            cls._param_names_cached = names
-        values = tuple(getattr(self, n) for n in names)
-        last = self.__dict__.get("_validated_params")
-        if last is not None and all(a is b for a, b in zip(last, values, strict=True)):
-            return
-        key = tuple((type(v), v) for v in values)
+        key = tuple((type(v), v) for v in (getattr(self, n) for n in param_names(cls)))
         seen = cls.__dict__.get("_valid_param_keys")
         try:
             known = seen is not None and key in seen
@@ -243,7 +247,6 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
                 if seen is None or len(seen) > 256:
                     seen = cls._valid_param_keys = set()
                 seen.add(key)
-        self._validated_params = values
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode):
         """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the

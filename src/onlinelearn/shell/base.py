@@ -23,7 +23,6 @@ rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn.shell.lin
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -66,7 +65,7 @@ from .._core.state import (
 from . import validation as V
 from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
-from .params import POSITIVE, SHARED, Param, constraints_of
+from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
 from .readout import LinearReadoutMixin
 from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
 from .state_columns import StateColumnsMixin
@@ -83,11 +82,6 @@ LINEAR = {
 }
 #: the parameters every linear learner has (each orders them in its own signature)
 _COMMON = "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight dtype"
-
-
-@functools.cache
-def _param_names(cls):
-    return tuple(cls._get_param_names())
 
 
 def _exp_shift(theta, balanced):
@@ -157,7 +151,7 @@ class OnlineLinearClassifier(
         return config
 
     def __setattr__(self, name, value):
-        if name in _param_names(type(self)):
+        if name in param_names(type(self)):
             self.__dict__.pop("_config_cache", None)  # built again from the new value
         super().__setattr__(name, value)
 
@@ -357,19 +351,9 @@ class OnlineLinearClassifier(
     def _validate_params_once(self):
         """Parameter checks, skipped while the parameters are the very objects last validated
         (dicts compared by value): a stream of ``partial_fit`` calls pays for them once."""
-        names = _param_names(type(self))
-        key = tuple(
-            dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
-        )
-        last = self.__dict__.get("_validated_params")
-        if (
-            last is not None
-            and len(last) == len(key)
-            and all(
-                a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
-            )
-        ):
-            return
+        validate_once(self, self._validate_all_params)
+
+    def _validate_all_params(self):
         self._validate_params()
         self._check_params()
         if isinstance(self.class_weight, dict):
@@ -379,7 +363,6 @@ class OnlineLinearClassifier(
                         f"class_weight[{lab!r}] = {val!r}: class weights must be finite "
                         "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
                     )
-        self._validated_params = key
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
         """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: validate,

@@ -19,6 +19,7 @@ written out by hand (``tests/test_signatures.py`` holds every estimator's).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import numbers
@@ -35,8 +36,10 @@ __all__ = [
     "SHARED",
     "Param",
     "constraints_of",
+    "param_names",
     "parameters",
     "store_params",
+    "validate_once",
 ]
 
 #: the default of a parameter that has none (it must be given)
@@ -169,6 +172,28 @@ def _make_init(cls, table, n_positional):
     )
     init.__signature__ = inspect.signature(init)
     return init
+
+
+@functools.cache
+def param_names(cls):
+    """The parameter names of ``cls`` in ``get_params`` order, read from its signature once."""
+    return tuple(cls._get_param_names())
+
+
+def validate_once(estimator, checks, attr="_validated_params"):
+    """Run ``checks()`` (the parameter checks) unless every parameter is the very object found
+    valid last time (a dict: an equal one, so that a dict edited in place is checked again): a
+    stream of ``partial_fit`` calls pays for the checks once.  ``attr`` keeps the values found
+    valid."""
+    values = (getattr(estimator, n) for n in param_names(type(estimator)))
+    key = tuple(dict(v) if isinstance(v, dict) else v for v in values)
+    last = estimator.__dict__.get(attr)
+    if last is not None and len(last) == len(key) and all(
+        a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
+    ):
+        return
+    checks()
+    setattr(estimator, attr, key)
 
 
 def store_params(estimator, params: dict) -> None:
