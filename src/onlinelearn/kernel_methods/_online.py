@@ -60,8 +60,19 @@ _COMMON_DOC = """
 """
 
 
+#: the start of their examples: the data and the kernel
+_EXAMPLE_DOC = """\
+    Examples
+    --------
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> from onlinelearn.kernels import RBF
+"""
+
+
 def _common_doc(cls):
-    cls.__doc__ = cls.__doc__.replace("    {common}\n", _COMMON_DOC.lstrip("\n"))
+    doc = cls.__doc__.replace("    {common}\n", _COMMON_DOC.lstrip("\n"))
+    cls.__doc__ = doc.replace("    {example}\n", _EXAMPLE_DOC)
     return cls
 
 
@@ -95,12 +106,8 @@ class KernelPerceptron(KernelOnlineClassifier):
     classes_, support_vectors_, dual_coef_ (n_columns, n_SV), n_support_ (per class),
     intercept_, n_updates_, n_mistakes_, t_, n_removed_
 
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelPerceptron
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelPerceptron(RBF(gamma=0.02), budget=300, random_state=0, n_epochs=2)
     >>> clf = clf.fit(X[:600], y[:600])
     >>> print(int(clf.n_support_.sum()), f"{clf.score(*load_dna('test')):.3f}")
@@ -144,12 +151,8 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     C : float > 0, default=1.0
     margin : float >= 0, default=1.0
     {common}
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelPassiveAggressive
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelPassiveAggressive(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
     0.909
@@ -183,12 +186,8 @@ class KernelCOPA(KernelOnlineClassifier):
     ----------
     C : float > 0, default=1.0
     {common}
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelCOPA
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelCOPA(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
     0.879
