@@ -206,3 +206,52 @@ def test_parameters_are_stored_verbatim_and_cloned(path):
     if keyword_only:
         with pytest.raises(TypeError):
             cls(*[p.default for p in positional], keyword_only[0].default)
+
+
+def test_parameters_builds_init_and_constraints_from_one_table():
+    from sklearn.base import BaseEstimator
+    from sklearn.utils._param_validation import StrOptions
+
+    from onlinelearn.shell.params import REQUIRED, SHARED, Param, parameters
+
+    @parameters("fn kernel * C n_epochs", SHARED, n_epochs=1, fn=Param(REQUIRED, callable),
+                kernel=Param("rbf", StrOptions({"rbf", "linear"})))  # fmt: skip
+    class Learner(BaseEstimator):
+        pass
+
+    assert str(inspect.signature(Learner)) == "(fn, kernel='rbf', *, C=1.0, n_epochs=1)"
+    assert Learner._parameter_constraints["n_epochs"] == SHARED["n_epochs"].constraint()
+    assert sorted(Learner._parameter_constraints) == ["C", "fn", "kernel", "n_epochs"]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'fn'"):
+        Learner()
+    with pytest.raises(TypeError, match="positional"):
+        Learner(len, "rbf", 2.0)
+    with pytest.raises(TypeError, match="declared nowhere"):
+        parameters("* nowhere", SHARED)
+    with pytest.raises(TypeError, match="not in the signature"):
+        parameters("* C", SHARED, n_epochs=3)
+    with pytest.raises(TypeError, match="own __init__"):
+
+        @parameters("* C", SHARED)
+        class Written(BaseEstimator):
+            def __init__(self, C=1.0):
+                self.C = C
+
+
+def test_a_class_weight_edited_in_place_is_checked_again():
+    """validate_once compares dicts by value: a class_weight edited after a valid call is
+    checked on the next one (kernel learners as linear ones)."""
+    import numpy as np
+
+    from onlinelearn import KernelPerceptron, Perceptron
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.5]])
+    y = np.array([0, 1, 1, 0])
+    for est in (
+        Perceptron(class_weight={0: 1.0}),
+        KernelPerceptron("linear", class_weight={0: 1.0}),
+    ):
+        est.partial_fit(X, y)
+        est.class_weight[0] = -1.0
+        with pytest.raises(ValueError, match="class_weight"):
+            est.partial_fit(X, y)
