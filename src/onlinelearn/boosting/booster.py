@@ -8,14 +8,20 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import boosting as B
 from ..shell import validation as V
-from ..shell.params import store_params
+from ..shell.meta import (
+    ScoresClassifier,
+    estimator_from_meta,
+    params_to_json,
+    state_meta,
+)
+from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 
 _STEPS = ("aggressive", "conservative", "gentle")
 
@@ -24,7 +30,14 @@ class WeakLearnerError(ValueError):
     """The weak learner returned a hypothesis with weighted error >= 1/2."""
 
 
-class PrimalDualBoost(ClassifierMixin, BaseEstimator):
+@parameters(
+    "n_estimators * step C gamma weak_learner criterion", n_estimators=Param(50, AT_LEAST_ONE),
+    step=Param("aggressive", StrOptions(set(_STEPS))), C=Param(None, POSITIVE, None),
+    gamma=Param(0.1, Interval(numbers.Real, 0, 0.5, closed="right")),
+    weak_learner=Param(None, HasMethods(["fit", "predict"]), None),
+    criterion=Param("edge", StrOptions({"edge", "gini"})),
+)  # fmt: skip
+class PrimalDualBoost(ScoresClassifier):
     """Binary boosting as dual ascent: AdaBoost, its conservative and its Gentle variant.
 
     Problem (thesis Sec. 6.1, eqs. 6.2-6.3): the booster ascends the dual
@@ -96,32 +109,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
     0.959
     """
 
-    _parameter_constraints: dict = {
-        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
-        "step": [StrOptions(set(_STEPS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(numbers.Real, 0, 0.5, closed="right")],
-        "weak_learner": [HasMethods(["fit", "predict"]), None],
-        "criterion": [StrOptions({"edge", "gini"})],
-    }
-
-    def __init__(
-        self,
-        n_estimators=50,
-        *,
-        step="aggressive",
-        C=None,
-        gamma=0.1,
-        weak_learner=None,
-        criterion="edge",
-    ):
-        store_params(self, locals())
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        return tags
+    _tags_multi_class = False  # binary only
 
     # ------------------------------------------------------------------ steps
     def _alpha(self, edge2, w_minus):
@@ -307,10 +295,6 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
             out += alpha * np.where(np.asarray(est.predict(X)) > 0, 1.0, -1.0)
         return out
 
-    def predict(self, X):
-        f = self.decision_function(X)
-        return self.classes_[(f > 0).astype(np.int64)]
-
     # ------------------------------------------------------------------ model files
     _ARRAYS = ("alphas_", "edges_", "train_errors_", "exp_losses_", "dual_", "bounds_")
 
@@ -321,10 +305,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
                 "only boosters of compiled stumps can be saved to a model file; a booster of "
                 "scikit-learn weak learners cannot (those have no pickle-free format)"
             )
-        params = self.get_params()
-        params["weak_learner"] = None
-        meta = {"class": type(self).__name__, "params": params,
-                "n_features_in_": int(self.n_features_in_)}  # fmt: skip
+        meta = state_meta(self, {**params_to_json(self), "weak_learner": None})
         arrays = {"classes_": np.asarray(self.classes_)}
         arrays.update({k: getattr(self, k) for k in self._ARRAYS})
         arrays.update(dict(zip(("feat", "thr", "left", "right"), self.stumps_, strict=True)))
@@ -332,9 +313,7 @@ class PrimalDualBoost(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta, arrays)
         T = arrays["alphas_"].shape[0]
         for k in cls._ARRAYS:
             if arrays[k].shape != (T,):

@@ -133,6 +133,11 @@ def mix_in_process(estimator, shards, n_epochs, callback=None):
 # -- the estimator ---------------------------------------------------------------------------
 
 
+def _of_the_mixture(name):
+    """The attribute ``name`` of the fitted mixture (``estimator_``), read through."""
+    return property(lambda self: getattr(self._fitted(), name), doc=f"``estimator_.{name}``.")
+
+
 class ParameterMixing(ClassifierMixin, BaseEstimator):
     """Iterative parameter mixing of an online linear learner over the shards of a Dask run.
 
@@ -271,21 +276,10 @@ class ParameterMixing(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         return self._fitted().decision_function(X)
 
-    @property
-    def classes_(self):
-        return self._fitted().classes_
-
-    @property
-    def coef_(self):
-        return self._fitted().coef_
-
-    @property
-    def intercept_(self):
-        return self._fitted().intercept_
-
-    @property
-    def n_features_in_(self):
-        return self._fitted().n_features_in_
+    classes_ = _of_the_mixture("classes_")
+    coef_ = _of_the_mixture("coef_")
+    intercept_ = _of_the_mixture("intercept_")
+    n_features_in_ = _of_the_mixture("n_features_in_")
 
 
 def _epoch_record(start, models):

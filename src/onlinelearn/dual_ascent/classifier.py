@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -13,9 +12,16 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import dual_ascent as DA
 from .._core import links as L
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, state_meta
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    estimator_from_meta,
+    state_meta,
+)
 from ..shell.online import ProgressiveMixin
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, POSITIVE, SHARED, Param, parameters, validate_once
+from ..shell.readout import WeightsReadoutMixin
+from ..shell.snapshot import restore_attrs, restoring, save_attrs
 
 __all__ = ["DualAscentClassifier"]
 
@@ -30,9 +36,20 @@ _WINDOW = ("last-k", "row-action", "ftrl")
 _VARIANTS = {"PA": DA.PA, "PA-I": DA.PA1, "PA-II": DA.PA2}
 _LINKS = {"euclidean": L.EUCLID, "entropy": L.ENTROPY, "pnorm": L.PNORM}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
+#: what a call may change (the arrays in ``_state`` are copied by a snapshot)
+_STATE = ("classes_", "n_features_in_", "feature_names_in_", "_state")
 
 
-class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
+@parameters(
+    "* step k variant C margin link p U sigma update tol max_sweeps n_epochs shuffle "
+    "random_state fit_intercept intercept_scaling",
+    SHARED, step=Param("last-k", StrOptions(set(_STEPS))), k=Param(1, AT_LEAST_ONE),
+    link=Param("euclidean", StrOptions(set(_LINKS))), sigma=Param(1.0, POSITIVE),
+    p=Param(None, Interval(numbers.Real, 1, None, closed="neither"), None),
+    update=Param("optimal", StrOptions(set(_RULES))), tol=Param(1e-7, POSITIVE),
+    max_sweeps=Param(200, AT_LEAST_ONE),
+)  # fmt: skip
+class DualAscentClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     """Online hinge-loss classifier whose round raises the dual by a chosen dual ascent step.
 
     Problem (thesis eq. 5.11-5.12, 5.18): after round t the learner holds one dual variable per
@@ -130,60 +147,15 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     2 0.186 1.3297
     """
 
-    _parameter_constraints: dict = {
-        "step": [StrOptions(set(_STEPS))],
-        "k": [Interval(numbers.Integral, 1, None, closed="left")],
-        "variant": [StrOptions(set(_VARIANTS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="left")],
-        "link": [StrOptions(set(_LINKS))],
-        "p": [Interval(numbers.Real, 1, None, closed="neither"), None],
-        "U": [Interval(numbers.Real, 0, None, closed="neither")],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
-        "update": [StrOptions(set(_RULES))],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        *,
-        step="last-k",
-        k=1,
-        variant="PA-I",
-        C=1.0,
-        margin=1.0,
-        link="euclidean",
-        p=None,
-        U=1.0,
-        sigma=1.0,
-        update="optimal",
-        tol=1e-7,
-        max_sweeps=200,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-    ):
-        store_params(self, locals())
-
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
         """Declarative constraints and the rules spanning two parameters; skipped while the
         parameters are the very objects last checked (a stream of small batches pays once)."""
-        key = tuple(getattr(self, n) for n in self._get_param_names())
-        last = self.__dict__.get("_validated_params")
-        if last is not None and all(a is b for a, b in zip(last, key, strict=True)):
-            return
+        validate_once(self, self._validate_all_params)
+
+    def _validate_all_params(self):
         self._validate_params()
         self._check_param_rules()
-        self._validated_params = key
 
     def _check_param_rules(self):
         window = self.step in _WINDOW
@@ -218,9 +190,6 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
 
     def _tuned_step_code(self):
         return DA.FIXEDC if self.step in _WINDOW else _STEPS[self.step]
-
-    def _b(self):
-        return float(self.intercept_scaling) if self.fit_intercept else 0.0
 
     def _p_value(self):
         if self.p is not None:
@@ -280,20 +249,12 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
                 S[name] = arr
 
     def _snapshot(self):
-        snap = {}
-        for a in ("classes_", "n_features_in_", "feature_names_in_"):
-            if a in self.__dict__:
-                snap[a] = self.__dict__[a]
-        if "_state" in self.__dict__:
-            snap["_state"] = {k: v.copy() for k, v in self._state.items()}
+        snap = save_attrs(self, _STATE[:-1])
+        snap.update(save_attrs(self, ("_state",), lambda S: {k: v.copy() for k, v in S.items()}))
         return snap
 
     def _restore(self, snap):
-        for a in ("classes_", "n_features_in_", "feature_names_in_", "_state"):
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ learning
     def _run(self, batch, y_codes, sw, order, pred):
@@ -309,8 +270,8 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
                 batch.data, batch.indices, batch.indptr, y_codes, sw, order, S["theta"],
                 S["Sd"], S["Sx"], S["Sp"], S["Sf"], S["Si"], S["dual"], S["st"],
                 _STEPS[self.step], int(self.k), _VARIANTS[self.variant], float(self.C),
-                float(self.margin), self._b(), float(self.tol), int(self.max_sweeps), pred,
-                scores,
+                float(self.margin), self._intercept_value(), float(self.tol),
+                int(self.max_sweeps), pred, scores,
             )  # fmt: skip
         nst = int(S["st"][DA.N_STORED])
         nn = int(np.diff(batch.indptr).max()) if batch.n_rows else 0
@@ -324,7 +285,7 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
             DA.OPTIMAL if self.step in _WINDOW else _RULES[self.update],
             _LINKS[self.link], float(self.margin),
             1.0 / float(self.C) if self.step in _WINDOW else float(self.U), float(self.sigma),
-            self._p_value(), self._b(), pred, scores,
+            self._p_value(), self._intercept_value(), pred, scores,
             np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf),
         )  # fmt: skip
 
@@ -334,14 +295,12 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
         ``classes``): the label predicted for each row before its round."""
         first = fit_mode or not hasattr(self, "_state")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._check_params()
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             batch = V.CSRBatch(X)
             if first:
-                labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-                self._init_state(V.merge_labels(None, labels), batch.n_cols)
+                self._init_state(V.grown_labels(None, y, classes), batch.n_cols)
             else:
                 if classes is not None and not np.array_equal(
                     np.unique(np.asarray(classes)), self.classes_
@@ -373,9 +332,6 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
                         f"{type(self).__name__}: a weight became infinite or NaN; the model was "
                         "left as it was before this call. Scale the features or lower C."
                     )
-        except BaseException:
-            self._restore(snap)
-            raise
         return self.classes_[pred]
 
     # ------------------------------------------------------------------ read-out
@@ -409,52 +365,32 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
         th = Vm / nrm
         return np.sign(th) * np.abs(th) ** (p - 1.0) * nrm / ((p - 1.0) * c)
 
-    @property
-    def coef_(self):
-        """Weights (1, n_features) for two classes, (n_classes, n_features) otherwise.
+    coef_ = property(
+        WeightsReadoutMixin.coef_.fget,
+        doc="""Weights (1, n_features) for two classes, (n_classes, n_features) otherwise.
 
         Growing-c steps: w = grad f*(v / c) with the c of the next round as far as it is known
-        (self-tuned: from the rows and mistakes so far; strongly convex: sigma (t + 1))."""
-        W = self._weights_matrix()
-        return np.array(W[: self.n_features_in_].T, order="C")
+        (self-tuned: from the rows and mistakes so far; strongly convex: sigma (t + 1)).""",
+    )
 
-    @property
-    def intercept_(self):
-        """Bias of each column (``intercept_scaling`` times the constant feature's weight)."""
-        W = self._weights_matrix()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
-
-    def _stat(self, slot):
+    def _stats(self):
         check_is_fitted(self, "_state")
-        return self._state["st"][slot]
+        return self._state["st"]
 
-    @property
-    def t_(self):
-        """Rounds processed (all epochs and calls)."""
-        return int(self._stat(DA.T))
-
-    @property
-    def n_updates_(self):
-        """Rounds on which the dual (and so the weights) changed."""
-        return int(self._stat(DA.N_UPDATES))
-
-    @property
-    def n_mistakes_(self):
-        """Online mistakes (prediction before the update was wrong)."""
-        return int(self._stat(DA.N_MISTAKES))
-
-    @property
-    def n_unconverged_(self):
-        """Rounds whose coordinate ascent hit ``max_sweeps`` before ``tol``."""
-        return int(self._stat(DA.N_UNCONVERGED))
+    t_ = counter(DA.T, "Rounds processed (all epochs and calls).")
+    n_updates_ = counter(DA.N_UPDATES, "Rounds on which the dual (and so the weights) changed.")
+    n_mistakes_ = counter(
+        DA.N_MISTAKES, "Online mistakes (prediction before the update was wrong)."
+    )
+    n_unconverged_ = counter(
+        DA.N_UNCONVERGED, "Rounds whose coordinate ascent hit ``max_sweeps`` before ``tol``."
+    )
 
     @property
     def dual_objective_(self):
         """D of the run after the last round (thesis eq. 5.12; the window steps report it in
         the units of tau = alpha / c, i.e. C times the thesis's D)."""
-        return float(self._stat(DA.DUAL))
+        return float(self._stats()[DA.DUAL])
 
     @property
     def dual_coef_(self):
@@ -463,41 +399,22 @@ class DualAscentClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k: (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
-        check_is_fitted(self, "_state")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights_matrix()
-        d = self.n_features_in_
-        scores = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            scores = scores + self.intercept_scaling * W[d]
+        scores = self._scores(X)
         if len(self.classes_) <= 2:
             return scores[:, 0]
         return scores
-
-    def predict(self, X):
-        """Labels: sign for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_state")
-        meta = state_meta(self)
         arrays = {"classes_": np.asarray(self.classes_)}
         arrays.update({"s_" + k: v for k, v in self._state.items()})
-        return meta, arrays
+        return state_meta(self), arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta)
         est._init_state(np.asarray(arrays["classes_"]), est.n_features_in_)
         for k, ref in est._state.items():
             a = np.ascontiguousarray(arrays["s_" + k], dtype=ref.dtype)

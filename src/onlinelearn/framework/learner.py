@@ -18,43 +18,33 @@ Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' she
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from ..linear._stop import STOP_PARAMS, ConvergenceStopMixin
-from ..regression._base import OnlineLinearRegressor
-from ..shell.base import OnlineLinearClassifier
-from ..shell.params import store_params
+from ..linear._stop import STOP, ConvergenceStopMixin
+from ..linear.copa import CONFUSION_CLASS_WEIGHT
+from ..regression._base import REGRESSION, OnlineLinearRegressor
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.params import Param, parameters
 from . import _generic as G
-from .links import Entropy, Euclidean, Link, PNorm, as_link
-from .losses import (
-    MARGIN,
-    RESIDUAL,
-    Confusion,
-    CustomLoss,
-    EpsInsensitive,
-    Hinge,
-    Logistic,
-    Loss,
-    Squared,
-    SquaredHinge,
-    as_loss,
-    loss_cfuncs,
-)
+from . import links, losses, steps
+from ._axis import AxisObject
+from .links import Entropy, Euclidean, Link, as_link
+from .losses import MARGIN, RESIDUAL, Confusion, CustomLoss, Loss, Squared, as_loss, loss_cfuncs
 from .steps import Aggressive, Conservative, Step, as_step
 
 __all__ = ["OnlineLearner", "OnlineRegressor"]
 
 # ------------------------------------------------------------------ model-file encoding
+#: the objects a model file may name: every public link, loss and step but the user's loss
 _OBJECTS = {
-    cls.__name__: cls
-    for cls in (
-        Euclidean, Entropy, PNorm, Hinge, SquaredHinge, Logistic, Squared, EpsInsensitive,
-        Confusion, Conservative, Aggressive,
-    )
-}  # fmt: skip
+    name: obj
+    for module in (links, losses, steps)
+    for name in module.__all__
+    if isinstance(obj := getattr(module, name), type)
+    and issubclass(obj, AxisObject)
+    and obj not in (Link, Loss, Step, CustomLoss)
+}
 
 
 def _encode(obj):
@@ -64,10 +54,15 @@ def _encode(obj):
             "user's code, which model files never hold (they are pickle-free). Save the "
             "weights (coef_, intercept_) instead, or rebuild the learner from its code."
         )
-    if isinstance(obj, Link | Loss | Step):
+    if isinstance(obj, AxisObject):
         fields = {k: v for k, v in obj.__dict__.items() if not k.startswith("_")}
         return {"__framework__": type(obj).__name__, "fields": fields}
     return obj
+
+
+#: ``step`` of both learners: an object or the name of one
+_STEP = Param("aggressive", Step, StrOptions({"conservative", "aggressive"}))
+_AXES = ("link", "loss", "step")
 
 
 def _decode(value):
@@ -79,7 +74,31 @@ def _decode(value):
     return value
 
 
-class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
+class _AxesInModelFiles:
+    """Model files of a learner whose ``link``, ``loss`` and ``step`` may be objects: each is
+    written as JSON (:func:`_encode`) and rebuilt when the file is read (:func:`_decode`)."""
+
+    def _get_state(self):
+        meta, arrays = super()._get_state()
+        meta["params"] = {**meta["params"], **{n: _encode(getattr(self, n)) for n in _AXES}}
+        return meta, arrays
+
+    @classmethod
+    def _params_from_file(cls, params):
+        parent = getattr(super(), "_params_from_file", None)
+        if parent is not None:
+            params = parent(params)
+        return {k: _decode(v) for k, v in params.items()}
+
+
+@parameters(
+    "link loss step * n_epochs tol n_iter_no_change shuffle average random_state fit_intercept "
+    "intercept_scaling class_weight dtype",
+    LINEAR, STOP, n_epochs=100, average=True, class_weight=CONFUSION_CLASS_WEIGHT, step=_STEP,
+    link=Param("euclidean", Link, StrOptions({"euclidean", "entropy", "pnorm"})),
+    loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
+)  # fmt: skip
+class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassifier):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
     Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
@@ -124,34 +143,6 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
     >>> print(f"test accuracy {clf.fit(X, y).score(*load_dna('test')):.3f}")
     test accuracy 0.946
     """
-
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "link": [Link, StrOptions({"euclidean", "entropy", "pnorm"})],
-        "loss": [Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})],
-        "step": [Step, StrOptions({"conservative", "aggressive"})],
-        "class_weight": [dict, StrOptions({"balanced", "confusion"}), None],
-        **STOP_PARAMS,
-    }
-
-    def __init__(
-        self,
-        link="euclidean",
-        loss="hinge",
-        step="aggressive",
-        *,
-        n_epochs=100,
-        tol=1e-3,
-        n_iter_no_change=5,
-        shuffle=True,
-        average=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        dtype=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):
@@ -243,23 +234,13 @@ class OnlineLearner(ConvergenceStopMixin, OnlineLinearClassifier):
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    # ------------------------------------------------------------------ model files
-    def _get_state(self):
-        meta, arrays = super()._get_state()
-        params = dict(meta["params"])
-        for name in ("link", "loss", "step"):
-            params[name] = _encode(getattr(self, name))
-        meta["params"] = params
-        return meta, arrays
 
-    @classmethod
-    def _params_from_file(cls, params):
-        params = super()._params_from_file(params)
-        return {k: _decode(v) for k, v in params.items()}
-
-
-
-class OnlineRegressor(OnlineLinearRegressor):
+@parameters(
+    "link loss step * average n_epochs shuffle random_state fit_intercept intercept_scaling",
+    REGRESSION, step=_STEP, link=Param("euclidean", Link, StrOptions({"euclidean"})),
+    loss=Param("squared", Loss, StrOptions({"squared", "epsilon_insensitive"})),
+)  # fmt: skip
+class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
     """An online regressor given by its three choices: Euclidean link x residual loss x step.
 
     Problem solved by a round, r_t(w) = <w, x_t> - y_t::
@@ -282,30 +263,6 @@ class OnlineRegressor(OnlineLinearRegressor):
     average, n_epochs, shuffle, random_state, fit_intercept, intercept_scaling
         As in :class:`onlinelearn.PassiveAggressiveRegressor`.
     """
-
-    _parameter_constraints = {
-        **OnlineLinearRegressor._parameter_constraints,
-        "link": [Link, StrOptions({"euclidean"})],
-        "loss": [Loss, StrOptions({"squared", "epsilon_insensitive"})],
-        "step": [Step, StrOptions({"conservative", "aggressive"})],
-        "average": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
-
-    def __init__(
-        self,
-        link="euclidean",
-        loss="squared",
-        step="aggressive",
-        *,
-        average=False,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-    ):
-        store_params(self, locals())
 
     def _check_params(self):
         link, loss, step = as_link(self.link), as_loss(self.loss), as_step(self.step)
@@ -330,16 +287,7 @@ class OnlineRegressor(OnlineLinearRegressor):
     def _configuration(self):
         return as_link(self.link), as_loss(self.loss), as_step(self.step)
 
-    def _get_state(self):
-        meta, arrays = super()._get_state()
-        params = dict(meta["params"])
-        for name in ("link", "loss", "step"):
-            params[name] = _encode(getattr(self, name))
-        meta["params"] = params
-        return meta, arrays
-
     @classmethod
     def _from_state(cls, meta, arrays):
-        meta = dict(meta)
-        meta["params"] = {k: _decode(v) for k, v in meta["params"].items()}
-        return super()._from_state(meta, arrays)
+        return super()._from_state({**meta, "params": cls._params_from_file(meta["params"])},
+                                   arrays)  # fmt: skip

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .._core import links as L
+from ._axis import AxisObject, from_name
 
 __all__ = ["Euclidean", "Entropy", "Link", "PNorm", "as_link"]
 
 
-class Link:
+class Link(AxisObject):
     """Base of the link objects (immutable; see the module table)."""
 
     code: ClassVar[int] = L.EUCLID
@@ -34,9 +35,6 @@ class Link:
     def params(self, n_weights: int) -> dict:
         """The float parameters of the compiled passes (``eta``, ``p``, ``log_n``)."""
         return {}
-
-    def __deepcopy__(self, memo):  # immutable: scikit-learn's clone may share it
-        return self
 
 
 @dataclass(frozen=True, eq=True)
@@ -89,11 +87,4 @@ _NAMES = {"euclidean": Euclidean, "entropy": Entropy, "pnorm": PNorm}
 
 def as_link(link) -> Link:
     """A :class:`Link` from an object or a name ('euclidean', 'entropy', 'pnorm')."""
-    if isinstance(link, Link):
-        return link
-    if isinstance(link, str) and link in _NAMES:
-        return _NAMES[link]()
-    raise ValueError(
-        f"link must be a onlinelearn.framework link (Euclidean(), Entropy(...), PNorm(...)) or "
-        f"one of {sorted(_NAMES)}, got {link!r}"
-    )
+    return from_name(link, Link, _NAMES, "link", "Euclidean(), Entropy(...), PNorm(...)")

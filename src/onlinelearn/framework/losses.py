@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..shell.config import njit
+from ._axis import AxisObject, from_name
 
 __all__ = [
     "Confusion",
@@ -51,7 +52,7 @@ MARGIN = "margin"
 RESIDUAL = "residual"
 
 
-class Loss:
+class Loss(AxisObject):
     """Base of the loss objects (immutable).
 
     ``kind``: ``'margin'`` (classification) or ``'residual'`` (regression).
@@ -76,9 +77,6 @@ class Loss:
     def derivative(self, z: float) -> float:
         """l'(z) (a subgradient at a kink), evaluated in Python."""
         return float(self.functions()[1](float(z)))
-
-    def __deepcopy__(self, memo):  # immutable: scikit-learn's clone may share it
-        return self
 
 
 # ---------------------------------------------------------------- compiled scalar functions
@@ -358,11 +356,6 @@ _NAMES = {
 
 def as_loss(loss) -> Loss:
     """A :class:`Loss` from an object or a name (see ``_NAMES``)."""
-    if isinstance(loss, Loss):
-        return loss
-    if isinstance(loss, str) and loss in _NAMES:
-        return _NAMES[loss]()
-    raise ValueError(
-        f"loss must be a onlinelearn.framework loss (Hinge(), Logistic(), CustomLoss(value, "
-        f"derivative), ...) or one of {sorted(_NAMES)}, got {loss!r}"
+    return from_name(
+        loss, Loss, _NAMES, "loss", "Hinge(), Logistic(), CustomLoss(value, derivative), ..."
     )

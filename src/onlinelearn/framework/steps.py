@@ -29,22 +29,20 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .._core import steps as S
+from ._axis import AxisObject, from_name
 
 __all__ = ["Aggressive", "Conservative", "Step", "as_step"]
 
 _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
 
-class Step:
+class Step(AxisObject):
     """Base of the step objects (immutable)."""
 
     code: ClassVar[int] = S.CONSERVATIVE
 
     def params(self) -> dict:
         return {}
-
-    def __deepcopy__(self, memo):  # immutable: scikit-learn's clone may share it
-        return self
 
 
 @dataclass(frozen=True, eq=True)
@@ -89,11 +87,4 @@ _NAMES = {"conservative": Conservative, "aggressive": Aggressive}
 
 def as_step(step) -> Step:
     """A :class:`Step` from an object or a name ('conservative', 'aggressive')."""
-    if isinstance(step, Step):
-        return step
-    if isinstance(step, str) and step in _NAMES:
-        return _NAMES[step]()
-    raise ValueError(
-        f"step must be a onlinelearn.framework step (Conservative(), Aggressive(C, variant)) or "
-        f"one of {sorted(_NAMES)}, got {step!r}"
-    )
+    return from_name(step, Step, _NAMES, "step", "Conservative(), Aggressive(C, variant)")

@@ -6,14 +6,17 @@ transactions, model files) is :class:`._online_base.KernelOnlineClassifier`.
 
 from __future__ import annotations
 
-import numbers
-
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from .._core import steps as S
 from ..shell.meta import labels_from_scores
-from ..shell.params import store_params
-from ._online_base import KernelOnlineClassifier, json_params, kernel_param, params_from_json
+from ..shell.params import parameters
+from ._online_base import (
+    COMMON,
+    KERNEL_ONLINE,
+    KernelOnlineClassifier,
+    json_params,
+    kernel_param,
+    params_from_json,
+)
 
 # the names the kernel SVM (and older imports) take from this module
 __all__ = [
@@ -57,12 +60,24 @@ _COMMON_DOC = """
 """
 
 
+#: the start of their examples: the data and the kernel
+_EXAMPLE_DOC = """\
+    Examples
+    --------
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> from onlinelearn.kernels import RBF
+"""
+
+
 def _common_doc(cls):
-    cls.__doc__ = cls.__doc__.replace("    {common}\n", _COMMON_DOC.lstrip("\n"))
+    doc = cls.__doc__.replace("    {common}\n", _COMMON_DOC.lstrip("\n"))
+    cls.__doc__ = doc.replace("    {example}\n", _EXAMPLE_DOC)
     return cls
 
 
 @_common_doc
+@parameters("kernel * " + COMMON, KERNEL_ONLINE)
 class KernelPerceptron(KernelOnlineClassifier):
     """Kernel Perceptron: the conservative dual step in the RKHS of ``kernel``.
 
@@ -91,22 +106,13 @@ class KernelPerceptron(KernelOnlineClassifier):
     classes_, support_vectors_, dual_coef_ (n_columns, n_SV), n_support_ (per class),
     intercept_, n_updates_, n_mistakes_, t_, n_removed_
 
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelPerceptron
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelPerceptron(RBF(gamma=0.02), budget=300, random_state=0, n_epochs=2)
     >>> clf = clf.fit(X[:600], y[:600])
     >>> print(int(clf.n_support_.sum()), f"{clf.score(*load_dna('test')):.3f}")
     277 0.901
     """
-
-    def __init__(self, kernel="rbf", *, budget=None, removal="oldest", n_epochs=5, shuffle=True,
-                 average=True, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
 
     def _step(self):
         return S.CONSERVATIVE, 1.0, 0.0
@@ -116,6 +122,7 @@ _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
 
 @_common_doc
+@parameters("kernel * variant C margin " + COMMON, KERNEL_ONLINE)
 class KernelPassiveAggressive(KernelOnlineClassifier):
     """Kernel Passive-Aggressive (PA, PA-I, PA-II; Crammer et al. 2006, Sec. 3 and 7).
 
@@ -144,34 +151,19 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
     C : float > 0, default=1.0
     margin : float >= 0, default=1.0
     {common}
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelPassiveAggressive
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelPassiveAggressive(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
     0.909
     """
-
-    _parameter_constraints = {
-        **KernelOnlineClassifier._parameter_constraints,
-        "variant": [StrOptions(set(_VARIANTS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, kernel="rbf", *, variant="PA-I", C=1.0, margin=1.0, budget=None,
-                 removal="oldest", n_epochs=5, shuffle=True, average=True, random_state=None,
-                 fit_intercept=True, intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
 
     def _step(self):
         return _VARIANTS[self.variant], float(self.C), float(self.margin)
 
 
 @_common_doc
+@parameters("kernel * C " + COMMON, KERNEL_ONLINE)
 class KernelCOPA(KernelOnlineClassifier):
     """Kernel COPA: COPA's closed-form multi-variable step (Ralaivola 2012, Thm. 3), in an RKHS.
 
@@ -194,27 +186,14 @@ class KernelCOPA(KernelOnlineClassifier):
     ----------
     C : float > 0, default=1.0
     {common}
-    Examples
-    --------
+    {example}
     >>> from onlinelearn import KernelCOPA
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> from onlinelearn.kernels import RBF
     >>> clf = KernelCOPA(RBF(gamma=0.02), C=1.0, random_state=0, n_epochs=2)
     >>> print(f"{clf.fit(X[:600], y[:600]).score(*load_dna('test')):.3f}")
     0.879
     """
 
     _always_multiclass = True
-    _parameter_constraints = {
-        **KernelOnlineClassifier._parameter_constraints,
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(self, kernel="rbf", *, C=1.0, budget=None, removal="oldest", n_epochs=5,
-                 shuffle=True, average=True, random_state=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None):  # fmt: skip
-        store_params(self, locals())
 
     def _step(self):
         return S.COPA, float(self.C), 0.0

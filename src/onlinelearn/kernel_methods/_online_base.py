@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -20,14 +19,42 @@ from .._core.kernel import online as O
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, params_to_json
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    decision_values,
+    estimator_from_meta,
+    params_to_json,
+    state_meta,
+)
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
+from ..shell.params import SHARED, Param, constraints_of, validate_once
+from ..shell.snapshot import restore_attrs, restoring, save_attrs
+from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
 
-__all__ = ["KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json"]
+__all__ = [
+    "KERNEL_ONLINE", "KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json",
+]  # fmt: skip
 
 _RULES = {"oldest": O.REMOVE_OLDEST, "smallest": O.REMOVE_SMALLEST}
+
+#: the declarations of the kernel learners' parameters (:mod:`onlinelearn.shell.params`): the
+#: shared ones (averaged by default, as the linear twins), the kernel (checked when learning
+#: starts: names and objects, no functions) and the budget of the online learners
+KERNEL_ONLINE = {
+    **SHARED,
+    "average": SHARED["average"](True),
+    "kernel": Param("rbf", "no_validation"),
+    "budget": Param(None, Interval(numbers.Integral, 1, None, closed="left"), None),
+    "removal": Param("oldest", StrOptions(set(_RULES))),
+}
+#: the parameters of every kernel online learner, after its step's
+COMMON = (
+    "budget removal n_epochs shuffle average random_state fit_intercept intercept_scaling "
+    "class_weight"
+)
 _STATE = (
     "classes_", "n_features_in_", "feature_names_in_", "_prog", "_sparse_input", "_st",
     "_pool_d", "_pool_i", "_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last",
@@ -73,7 +100,7 @@ def json_params(est):
 
 
 class KernelOnlineClassifier(
-    ProgressiveMixin, ExampleWeightsMixin, ClassifierMixin, BaseEstimator
+    ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin, ScoresClassifier
 ):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
@@ -83,18 +110,9 @@ class KernelOnlineClassifier(
 
     _always_multiclass = False
 
-    _parameter_constraints: dict = {
-        "kernel": "no_validation",
-        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "removal": [StrOptions(set(_RULES))],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "average": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-    }
+    _parameter_constraints: dict = constraints_of(
+        {n: KERNEL_ONLINE[n] for n in ("kernel " + COMMON).split()}
+    )
 
     # ------------------------------------------------------------------ hooks
     def _step(self):
@@ -103,10 +121,10 @@ class KernelOnlineClassifier(
 
     # ------------------------------------------------------------------ validation
     def _validate(self):
-        params = tuple(getattr(self, n) for n in self._get_param_names())
-        last = self.__dict__.get("_validated")
-        if last is not None and all(a is b for a, b in zip(last, params, strict=True)):
-            return
+        """Parameter checks, once while the parameters stay the same (``validate_once``)."""
+        validate_once(self, self._validate_all_params, "_validated")
+
+    def _validate_all_params(self):
         self._validate_params()
         if isinstance(self.budget, (bool, np.bool_)):
             raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
@@ -120,7 +138,6 @@ class KernelOnlineClassifier(
                 f"{type(self).__name__} needs a kernel on vectors: a precomputed Gram matrix "
                 "cannot hold the rows of a growing support set. Use KernelSVC for 'precomputed'."
             )
-        self._validated = params
 
     @property
     def _kernel(self):
@@ -214,30 +231,17 @@ class KernelOnlineClassifier(
         if self.average:
             O.flush_average(self._coef, self._A, self._last, self._st[O.S_CLOCK], self._n_sv)
 
-    def _grow(self, new_classes):
-        old = self.classes_
-        if len(new_classes) == len(old):
-            return
+    def _move_columns(self, pos, K_new):
         self._flush()
-        pos = np.searchsorted(new_classes, old)
-        K_new = len(new_classes)
-        cap = self._coef.shape[0]
+        n_old = len(self.classes_)
         if self._always_multiclass or K_new > 2:
-            coef = np.zeros((cap, K_new))
-            A = np.zeros((cap, K_new))
-            if self._binary() and len(old) == 2:
-                # one column c (class old[1] against old[0]) -> (-c/2, c/2): same decisions
-                coef[:, pos[0]], coef[:, pos[1]] = -0.5 * self._coef[:, 0], 0.5 * self._coef[:, 0]
-                A[:, pos[0]], A[:, pos[1]] = -0.5 * self._A[:, 0], 0.5 * self._A[:, 0]
-            elif len(old) >= 2 or self._always_multiclass:
-                coef[:, pos] = self._coef
-                A[:, pos] = self._A
-            self._coef, self._A = coef, A
+            # a binary model's one column c (class 1 against class 0) -> (-c/2, c/2); one known
+            # class of a binary model has no coefficients yet
+            split = self._binary() and n_old == 2
+            keep = pos if n_old >= 2 or self._always_multiclass else pos[:0]
+            self._coef = spread_columns(self._coef, keep, K_new, split)
+            self._A = spread_columns(self._A, keep, K_new, split)
         self._label[: self._n_sv] = pos[self._label[: self._n_sv]]
-        counts = np.zeros(K_new, dtype=np.int64)
-        counts[pos] = self.class_counts_
-        self.class_counts_ = counts
-        self.classes_ = new_classes
 
     def _shrink(self):
         """A budget lowered since the last call: remove vectors by ``removal`` down to it."""
@@ -246,14 +250,10 @@ class KernelOnlineClassifier(
                  self._sv_src, np.zeros(0, dtype=np.int64), self._st)  # fmt: skip
 
     def _snapshot(self):
-        return {a: copy.deepcopy(self.__dict__[a]) for a in _STATE if a in self.__dict__}
+        return save_attrs(self, _STATE, copy.deepcopy)
 
     def _restore(self, snap):
-        for a in _STATE:
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ the pass
     def _run(self, rows, nnz, y_codes, weights, order, pred, loss, slot_of_row,
@@ -301,12 +301,10 @@ class KernelOnlineClassifier(
         predict_average = check_predict_with(self, predict_with)
         first = fit_mode or not hasattr(self, "classes_")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._validate()
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             if first:
                 self._init_state(new_classes, X.shape[1], sp.issparse(X))
             else:
@@ -339,12 +337,7 @@ class KernelOnlineClassifier(
                 self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
                           slot_of_row, predict_average)  # fmt: skip
             self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
-            self.class_counts_ = self.class_counts_ + np.bincount(
-                y_codes, minlength=len(self.classes_)
-            )
-        except BaseException:
-            self._restore(snap)
-            raise
+            self._count_classes(y_codes)
         return self.classes_[pred]
 
     def _coef_in_use(self):
@@ -385,19 +378,7 @@ class KernelOnlineClassifier(
     def decision_function(self, X):
         """f_k(x) = sum_s c_sk (k(x_s, x) + b^2): shape (n,) for a binary learner (positive
         means ``classes_[1]``), (n, n_classes) otherwise."""
-        scores = self._raw_scores(X)
-        if len(self.classes_) == 1:
-            return np.zeros(scores.shape[0])
-        if scores.shape[1] == 1:
-            return scores[:, 0]
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict(self, X):
-        """Sign for a binary learner, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
+        return decision_values(self._raw_scores(X), len(self.classes_))
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -428,44 +409,21 @@ class KernelOnlineClassifier(
         check_is_fitted(self, "classes_")
         return np.bincount(self._label[: self._n_sv], minlength=len(self.classes_))
 
-    @property
-    def n_updates_(self):
+    def _stats(self):
         check_is_fitted(self, "classes_")
-        return int(self._st[O.N_UPDATES])
+        return self._st
 
-    @property
-    def n_mistakes_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.N_MISTAKES])
-
-    @property
-    def t_(self):
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.T])
-
-    @property
-    def n_removed_(self):
-        """Support vectors removed to respect the budget."""
-        check_is_fitted(self, "classes_")
-        return int(self._st[O.N_REMOVED])
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
+    n_updates_ = counter(O.N_UPDATES)
+    n_mistakes_ = counter(O.N_MISTAKES)
+    t_ = counter(O.T)
+    n_removed_ = counter(O.N_REMOVED, "Support vectors removed to respect the budget.")
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
         n = self._n_sv
         d, i, p = self._compact()
-        meta = {
-            "class": type(self).__name__,
-            "params": json_params(self),
-            "n_features_in_": int(self.n_features_in_),
-            "sparse_input": bool(self._sparse_input),
-        }
+        meta = state_meta(self, json_params(self), sparse_input=bool(self._sparse_input))
         arrays = {
             "classes_": np.asarray(self.classes_),
             "sv_data": d,
@@ -480,10 +438,9 @@ class KernelOnlineClassifier(
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
+        est = estimator_from_meta(cls, meta, decode=params_from_json)
         est._validate()
         classes = np.asarray(arrays["classes_"])
-        est.n_features_in_ = int(meta["n_features_in_"])
         est._init_state(classes, est.n_features_in_, meta["sparse_input"])
         st = np.asarray(arrays["st"], dtype=np.float64)
         n = int(st[O.N_SV])

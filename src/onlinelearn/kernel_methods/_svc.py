@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.kernel import ovo as OV
@@ -20,8 +18,10 @@ from .._core.kernel import svc_cs as CS
 from ..kernels import Precomputed
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
-from ..shell.params import store_params
-from ._online import json_params, kernel_param, labels_from_scores, params_from_json
+from ..shell.meta import ScoresClassifier, estimator_from_meta
+from ..shell.params import POSITIVE, Param, parameters
+from ._online import json_params, kernel_param, params_from_json
+from ._online_base import KERNEL_ONLINE
 
 __all__ = ["KernelSVC"]
 
@@ -45,7 +45,14 @@ def _ovo_scores(f, K):
     return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
-class KernelSVC(ClassifierMixin, BaseEstimator):
+@parameters(
+    "kernel * C multi_class tol max_iter shrinking cache_size fit_intercept intercept_scaling "
+    "class_weight random_state selection",
+    KERNEL_ONLINE, multi_class=Param("ovo", StrOptions({"ovo", "ovr", "crammer_singer"})),
+    tol=Param(1e-3, POSITIVE), cache_size=Param(200.0, POSITIVE),
+    selection=Param("greedy", StrOptions({"greedy", "random"})),
+)  # fmt: skip
+class KernelSVC(ScoresClassifier):
     """Kernel SVM trained by dual coordinate ascent, stopped on the duality gap.
 
     What
@@ -143,26 +150,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     0.926 True
     """
 
-    _parameter_constraints: dict = {
-        "kernel": "no_validation",
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "multi_class": [StrOptions({"ovo", "ovr", "crammer_singer"})],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shrinking": ["boolean"],
-        "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "random_state": ["random_state"],
-        "selection": [StrOptions({"greedy", "random"})],
-    }
-
-    def __init__(self, kernel="rbf", *, C=1.0, multi_class="ovo", tol=1e-3, max_iter=1000,
-                 shrinking=True, cache_size=200.0, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, random_state=None, selection="greedy"):  # fmt: skip
-        store_params(self, locals())
-
     @property
     def _b2(self):
         return float(self.intercept_scaling) ** 2 if self.fit_intercept else 0.0
@@ -226,8 +213,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._validate_params()
         kernel = kernel_param(self.kernel, self)
         pre_mode = isinstance(kernel, Precomputed)
-        X, y = V.check_X_y(self, X, y, reset=True)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=True)
         classes = np.unique(y)
         Kmat = self._check_gram(X) if pre_mode else None
         n = X.shape[0]
@@ -315,13 +301,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 else:
                     SV.svc_objectives(alpha, G, U, obj)
                     obj_p = obj
-                self.history_.append({
-                    "epoch": n_iter,
-                    "primal": float(obj_p[:, 0].sum()),
-                    "dual": float(obj_p[:, 1].sum()),
-                    "gap": float(obj_p[:, 2].sum()),
-                    "time": time.perf_counter() - t0,
-                })  # fmt: skip
+                self._record(n_iter, obj_p, t0)
                 conv = obj_p[:, 2] <= self.tol * np.maximum(obj_p[:, 0], 1e-300)
                 if cs:
                     if conv[0]:
@@ -432,13 +412,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                     self._nonfinite(kernel)
                 obj[p] = SV._gap_terms(al, Gl, Ul)
             n_iter = it + 1
-            self.history_.append({
-                "epoch": n_iter,
-                "primal": float(obj[:, 0].sum()),
-                "dual": float(obj[:, 1].sum()),
-                "gap": float(obj[:, 2].sum()),
-                "time": time.perf_counter() - t0,
-            })  # fmt: skip
+            self._record(n_iter, obj, t0)
             done |= obj[:, 2] <= self.tol * np.maximum(obj[:, 0], 1e-300)
             if done.all():
                 break
@@ -450,6 +424,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         coef = np.empty_like(coef_sorted)
         coef[:, order] = coef_sorted
         return self._finish(coef, X, prog, y_codes, n_iter, cstate)
+
+    def _record(self, n_iter, obj, t0):
+        """One epoch of ``history_``: primal, dual and gap (columns of ``obj``) summed over the
+        problems (its rows), and the time since ``t0``."""
+        primal, dual, gap = (float(obj[:, j].sum()) for j in range(3))
+        self.history_.append({"epoch": n_iter, "primal": primal, "dual": dual, "gap": gap,
+                              "time": time.perf_counter() - t0})  # fmt: skip
 
     def _warn_unconverged(self):
         warnings.warn(
@@ -488,11 +469,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             return scores[:, 0]
         return scores
 
-    def predict(self, X):
-        """Sign of the decision value for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
     @property
     def dual_coef_(self):
         check_is_fitted(self, "support_")
@@ -523,9 +499,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.input_tags.pairwise = self._precomputed() if self.kernel is not None else False
-        tags.classifier_tags.multi_class = True
         return tags
 
     # ------------------------------------------------------------------ model files
@@ -554,10 +528,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
+        est = estimator_from_meta(cls, meta, arrays, decode=params_from_json)
         est._validate_params()
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
         est.support_ = np.asarray(arrays["support_"], dtype=np.int64)
         est._dual = np.ascontiguousarray(arrays["dual"], dtype=np.float64)
         est._sv_label = np.asarray(arrays["sv_label"], dtype=np.int64)

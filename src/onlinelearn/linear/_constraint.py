@@ -17,24 +17,16 @@ weights on the simplex by construction (the entropy link): it is offered by
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import links as L
 from .._core import projected_pass as PP
 from .._core.state import IP_AVERAGE
 
-__all__ = ["CONSTRAINT_PARAMS", "ProjectedUpdatesMixin"]
+__all__ = ["ProjectedUpdatesMixin"]
 
+#: the two parameters are declared in :data:`onlinelearn.shell.params.CONSTRAINT`
 _CODES = {"l1": PP.L1_BALL, "simplex": PP.SIMPLEX}
-
-#: scikit-learn parameter constraints of the two parameters.
-CONSTRAINT_PARAMS = {
-    "constraint": [StrOptions(set(_CODES)), None],
-    "radius": [Interval(numbers.Real, 0, None, closed="neither")],
-}
 
 
 class ProjectedUpdatesMixin:

@@ -3,16 +3,16 @@ scikit-learn's rule on the online training loss, with ``n_epochs`` as the cap.""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-__all__ = ["STOP_PARAMS", "ConvergenceStopMixin", "LossStop"]
+from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, Param
 
-STOP_PARAMS = {
-    "tol": [Interval(numbers.Real, 0, None, closed="left"), None],
-    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+__all__ = ["STOP", "ConvergenceStopMixin", "LossStop"]
+
+#: the declarations of the stop's two parameters (:func:`onlinelearn.shell.params.parameters`)
+STOP = {
+    "tol": Param(1e-3, NON_NEGATIVE, None),
+    "n_iter_no_change": Param(5, AT_LEAST_ONE),
 }
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
@@ -13,12 +11,20 @@ from ..framework.links import Euclidean
 from ..framework.losses import Confusion
 from ..framework.steps import Aggressive
 from ..shell import validation as V
-from ..shell.base import OnlineLinearClassifier
-from ..shell.params import store_params
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.params import Param, parameters
+from ..shell.snapshot import restoring
 
-__all__ = ["COPA"]
+__all__ = ["COPA", "CONFUSION_CLASS_WEIGHT"]
+
+#: ``class_weight`` of the learners on COPA's loss: also ``'confusion'`` (paper eq. (17))
+CONFUSION_CLASS_WEIGHT = Param(None, dict, StrOptions({"balanced", "confusion"}), None)
 
 
+@parameters(
+    "* C class_weight n_epochs shuffle average random_state fit_intercept intercept_scaling dtype",
+    LINEAR, class_weight=CONFUSION_CLASS_WEIGHT, average=True,
+)  # fmt: skip
 class COPA(OnlineLinearClassifier):
     """COPA, COnfusion Passive-Aggressive (Ralaivola, NIPS 2012, Algorithm 1).
 
@@ -133,26 +139,6 @@ class COPA(OnlineLinearClassifier):
 
     _always_multiclass = True
     _class_weight_modes = ("balanced", "confusion")
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced", "confusion"}), None],
-    }
-
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        class_weight=None,
-        n_epochs=5,
-        shuffle=True,
-        average=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        dtype=None,
-    ):
-        store_params(self, locals())
 
     def _configuration(self):
         return Euclidean(), Confusion(), Aggressive(self.C)
@@ -177,7 +163,7 @@ class COPA(OnlineLinearClassifier):
         """
         first = not hasattr(self, "classes_")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             Xv = V.check_X(self, X, reset=False)
             if first:
@@ -201,10 +187,7 @@ class COPA(OnlineLinearClassifier):
                         scores = scores + self._intercept_value() * W[d]
                     copa_losses(np.ascontiguousarray(scores), int(y_codes[i]), losses[i])
                 self._run(batch, y_codes, weights, np.array([i], dtype=np.int64), pred, loss)
-            self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=Q)
-        except BaseException:
-            self._restore(snap)
-            raise
+            self._count_classes(y_codes)
         self.last_losses_ = loss
         return losses
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import numbers
-
-from sklearn.utils._param_validation import Interval, StrOptions
-
-from .._core import steps as S
 from ..framework.links import Euclidean
 from ..framework.losses import Hinge
 from ..framework.steps import Aggressive
-from ..shell.base import OnlineLinearClassifier
-from ..shell.params import store_params
-from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
-from ._stop import STOP_PARAMS, ConvergenceStopMixin
-
-_VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.params import CONSTRAINT, parameters
+from ._constraint import ProjectedUpdatesMixin
+from ._stop import STOP, ConvergenceStopMixin
 
 
+@parameters(
+    "* variant C margin n_epochs tol n_iter_no_change shuffle average random_state "
+    "fit_intercept intercept_scaling class_weight dtype constraint radius",
+    LINEAR, STOP, CONSTRAINT, n_epochs=100, average=True,
+)  # fmt: skip
 class PassiveAggressiveClassifier(
     ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier
 ):
@@ -103,36 +101,6 @@ class PassiveAggressiveClassifier(
     >>> print(f"test accuracy {clf.score(X_test, y_test):.3f}")
     test accuracy 0.948
     """
-
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "variant": [StrOptions(set(_VARIANTS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="left")],
-        **CONSTRAINT_PARAMS,
-        **STOP_PARAMS,
-    }
-
-    def __init__(
-        self,
-        *,
-        variant="PA-I",
-        C=1.0,
-        margin=1.0,
-        n_epochs=100,
-        tol=1e-3,
-        n_iter_no_change=5,
-        shuffle=True,
-        average=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        dtype=None,
-        constraint=None,
-        radius=1.0,
-    ):
-        store_params(self, locals())
 
     def _configuration(self):
         return Euclidean(), Hinge(self.margin), Aggressive(self.C, self.variant)

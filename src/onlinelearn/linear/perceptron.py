@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._core.fp import finite
 from ..framework.links import Euclidean
 from ..framework.losses import Hinge
 from ..framework.steps import Conservative
-from ..shell.base import OnlineLinearClassifier
+from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.config import njit
-from ..shell.params import store_params
-from ._constraint import CONSTRAINT_PARAMS, ProjectedUpdatesMixin
-from ._stop import STOP_PARAMS, ConvergenceStopMixin
+from ..shell.params import CONSTRAINT, POSITIVE, Param, parameters
+from ._constraint import ProjectedUpdatesMixin
+from ._stop import STOP, ConvergenceStopMixin
 
 
+@parameters(
+    "* n_epochs tol n_iter_no_change shuffle average random_state fit_intercept "
+    "intercept_scaling class_weight dtype constraint radius",
+    LINEAR, STOP, CONSTRAINT, n_epochs=100, average=True,
+    intercept_scaling=Param("fit", POSITIVE, StrOptions({"auto", "fit"})),
+)  # fmt: skip
 class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier):
     """Perceptron (Rosenblatt 1958), binary and true multiclass (max-score update).
 
@@ -146,34 +150,6 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
     >>> print(f"test accuracy {fitted.score(X_test, y_test):.3f}")
     test accuracy 0.941
     """
-
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "intercept_scaling": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"auto", "fit"}),
-        ],
-        **CONSTRAINT_PARAMS,
-        **STOP_PARAMS,
-    }
-
-    def __init__(
-        self,
-        *,
-        n_epochs=100,
-        tol=1e-3,
-        n_iter_no_change=5,
-        shuffle=True,
-        average=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling="fit",
-        class_weight=None,
-        dtype=None,
-        constraint=None,
-        radius=1.0,
-    ):
-        store_params(self, locals())
 
     def _configuration(self):
         return Euclidean(), Hinge(0.0), Conservative()

@@ -12,14 +12,26 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import steps as S
 from ..framework.links import Entropy, PNorm
 from ..framework.losses import Hinge
 from ..framework.steps import Aggressive, Conservative
-from ..shell.base import OnlineLinearClassifier
-from ..shell.params import store_params
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.params import POSITIVE, Param, parameters
 
-_STEPS = {"conservative": S.CONSERVATIVE, "PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
+#: the declarations of the quasi-additive learners: the link's parameters and the step
+QUASI_ADDITIVE = {
+    **LINEAR,
+    "eta": Param(0.1, POSITIVE),
+    "balanced": Param(True, "boolean"),
+    "self_tuned": Param(False, "boolean"),
+    "p": Param(None, Interval(numbers.Real, 2, None, closed="left"), None),
+    "step": Param("conservative", StrOptions({"conservative", "PA", "PA-I", "PA-II"})),
+}
+#: their signatures: the link's parameters, these, then the common ones
+_STEP_AND_COMMON = (
+    "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight step C "
+    "margin dtype"
+)
 
 def _loss_and_step(est):
     """The hinge and the step of a quasi-additive learner: on mistakes (margin 0, Fig. 5.1) or
@@ -27,13 +39,6 @@ def _loss_and_step(est):
     if est.step == "conservative":
         return Hinge(0.0), Conservative()
     return Hinge(est.margin), Aggressive(est.C, est.step)
-
-
-_STEP_CONSTRAINTS = {
-    "step": [StrOptions(set(_STEPS))],
-    "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    "margin": [Interval(numbers.Real, 0, None, closed="left")],
-}
 
 
 #: The aggressive steps shared by the links of this module (pasted into both docstrings).
@@ -62,6 +67,7 @@ def _with_steps(cls):
 
 
 @_with_steps
+@parameters("* eta balanced self_tuned " + _STEP_AND_COMMON, QUASI_ADDITIVE, margin=0.1)
 class Winnow(OnlineLinearClassifier):
     """Winnow / normalised Exponentiated Gradient: entropy link x hinge x conservative step.
 
@@ -133,34 +139,6 @@ class Winnow(OnlineLinearClassifier):
     online mistake rate 0.168
     """
 
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "eta": [Interval(numbers.Real, 0, None, closed="neither")],
-        "balanced": ["boolean"],
-        "self_tuned": ["boolean"],
-        **_STEP_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        *,
-        eta=0.1,
-        balanced=True,
-        self_tuned=False,
-        n_epochs=5,
-        shuffle=True,
-        average=False,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        step="conservative",
-        C=1.0,
-        margin=0.1,
-        dtype=None,
-    ):
-        store_params(self, locals())
-
     def _configuration(self):
         link = Entropy(eta=self.eta, balanced=self.balanced, self_tuned=self.self_tuned)
         return (link, *_loss_and_step(self))
@@ -180,6 +158,7 @@ class Winnow(OnlineLinearClassifier):
 
 
 @_with_steps
+@parameters("* p " + _STEP_AND_COMMON, QUASI_ADDITIVE)
 class PNormPerceptron(OnlineLinearClassifier):
     """p-norm Perceptron (Grove, Littlestone & Schuurmans 2001; Gentile 2003).
 
@@ -229,30 +208,6 @@ class PNormPerceptron(OnlineLinearClassifier):
     >>> print(f"online mistake rate {(online != y).mean():.3f}")
     online mistake rate 0.223
     """
-
-    _parameter_constraints = {
-        **OnlineLinearClassifier._parameter_constraints,
-        "p": [Interval(numbers.Real, 2, None, closed="left"), None],
-        **_STEP_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        *,
-        p=None,
-        n_epochs=5,
-        shuffle=True,
-        average=False,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        step="conservative",
-        C=1.0,
-        margin=1.0,
-        dtype=None,
-    ):
-        store_params(self, locals())
 
     def _effective_p(self, n_weights):
         return PNorm(self.p).effective_p(n_weights)

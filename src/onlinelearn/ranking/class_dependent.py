@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
-from ._counters import RoundCounters
+from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
+from ._counters import RANKING, RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
 
@@ -31,7 +35,12 @@ def one_vs_rest_features(X, r, n_classes):
     return out
 
 
-class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
+@parameters(
+    "C margin feature_map n_epochs shuffle random_state step_tol step_max_iter", RANKING,
+    feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
+    step_max_iter=Param(10000, AT_LEAST_ONE),
+)  # fmt: skip
+class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
@@ -83,21 +92,6 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
     test accuracy 0.911
     """
 
-    _parameter_constraints: dict = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="neither")],
-        "feature_map": [callable, None],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "step_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "step_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
-
-    def __init__(self, C=1.0, margin=1.0, feature_map=None, n_epochs=5, shuffle=True,
-                 random_state=None, step_tol=1e-10, step_max_iter=10000):  # fmt: skip
-        store_params(self, locals())
-
     def _phi(self, X):
         """(n, K, D) joint features of the validated X."""
         fmap = self.feature_map or one_vs_rest_features
@@ -123,16 +117,13 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
         self._validate_params()
         first = fit_mode or not hasattr(self, "classes_")
         keys = ("classes_", "coef_", "_st", "n_features_in_")
-        snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items() if k in keys}  # fmt: skip
+        snap = save_attrs(self, keys, copy_array)
         try:
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
             if first:
                 for k in ("classes_", "coef_", "_st"):
                     self.__dict__.pop(k, None)
-                labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-                self.classes_ = V.merge_labels(None, labels)
+                self.classes_ = V.grown_labels(None, y, classes)
             codes = np.searchsorted(self.classes_, y)
             if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
                 bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]
@@ -162,9 +153,7 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
                     "it was. Scale the joint features or lower C."
                 )
         except BaseException:
-            for k in keys:
-                self.__dict__.pop(k, None)
-            self.__dict__.update(snap)
+            restore_attrs(self, keys, snap)
             raise
         return self
 
@@ -175,22 +164,7 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
         S = np.einsum("nkd,d->nk", self._phi(X), self.coef_)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
-    def predict(self, X):
-        """argmax_r <w, phi(x, r)> (first maximum)."""
-        S = self.decision_function(X)
-        if S.ndim == 1:
-            return self.classes_[(S > 0).astype(np.int64)]
-        return self.classes_[np.argmax(S, axis=1)]
-
-    @property
-    def solver_iterations_max_(self):
-        return self._count(RK.IP_ITER_MAX)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        tags.input_tags.sparse = True
-        return tags
+    solver_iterations_max_ = counter(RK.IP_ITER_MAX)
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
@@ -200,20 +174,13 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimato
                 "a ClassDependentPA with a custom feature_map cannot be saved (a callable is not "
                 "data); save coef_ and classes_ yourself and rebuild with the same map."
             )
-        params = self.get_params()
-        rs = params.get("random_state")
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
-        meta = {"class": type(self).__name__, "params": params,
-                "n_features_in_": int(self.n_features_in_)}  # fmt: skip
-        return meta, {"classes_": np.asarray(self.classes_), "coef": self.coef_, "st": self._st}
+        arrays = {"classes_": np.asarray(self.classes_), "coef": self.coef_, "st": self._st}
+        return state_meta(self), arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est = estimator_from_meta(cls, meta, arrays)
+        est.coef_, est._st = float_arrays(arrays, "coef", "st")
         if est.coef_.shape != (len(est.classes_) * est.n_features_in_,):
             raise ValueError("model state is inconsistent: coef_ has the wrong shape")
         return est

@@ -13,17 +13,28 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
 from ..shell import validation as V
-from ..shell.meta import state_meta
+from ..shell.meta import (
+    SparseInputMixin,
+    counter,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
+from ..shell.params import Param, parameters
+from ..shell.readout import WeightsReadoutMixin
+from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 from . import _targets as T
-from ._counters import RoundCounters
+from ._counters import RANKING, RoundCounters
 
 __all__ = ["LabelRanker"]
 
 _COMPLEXITY = {"euclidean": RK.EUCLID, "entropy": RK.ENTROPY}
 _UPDATE = {"I": RK.UPD_I, "II": RK.UPD_II, "III": RK.UPD_III}
 _CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
+#: what a call may change; a snapshot keeps theta by reference and copies the last two
+_STATE = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta", "_lZ",
+          "_st")  # fmt: skip
 #: updates after which the entropy normalisers are recomputed exactly (the running sum drifts)
 _EXACT_EVERY = 2000
 
@@ -35,7 +46,22 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
-class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
+@parameters(
+    "update complexity C margin fit_intercept intercept_scaling n_epochs shuffle random_state "
+    "constraint radius floor",
+    RANKING, C=0.01, update=Param("III", StrOptions(set(_UPDATE))),
+    complexity=Param("euclidean", StrOptions(set(_COMPLEXITY))),
+    constraint=Param(None, StrOptions({"l1", "floor"}), None),
+    floor=Param(1e-6, Interval(numbers.Real, 0, 1, closed="neither")),
+)  # fmt: skip
+class LabelRanker(
+    OnlineMixin,
+    RoundCounters,
+    WeightsReadoutMixin,
+    SparseInputMixin,
+    ClassifierMixin,
+    BaseEstimator,
+):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -154,38 +180,6 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     test accuracy 0.924
     """
 
-    _parameter_constraints: dict = {
-        "update": [StrOptions(set(_UPDATE))],
-        "complexity": [StrOptions(set(_COMPLEXITY))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "margin": [Interval(numbers.Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "constraint": [StrOptions({"l1", "floor"}), None],
-        "radius": [Interval(numbers.Real, 0, None, closed="neither")],
-        "floor": [Interval(numbers.Real, 0, 1, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        update="III",
-        complexity="euclidean",
-        C=0.01,
-        margin=1.0,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        constraint=None,
-        radius=1.0,
-        floor=1e-6,
-    ):
-        store_params(self, locals())
-
     # ------------------------------------------------------------------ state
     def _check_constraint(self, n_weights):
         if self.constraint == "l1" and self.complexity != "euclidean":
@@ -203,9 +197,6 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
                     f"floor * n must be <= 1 (floor <= {1.0 / n_weights:.3g})."
                 )
 
-    def _b(self):
-        return float(self.intercept_scaling) if self.fit_intercept else 0.0
-
     def _init_state(self, classes, kind, n_features):
         R = n_features + (1 if self.fit_intercept else 0)
         K = len(classes)
@@ -221,11 +212,8 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
         """State to restore if a call fails; ``_theta`` by reference only: :meth:`_save_rows`
         copies what the pass can change before it runs (a transaction at the cost of the batch,
         not of the model)."""
-        keys = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta")
-        snap = {k: self.__dict__[k] for k in keys if k in self.__dict__}
-        for k in ("_lZ", "_st"):
-            if k in self.__dict__:
-                snap[k] = self.__dict__[k].copy()
+        snap = save_attrs(self, _STATE[:-2])
+        snap.update(save_attrs(self, _STATE[-2:], copy_array))
         return snap
 
     def _save_rows(self, snap, batch):
@@ -242,12 +230,7 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
         snap["_rows"] = (rows, self._theta[rows].copy())
 
     def _restore(self, snap):
-        for k in ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact",
-                  "_theta", "_lZ", "_st"):  # fmt: skip
-            if k in snap:
-                self.__dict__[k] = snap[k]
-            else:
-                self.__dict__.pop(k, None)
+        restore_attrs(self, _STATE, snap)
         if "_rows" in snap:
             rows, saved = snap["_rows"]
             self._theta[rows] = saved
@@ -270,7 +253,7 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
             data, _plain(batch.indices, np.int32), _plain(batch.indptr, np.int64),
             _plain(Y, np.int8), _plain(weight, np.float64), order, self._theta, self._lZ,
             self._st, _COMPLEXITY[self.complexity], _UPDATE[self.update], float(self.C),
-            float(self.margin), self._b(), mistakes, losses,
+            float(self.margin), self._intercept_value(), mistakes, losses,
             np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
             np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)), np.zeros(R, dtype=np.int8),
             _CONSTRAINT[self.constraint], float(self.radius if self.constraint == "l1" else
@@ -305,7 +288,7 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
         first = fit_mode or not hasattr(self, "classes_")
         self._validate_params()
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             X = V.check_X(self, X, reset=first)
             batch = V.CSRBatch(X)
             n = batch.n_rows
@@ -328,9 +311,6 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
             else:
                 self._run(batch, Yb, sw, np.arange(n, dtype=np.int64), mistakes, losses)
             self._n_relevant += float(Yb.sum()) * (self.n_epochs if fit_mode else 1)
-        except BaseException:
-            self._restore(snap)
-            raise
         return mistakes
 
     # ------------------------------------------------------------------ public API
@@ -339,26 +319,13 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
         was a mistake (thesis Sec. 8.2), else 0: progressive validation in one call."""
         return self._learn(X, y, classes, sample_weight, fit_mode=False).astype(bool)
 
-    def _weights(self):
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
         if self.complexity == "euclidean":
             return self._theta
         return np.exp(self._theta - self._lZ[None, :])
 
-    @property
-    def coef_(self):
-        return np.array(self._weights()[: self.n_features_in_].T, order="C")
-
-    @property
-    def intercept_(self):
-        W = self._weights()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
-
-    @property
-    def ip_iterations_max_(self):
-        return self._count(RK.IP_ITER_MAX)
+    ip_iterations_max_ = counter(RK.IP_ITER_MAX)
 
     @property
     def label_cardinality_(self):
@@ -379,13 +346,7 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Ranking scores s_r = <w_r, x> + b_r, shape (n, K); for a single-label model with two
         classes, s_1 - s_0 (shape (n,), positive means ``classes_[1]``)."""
-        check_is_fitted(self, "classes_")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights()
-        d = self.n_features_in_
-        S = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            S = S + self.intercept_scaling * W[d]
+        S = self._scores(X)
         if self._kind == T.MULTICLASS and len(self.classes_) == 2:
             return S[:, 1] - S[:, 0]
         return S
@@ -408,39 +369,25 @@ class LabelRanker(OnlineMixin, RoundCounters, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
         tags.classifier_tags.multi_label = True
         return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        meta = state_meta(
-            self,
-            kind=self._kind,
-            n_relevant=float(self._n_relevant),
-            since_exact=int(self._since_exact),
-        )
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "theta": self._theta,
-            "lZ": self._lZ,
-            "st": self._st,
-        }
+        meta = state_meta(self, kind=self._kind, n_relevant=float(self._n_relevant),
+                          since_exact=int(self._since_exact))  # fmt: skip
+        arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta, "lZ": self._lZ,
+                  "st": self._st}  # fmt: skip
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
+        est = estimator_from_meta(cls, meta, arrays)
         est._kind = str(meta["kind"])
         est._n_relevant = float(meta["n_relevant"])
         est._since_exact = int(meta["since_exact"])
-        est._theta = np.ascontiguousarray(arrays["theta"], dtype=np.float64)
-        est._lZ = np.ascontiguousarray(arrays["lZ"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est._theta, est._lZ, est._st = float_arrays(arrays, "theta", "lZ", "st")
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         K = len(est.classes_)
         if est._theta.shape != (R, K) or est._lZ.shape != (K,) or est._st.shape != (RK.N_ST,):

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state, column_or_1d
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
@@ -16,18 +14,30 @@ from .._core import regression as CR
 from ..framework._generic import residual_pass as generic_residual_pass
 from ..framework.losses import loss_cfuncs
 from ..shell import validation as V
-from ..shell.meta import state_meta
+from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin, refuse_classes
+from ..shell.params import (
+    CONSTRAINT,
+    POSITIVE_OR_INF,
+    SHARED,
+    Param,
+    constraints_of,
+    param_names,
+    validate_once,
+)
+from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 
-__all__ = ["OnlineLinearRegressor", "check_target"]
+__all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
 
 _CONSTRAINTS = {"l1": PP.L1_BALL, "simplex": PP.SIMPLEX}
 
-#: Parameter constraints of ``constraint`` / ``radius`` (projected updates).
-CONSTRAINT_PARAMS = {
-    "constraint": [StrOptions(set(_CONSTRAINTS)), None],
-    "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+#: the declarations of the regressors' parameters (:mod:`onlinelearn.shell.params`): the shared
+#: ones, the projected updates, and a ``C`` that may be infinite (PA: no slack)
+REGRESSION = {
+    **SHARED,
+    **CONSTRAINT,
+    "C": Param(1.0, POSITIVE_OR_INF),
 }
 
 
@@ -78,6 +88,7 @@ def check_target(y, n_rows):
     return np.ascontiguousarray(arr)
 
 
+_FEATURES = ("n_features_in_", "feature_names_in_")
 _NO_WEIGHTS = np.empty(0)  # the compiled pass reads an empty vector as unit weights
 _IN_ORDER = np.empty(0, dtype=np.int64)  # ... and an empty order as the rows in their order
 
@@ -108,19 +119,16 @@ def _unchecked_dense(estimator, X, *, reset):
     return X
 
 
-class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
+class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, BaseEstimator):
     """Base of the online linear regressors. Not for direct use.
 
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
 
     _uses_P = False
-    _parameter_constraints: dict = {
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
+    _parameter_constraints: dict = constraints_of({
+        n: REGRESSION[n]
+        for n in ("n_epochs", "shuffle", "random_state", "fit_intercept", "intercept_scaling")
+    })  # fmt: skip
 
     def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
         """The first-order pass: the dense kernel for an ndarray X, the CSR one for a
@@ -211,33 +219,23 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
         return ("_w", "_U", "_P", "_st")
 
     def _snapshot(self):
-        snap = {a: self.__dict__[a].copy() for a in self._arrays() if a in self.__dict__}
-        for a in ("n_features_in_", "feature_names_in_"):
-            if a in self.__dict__:
-                snap[a] = self.__dict__[a]
+        snap = save_attrs(self, self._arrays(), copy_array)
+        snap.update(save_attrs(self, _FEATURES))
         return snap
 
     def _restore(self, snap):
-        for a in (*self._arrays(), "n_features_in_", "feature_names_in_"):
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, (*self._arrays(), *_FEATURES), snap)
 
     def _validate_params_once(self):
         """Parameter checks, skipped for values already found valid: by identity for this
-        object (a stream of ``partial_fit`` calls), and by (type, value) across the class (a
-        fresh estimator per ``fit`` with the usual parameters pays nothing either)."""
+        object (a stream of ``partial_fit`` calls; ``validate_once``), and by (type, value)
+        across the class (a fresh estimator per ``fit`` with the usual parameters pays nothing
+        either)."""
+        validate_once(self, self._validate_params_by_class)
+
+    def _validate_params_by_class(self):
         cls = type(self)
-        names = cls.__dict__.get("_param_names_cached")
-        if names is None:
-            names = cls._get_param_names()  # inspect.signature: ~0.3 ms, once per class
-            cls._param_names_cached = names
-        values = tuple(getattr(self, n) for n in names)
-        last = self.__dict__.get("_validated_params")
-        if last is not None and all(a is b for a, b in zip(last, values, strict=True)):
-            return
-        key = tuple((type(v), v) for v in values)
+        key = tuple((type(v), v) for v in (getattr(self, n) for n in param_names(cls)))
         seen = cls.__dict__.get("_valid_param_keys")
         try:
             known = seen is not None and key in seen
@@ -249,7 +247,6 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
                 if seen is None or len(seen) > 256:
                     seen = cls._valid_param_keys = set()
                 seen.add(key)
-        self._validated_params = values
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode):
         """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the
@@ -257,7 +254,7 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
         refuse_classes(self, classes)
         first = fit_mode or not hasattr(self, "_w")
         snap = self._snapshot()
-        try:
+        with restoring(self, snap):
             self._validate_params_once()
             self._check_params()
             Xd = _unchecked_dense(self, X, reset=first)
@@ -287,9 +284,6 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
                         "left as it was before this call. Scale the features and the target, "
                         "or lower C."
                     )
-        except BaseException:
-            self._restore(snap)
-            raise
         return pred
 
     def _weights(self):
@@ -310,17 +304,12 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
         w = self._weights()
         return float(self._b() * w[self.n_features_in_]) if self.fit_intercept else 0.0
 
-    @property
-    def t_(self):
-        """Examples processed (all epochs and calls)."""
+    def _stats(self):
         check_is_fitted(self, "_w")
-        return int(self._st[CR.T])
+        return self._st
 
-    @property
-    def n_updates_(self):
-        """Rounds on which the weights changed."""
-        check_is_fitted(self, "_w")
-        return int(self._st[CR.N_UPDATES])
+    t_ = counter(CR.T, "Examples processed (all epochs and calls).")
+    n_updates_ = counter(CR.N_UPDATES, "Rounds on which the weights changed.")
 
     def predict(self, X):
         """<w, x> + b for each row."""
@@ -329,23 +318,15 @@ class OnlineLinearRegressor(ProgressiveMixin, RegressorMixin, BaseEstimator):
         out = np.asarray(X @ self.coef_).reshape(-1)
         return out + self.intercept_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_w")
-        meta = state_meta(self)
-        arrays = {"w": self._w, "U": self._U, "P": self._P, "st": self._st}
-        return meta, arrays
+        return state_meta(self), {"w": self._w, "U": self._U, "P": self._P, "st": self._st}
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta)
         est._init_state(est.n_features_in_)
         for name in ("w", "U", "P", "st"):
             a = np.ascontiguousarray(arrays[name], dtype=np.float64)

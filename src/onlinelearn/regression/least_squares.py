@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._core import regression as CR
 from ..framework.links import Euclidean
 from ..framework.losses import Squared
 from ..framework.steps import Aggressive
 from ..shell import validation as V
-from ..shell.params import store_params
-from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor, _full
+from ..shell.params import POSITIVE, Param, parameters
+from ._base import REGRESSION, OnlineLinearRegressor, _full
 
 
+@parameters(
+    "* solver C alpha average n_epochs shuffle random_state fit_intercept intercept_scaling "
+    "constraint radius",
+    REGRESSION, n_epochs=1, solver=Param("rls", StrOptions({"proximal", "rls"})),
+    alpha=Param(1.0, POSITIVE),
+)  # fmt: skip
 class OnlineLeastSquares(OnlineLinearRegressor):
     """Online least squares with the squared loss 1/2 (<w, x> - y)^2 (thesis Sec. 5.3.1).
 
@@ -64,32 +68,6 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     >>> print(f"online R^2 {r2_score(y, online):.2f}, final R^2 {rls.score(X, y):.2f}")
     online R^2 0.45, final R^2 0.52
     """
-
-    _parameter_constraints = {
-        **OnlineLinearRegressor._parameter_constraints,
-        "solver": [StrOptions({"proximal", "rls"})],
-        "C": [Interval(numbers.Real, 0, None, closed="right")],
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
-        "average": ["boolean"],
-        **CONSTRAINT_PARAMS,
-    }
-
-    def __init__(
-        self,
-        *,
-        solver="rls",
-        C=1.0,
-        alpha=1.0,
-        average=False,
-        n_epochs=1,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        constraint=None,
-        radius=1.0,
-    ):
-        store_params(self, locals())
 
     @property
     def _uses_P(self):

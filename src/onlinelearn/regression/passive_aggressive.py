@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import numbers
+from sklearn.utils._param_validation import StrOptions
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
-from .._core import regression as CR
 from ..framework.links import Euclidean
 from ..framework.losses import EpsInsensitive
 from ..framework.steps import Aggressive
-from ..shell.params import store_params
-from ._base import CONSTRAINT_PARAMS, OnlineLinearRegressor
-
-_LOSSES = {"epsilon_insensitive": CR.EPS_PA1, "squared_epsilon_insensitive": CR.EPS_PA2}
+from ..shell.params import NON_NEGATIVE, Param, parameters
+from ._base import REGRESSION, OnlineLinearRegressor
 
 
+@parameters(
+    "* C epsilon loss average n_epochs shuffle random_state fit_intercept intercept_scaling "
+    "constraint radius",
+    REGRESSION, epsilon=Param(0.1, NON_NEGATIVE),
+    loss=Param("epsilon_insensitive",
+               StrOptions({"epsilon_insensitive", "squared_epsilon_insensitive"})),
+)  # fmt: skip
 class PassiveAggressiveRegressor(OnlineLinearRegressor):
     """Passive-Aggressive regression, PA / PA-I / PA-II (Crammer et al. 2006, Sec. 5).
 
@@ -83,32 +85,6 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
     >>> print(f"R^2 after one pass {reg.score(X, y):.2f}")
     R^2 after one pass 0.35
     """
-
-    _parameter_constraints = {
-        **OnlineLinearRegressor._parameter_constraints,
-        "C": [Interval(numbers.Real, 0, None, closed="right")],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
-        "loss": [StrOptions(set(_LOSSES))],
-        "average": ["boolean"],
-        **CONSTRAINT_PARAMS,
-    }
-
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        epsilon=0.1,
-        loss="epsilon_insensitive",
-        average=False,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        constraint=None,
-        radius=1.0,
-    ):
-        store_params(self, locals())
 
     def _configuration(self):
         variant = "PA-I" if self.loss == "epsilon_insensitive" else "PA-II"

@@ -11,18 +11,36 @@ describe itself for model files.  :class:`SecondOrderClassifier` owns the scikit
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, state_meta
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    decision_values,
+    estimator_from_meta,
+    state_meta,
+)
 from ..shell.online import ProgressiveMixin, refuse_sample_weight
+from ..shell.params import POSITIVE, SHARED, Param, constraints_of
+from ..shell.readout import WeightsReadoutMixin
+from ..shell.snapshot import restore_attrs, save_attrs
+from ..shell.state_columns import spread_columns
+
+#: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
+#: one pass in the given order by default, the matrix kept full or diagonal, its initial scale
+SECOND_ORDER = {
+    **SHARED,
+    "n_epochs": SHARED["n_epochs"](1),
+    "shuffle": SHARED["shuffle"](False),
+    "covariance": Param("full", StrOptions({"full", "diagonal"})),
+    "a": Param(1.0, POSITIVE),
+}
 
 
 class SecondOrderState:
@@ -54,17 +72,10 @@ class SecondOrderState:
         ``binary_to_multi``: the single column w (class 1 against class 0) becomes the columns
         (-w/2, w/2) at pos[0], pos[1]: the same decisions and margins f_1 - f_0 = <w, x>."""
         for name in self.columns:
-            old = self.arrays[name]
-            new = np.zeros((old.shape[0], n_new))
-            if binary_to_multi:
-                new[:, pos[0]] = -0.5 * old[:, 0]
-                new[:, pos[1]] = 0.5 * old[:, 0]
-            else:
-                new[:, pos] = old
-            self.arrays[name] = new
+            self.arrays[name] = spread_columns(self.arrays[name], pos, n_new, binary_to_multi)
 
 
-class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
+class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -73,13 +84,10 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
 
     _binary_single_column = False
 
-    _parameter_constraints: dict = {
-        "covariance": [StrOptions({"full", "diagonal"})],
-        "fit_intercept": ["boolean"],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints: dict = constraints_of({
+        n: SECOND_ORDER[n]
+        for n in ("covariance", "fit_intercept", "n_epochs", "shuffle", "random_state")
+    })  # fmt: skip
 
     # ------------------------------------------------------------------ hooks
     def _check_params(self):
@@ -131,19 +139,15 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
         predicted for each row before its update (no per-example weights here)."""
         refuse_sample_weight(self, sample_weight)
         first = fit_mode or not hasattr(self, "classes_")
-        snap = {
-            k: copy.deepcopy(self.__dict__[k])
-            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
-            if k in self.__dict__
-        }
-        snap_state = self.__dict__.get("_state")
+        names = ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
+        snap = save_attrs(self, names, copy.deepcopy)
+        snap.update(save_attrs(self, ("_state",)))  # copied before the pass changes it
+        snap_state = snap.get("_state")
         try:
             self._validate_params()
             self._check_params()
             X, y = V.check_X_y(self, X, y, reset=first)
-            known = None if first else self.classes_
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(known, labels)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             batch = V.CSRBatch(X)
             if not first:
                 R = self.n_features_in_ + (1 if self.fit_intercept else 0)
@@ -172,13 +176,7 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
                 self._epoch(batch, y_codes, pred, None)
             self._check_finite()
         except BaseException:
-            for k in ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state):
-                self.__dict__.pop(k, None)
-            self.__dict__.update(snap)
-            if snap_state is None:
-                self.__dict__.pop("_state", None)
-            else:
-                self._state = snap_state
+            restore_attrs(self, (*names, "_state"), snap)
             raise
         return self.classes_[pred]
 
@@ -220,66 +218,26 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Scores <w_k, x> + b_k, shape (n, n_classes); for two classes one score, shape (n,):
         positive means ``classes_[1]`` (f_1 - f_0 when each class has its column)."""
+        return decision_values(self._scores(X), len(self.classes_))
+
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
-        X = V.check_X(self, X, reset=False)
-        W = self._weights()
-        d = self.n_features_in_
-        s = np.asarray(X @ W[:d])
-        if self.fit_intercept:
-            s = s + W[d]
-        if len(self.classes_) == 1:
-            return np.zeros(X.shape[0])
-        if W.shape[1] == 1:
-            return s[:, 0]
-        if W.shape[1] == 2:
-            # two classes, one column each: the binary convention, f_1 - f_0 (> 0: classes_[1])
-            return s[:, 1] - s[:, 0]
-        return s
+        return self._weights()
 
-    def predict(self, X):
-        """Predicted labels: sign for one weight vector, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
+    def _intercept_value(self):
+        return self._bias
 
-    @property
-    def coef_(self):
-        """Weights used by :meth:`predict`: (1, n_features) for one weight vector,
-        (n_classes, n_features) otherwise."""
+    def _stats(self):
         check_is_fitted(self, "classes_")
-        return np.array(self._weights()[: self.n_features_in_].T, order="C")
+        return self._state.st
 
-    @property
-    def intercept_(self):
-        """Bias of each column (0 when ``fit_intercept=False``)."""
-        check_is_fitted(self, "classes_")
-        W = self._weights()
-        return W[self.n_features_in_].copy() if self.fit_intercept else np.zeros(W.shape[1])
-
-    def _counter(self, slot):
-        check_is_fitted(self, "classes_")
-        return int(self._state.st[slot])
-
-    @property
-    def t_(self):
-        """Rounds processed (all epochs and calls)."""
-        return self._counter(SO.N_SEEN)
-
-    @property
-    def n_updates_(self):
-        """Rounds on which the state changed."""
-        return self._counter(SO.N_UPDATES)
-
-    @property
-    def n_mistakes_(self):
-        """Online mistakes: rounds whose prediction, made before the update, was wrong
-        (counted on every round, asked or not)."""
-        return self._counter(SO.N_MISTAKES)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
+    t_ = counter(SO.N_SEEN, "Rounds processed (all epochs and calls).")
+    n_updates_ = counter(SO.N_UPDATES, "Rounds on which the state changed.")
+    n_mistakes_ = counter(
+        SO.N_MISTAKES,
+        "Online mistakes: rounds whose prediction, made before the update, was wrong (counted "
+        "on every round, asked or not).",
+    )
 
     # ------------------------------------------------------------------ merging
     def _flush_frame(self):
@@ -295,11 +253,7 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     def _get_state(self):
         """(meta, arrays) describing the fitted model completely (docs/CONTRACT.md)."""
         check_is_fitted(self, "classes_")
-        meta = state_meta(
-            self,
-            columns=list(self._state.columns),
-        )
-        meta.update(self._extra_meta())
+        meta = state_meta(self, columns=list(self._state.columns), **self._extra_meta())
         arrays = {"classes_": np.asarray(self.classes_), "st": self._state.st}
         arrays.update({f"state_{k}": v for k, v in self._state.arrays.items()})
         return meta, arrays
@@ -313,9 +267,7 @@ class SecondOrderClassifier(ProgressiveMixin, ClassifierMixin, BaseEstimator):
     @classmethod
     def _from_state(cls, meta, arrays):
         """Rebuild a fitted estimator from :meth:`_get_state` output."""
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
+        est = estimator_from_meta(cls, meta, arrays)
         st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
         state_arrays = {
             k[len("state_") :]: np.ascontiguousarray(v, dtype=np.float64)

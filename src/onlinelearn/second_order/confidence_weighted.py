@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
-from ..shell.params import store_params
-from ._base import SecondOrderClassifier, SecondOrderState
+from ..shell.params import POSITIVE, Param, parameters
+from ._base import SECOND_ORDER, SecondOrderClassifier, SecondOrderState
 
 
 class _ConfidenceWeighted(SecondOrderClassifier):
@@ -78,7 +78,30 @@ _MULTICLASS_NOTE = """
     (zero features, no intercept) does not update.  Sample weights are not supported.
 """
 
+#: the end of both docstrings: the parameters they share, the attributes, the example's data
+_SHARED_DOC = """    a : float, default=1.0
+        Initial variance, Sigma_0 = a I.
+    covariance : {'full', 'diagonal'}, default='full'
+    fit_intercept : bool, default=True
+    n_epochs, shuffle, random_state
+        Passes of :meth:`fit`, their shuffling and its seed.
 
+    Attributes
+    ----------
+    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
+
+    Examples
+    --------
+    >>> from onlinelearn.datasets import load_dna
+    >>> X, y = load_dna("train")
+    >>> Xt, yt = load_dna("test")
+"""
+
+
+@parameters(
+    "r a covariance fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
+    r=Param(1.0, POSITIVE),
+)  # fmt: skip
 class AROW(_ConfidenceWeighted):
     __doc__ = (
         """Adaptive Regularization of Weight vectors (Crammer, Kulesza & Dredze, NIPS 2009).
@@ -103,23 +126,9 @@ class AROW(_ConfidenceWeighted):
     ----------
     r : float, default=1.0
         Regularisation r > 0 (larger: slower, more conservative updates).
-    a : float, default=1.0
-        Initial variance, Sigma_0 = a I.
-    covariance : {'full', 'diagonal'}, default='full'
-    fit_intercept : bool, default=True
-    n_epochs, shuffle, random_state
-        Passes of :meth:`fit`, their shuffling and its seed.
-
-    Attributes
-    ----------
-    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
-
-    Examples
-    --------
-    >>> from onlinelearn import AROW
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> Xt, yt = load_dna("test")
+"""
+        + _SHARED_DOC
+        + """    >>> from onlinelearn import AROW
     >>> clf = AROW(r=10.0).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
     0.948
@@ -127,28 +136,16 @@ class AROW(_ConfidenceWeighted):
     )
 
     _variant = SO.AROW
-    _parameter_constraints: dict = {
-        **SecondOrderClassifier._parameter_constraints,
-        "r": [Interval(numbers.Real, 0, None, closed="neither")],
-        "a": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        r=1.0,
-        a=1.0,
-        covariance="full",
-        fit_intercept=True,
-        n_epochs=1,
-        shuffle=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     def _step_params(self):
         return float(self.r), 1.0, 0.0
 
 
+@parameters(
+    "variant C eta a covariance fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
+    variant=Param("SCW-I", StrOptions({"SCW-I", "SCW-II"})),
+    eta=Param(0.9, Interval(numbers.Real, 0.5, 1, closed="neither")),
+)  # fmt: skip
 class SCW(_ConfidenceWeighted):
     __doc__ = (
         """Soft Confidence-Weighted learning, SCW-I and SCW-II (Wang, Zhao & Hoi, ICML 2012).
@@ -181,50 +178,14 @@ class SCW(_ConfidenceWeighted):
         Aggressiveness (cap on alpha for SCW-I; the weight of the squared loss for SCW-II).
     eta : float in (0.5, 1), default=0.9
         Confidence: the probability of a correct prediction the update aims at.
-    a : float, default=1.0
-        Initial variance, Sigma_0 = a I.
-    covariance : {'full', 'diagonal'}, default='full'
-    fit_intercept : bool, default=True
-    n_epochs, shuffle, random_state
-        Passes of :meth:`fit`, their shuffling and its seed.
-
-    Attributes
-    ----------
-    classes_, n_features_in_, coef_, intercept_, covariance_, t_, n_updates_, n_mistakes_.
-
-    Examples
-    --------
-    >>> from onlinelearn import SCW
-    >>> from onlinelearn.datasets import load_dna
-    >>> X, y = load_dna("train")
-    >>> Xt, yt = load_dna("test")
+"""
+        + _SHARED_DOC
+        + """    >>> from onlinelearn import SCW
     >>> clf = SCW(variant="SCW-II", C=0.1).fit(X, y)
     >>> round(clf.score(Xt, yt), 3)
     0.951
     """
     )
-
-    _parameter_constraints: dict = {
-        **SecondOrderClassifier._parameter_constraints,
-        "variant": [StrOptions({"SCW-I", "SCW-II"})],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "eta": [Interval(numbers.Real, 0.5, 1, closed="neither")],
-        "a": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        variant="SCW-I",
-        C=1.0,
-        eta=0.9,
-        a=1.0,
-        covariance="full",
-        fit_intercept=True,
-        n_epochs=1,
-        shuffle=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     @property
     def _variant(self):

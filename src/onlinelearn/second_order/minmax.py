@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import second_order as SO
-from ..shell.params import store_params
-from ._base import SecondOrderClassifier, SecondOrderState, max_row_sqnorm
+from ..shell.meta import counter
+from ..shell.params import POSITIVE, Param, parameters
+from ._base import SECOND_ORDER, SecondOrderClassifier, SecondOrderState, max_row_sqnorm
 
 #: A^{-1} is recomputed from A after this many rank-one updates (or 4 R, if larger)
 REFRESH_EVERY = 512
 
 
+@parameters(
+    "margin b covariance query c fit_intercept n_epochs shuffle random_state", SECOND_ORDER,
+    margin=Param("fixed", StrOptions({"fixed", "adaptive"})),
+    b=Param("auto", POSITIVE, StrOptions({"auto"})), c=Param(1.0, POSITIVE),
+    query=Param(None, StrOptions({"margin"}), None),
+)  # fmt: skip
 class WeightedMinMax(SecondOrderClassifier):
     """Weighted last-step min-max learner (second order), fixed or adaptive margin.
 
@@ -111,28 +116,7 @@ class WeightedMinMax(SecondOrderClassifier):
     [276, 204]
     """
 
-    _parameter_constraints: dict = {
-        **SecondOrderClassifier._parameter_constraints,
-        "margin": [StrOptions({"fixed", "adaptive"})],
-        "b": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "query": [StrOptions({"margin"}), None],
-        "c": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
     _extra_state = ("b_", "_rng", "_trace")
-
-    def __init__(
-        self,
-        margin="fixed",
-        b="auto",
-        covariance="full",
-        query=None,
-        c=1.0,
-        fit_intercept=True,
-        n_epochs=1,
-        shuffle=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ state
     def _new_state(self, R, n_cols):
@@ -216,15 +200,13 @@ class WeightedMinMax(SecondOrderClassifier):
         out["mistakes"] = int((pred != np.asarray(y).ravel()).sum())
         return out
 
-    @property
-    def n_queries_(self):
-        """Rounds whose label was asked for (every round when ``query`` is None)."""
-        return self._counter(SO.N_QUERIES)
-
-    @property
-    def n_margin_updates_(self):
-        """Updates on correct but low-confidence rounds (0 < Delta_t <= sigma_t)."""
-        return self._counter(SO.N_MARGIN_UPDATES)
+    n_queries_ = counter(
+        SO.N_QUERIES, "Rounds whose label was asked for (every round when ``query`` is None)."
+    )
+    n_margin_updates_ = counter(
+        SO.N_MARGIN_UPDATES,
+        "Updates on correct but low-confidence rounds (0 < Delta_t <= sigma_t).",
+    )
 
     @property
     def A_inv_(self):

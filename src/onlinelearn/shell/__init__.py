@@ -1,6 +1,9 @@
 """What every learner needs, once: the plumbing shared by all estimator families.
 
 * :mod:`~onlinelearn.shell.config`: the compile options of the numba core (``njit``);
+* :mod:`~onlinelearn.shell.params`: the constructor parameters, each declared once (default
+  and scikit-learn constraints) and shared by the estimators that have it; ``__init__`` and
+  ``_parameter_constraints`` are built from those declarations;
 * :mod:`~onlinelearn.shell.validation`: every check of the input (X, y, sample weights, label
   sets, sparse structure), and through it those of a pass's output
   (:mod:`~onlinelearn.shell.output_checks`): the one module the estimators import for checks;

@@ -23,13 +23,12 @@ rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn.shell.lin
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
@@ -64,19 +63,25 @@ from .._core.state import (
     S_SUM,
 )
 from . import validation as V
-from .meta import state_meta
+from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
+from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
 from .readout import LinearReadoutMixin
-from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
+from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
 from .state_columns import StateColumnsMixin
 from .weights import ExampleWeightsMixin
 
-__all__ = ["OnlineLinearClassifier"]
+__all__ = ["LINEAR", "OnlineLinearClassifier"]
 
-
-@functools.cache
-def _param_names(cls):
-    return tuple(cls._get_param_names())
+#: the declarations of the linear learners' parameters (:mod:`onlinelearn.shell.params`): the
+#: shared ones, ``intercept_scaling`` with ``'auto'`` and the weights' ``dtype``
+LINEAR = {
+    **SHARED,
+    "intercept_scaling": Param(1.0, POSITIVE, StrOptions({"auto"})),
+    "dtype": Param(None, None, StrOptions({"float32", "float64"}), type, np.dtype),
+}
+#: the parameters every linear learner has (each orders them in its own signature)
+_COMMON = "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight dtype"
 
 
 def _exp_shift(theta, balanced):
@@ -106,6 +111,7 @@ class OnlineLinearClassifier(
     LinearReadoutMixin,
     SnapshotMixin,
     ExampleWeightsMixin,
+    SparseInputMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -121,19 +127,7 @@ class OnlineLinearClassifier(
     _always_multiclass = False
     _class_weight_modes = ("balanced",)
 
-    _parameter_constraints: dict = {
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "average": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"auto"}),
-        ],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "dtype": [None, StrOptions({"float32", "float64"}), type, np.dtype],
-    }
+    _parameter_constraints: dict = constraints_of({n: LINEAR[n] for n in _COMMON.split()})
 
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):
@@ -157,7 +151,7 @@ class OnlineLinearClassifier(
         return config
 
     def __setattr__(self, name, value):
-        if name in _param_names(type(self)):
+        if name in param_names(type(self)):
             self.__dict__.pop("_config_cache", None)  # built again from the new value
         super().__setattr__(name, value)
 
@@ -334,13 +328,10 @@ class OnlineLinearClassifier(
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
         self._validate_params_once()
         in_pass = self._finite_in_pass()
-        X, y = V.check_X_y(self, X, y, reset=reset, finite=not in_pass)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
-        known = None if reset else self.classes_
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=reset, finite=not in_pass)
         if classes is not None:
             classes = V.check_classes(classes, y)
-        labels = y if classes is None else np.concatenate([classes, y])
-        new_classes = V.merge_labels(known, labels)
+        new_classes = V.grown_labels(None if reset else self.classes_, y, classes)
         V.check_class_weight_keys(self.class_weight, new_classes)
         batch = V.CSRBatch(X)
         if in_pass and len(new_classes) < 2 and not all_finite(batch.data):
@@ -360,19 +351,9 @@ class OnlineLinearClassifier(
     def _validate_params_once(self):
         """Parameter checks, skipped while the parameters are the very objects last validated
         (dicts compared by value): a stream of ``partial_fit`` calls pays for them once."""
-        names = _param_names(type(self))
-        key = tuple(
-            dict(v) if isinstance(v, dict) else v for v in (getattr(self, n) for n in names)
-        )
-        last = self.__dict__.get("_validated_params")
-        if (
-            last is not None
-            and len(last) == len(key)
-            and all(
-                a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
-            )
-        ):
-            return
+        validate_once(self, self._validate_all_params)
+
+    def _validate_all_params(self):
         self._validate_params()
         self._check_params()
         if isinstance(self.class_weight, dict):
@@ -382,7 +363,6 @@ class OnlineLinearClassifier(
                         f"class_weight[{lab!r}] = {val!r}: class weights must be finite "
                         "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
                     )
-        self._validated_params = key
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
         """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: validate,
@@ -399,7 +379,7 @@ class OnlineLinearClassifier(
         # from new arrays; the touched rows for a sparse Euclidean batch)
         snap = self._snapshot(copy_arrays=False)
         rows = None
-        try:
+        with restoring(self, snap):
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             if isinstance(self.intercept_scaling, str) and (
                 first or "intercept_scaling_" not in self.__dict__
@@ -431,19 +411,8 @@ class OnlineLinearClassifier(
                 weights = self._example_weights(y_codes, sw, None)
                 self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
                           predict_average)  # fmt: skip
-                self.class_counts_ = self.class_counts_ + np.bincount(
-                    y_codes, minlength=len(self.classes_)
-                )
-        except BaseException:
-            self._restore(snap)
-            raise
+                self._count_classes(y_codes)
         return self.classes_[pred]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True
-        return tags
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

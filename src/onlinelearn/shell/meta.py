@@ -1,4 +1,5 @@
-"""Small pieces every estimator family shares: labels from scores, and model-file metadata.
+"""Small pieces every estimator family shares: labels from scores (and ``predict`` made of
+them), the scikit-learn tags, and model-file metadata.
 
 Model files store ``meta = {"class", "params", "n_features_in_", ...}`` (docs/CONTRACT.md); the
 parameters must be JSON types, so a seed object becomes ``None``, a ``class_weight`` dict with
@@ -10,8 +11,21 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
-__all__ = ["labels_from_scores", "params_from_json", "params_to_json", "state_meta"]
+__all__ = [
+    "LabelsFromScoresMixin",
+    "ScoresClassifier",
+    "SparseInputMixin",
+    "counter",
+    "decision_values",
+    "estimator_from_meta",
+    "float_arrays",
+    "labels_from_scores",
+    "params_from_json",
+    "params_to_json",
+    "state_meta",
+]
 
 
 def labels_from_scores(classes, scores):
@@ -23,6 +37,55 @@ def labels_from_scores(classes, scores):
     if scores.ndim == 1:
         return classes[(scores > 0).astype(np.int64)]
     return classes[np.argmax(scores, axis=1)]
+
+
+def decision_values(scores, n_classes):
+    """scikit-learn's decision values from (n, n_columns) scores: zeros for one class, the one
+    column of a binary model, f_1 - f_0 for two classes with a column each (positive means
+    ``classes_[1]``), else the scores."""
+    if n_classes == 1:
+        return np.zeros(scores.shape[0])
+    if scores.shape[1] == 1:
+        return scores[:, 0]
+    if scores.shape[1] == 2:
+        return scores[:, 1] - scores[:, 0]
+    return scores
+
+
+class LabelsFromScoresMixin:
+    """``predict`` of a classifier whose ``decision_function`` follows scikit-learn's
+    convention (one score per row for two classes, one per class otherwise)."""
+
+    def predict(self, X):
+        """Labels from :meth:`decision_function`: the sign of one score per row (positive means
+        ``classes_[1]``), the argmax (first maximum) of one score per class."""
+        scores = self.decision_function(X)  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
+
+
+class SparseInputMixin:
+    """The scikit-learn tags of every family: sparse input is accepted, and a classifier
+    handles any number of classes unless it sets ``_tags_multi_class = False``."""
+
+    _tags_multi_class = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = self._tags_multi_class
+        return tags
+
+
+def counter(slot, doc=None):
+    """A read-only property: the integer in ``slot`` of the estimator's counters, the vector
+    its ``_stats()`` returns once it checked that the estimator is fitted."""
+    return property(lambda est: int(est._stats()[slot]), doc=doc)
+
+
+class ScoresClassifier(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
+    """scikit-learn's classifier bases with what every family adds: the tags (sparse input) and
+    ``predict`` from ``decision_function``."""
 
 
 def _json_label(v):
@@ -56,11 +119,30 @@ def params_from_json(params: dict) -> dict:
     return params
 
 
-def state_meta(estimator, **extra) -> dict:
-    """The ``meta`` part of ``_get_state()``: class name, JSON parameters, ``n_features_in_``
-    (when fitted with one) and any further JSON scalars of the learned state."""
-    meta = {"class": type(estimator).__name__, "params": params_to_json(estimator)}
+def state_meta(estimator, params=None, **extra) -> dict:
+    """The ``meta`` part of ``_get_state()``: class name, JSON parameters (``params``, by default
+    :func:`params_to_json`), ``n_features_in_`` (when fitted with one) and any further JSON
+    scalars of the learned state."""
+    if params is None:
+        params = params_to_json(estimator)
+    meta = {"class": type(estimator).__name__, "params": params}
     if hasattr(estimator, "n_features_in_"):
         meta["n_features_in_"] = int(estimator.n_features_in_)
     meta.update(extra)
     return meta
+
+
+def estimator_from_meta(cls, meta, arrays=None, decode=params_from_json):
+    """The first lines of every ``_from_state``: a new ``cls`` with the parameters of a model
+    file (``decode`` undoes their JSON form) and its ``n_features_in_``; given the ``arrays``,
+    also its ``classes_``."""
+    est = cls(**decode(meta["params"]))
+    est.n_features_in_ = int(meta["n_features_in_"])
+    if arrays is not None:
+        est.classes_ = np.asarray(arrays["classes_"])
+    return est
+
+
+def float_arrays(arrays, *names):
+    """The arrays ``names`` of a model file as C-contiguous float64 arrays, in that order."""
+    return [np.ascontiguousarray(arrays[name], dtype=np.float64) for name in names]

@@ -1,5 +1,6 @@
-"""Snapshots of a linear learner's state, so that a failed call leaves the model as it was:
-the small state by deep copy, the weight arrays whole or only the rows a batch can touch."""
+"""Snapshots, so that a failed call leaves the model as it was: :func:`save_attrs` and
+:func:`restore_attrs` for any family's attributes, and the linear learner's snapshot (the small
+state by deep copy, the weight arrays whole or only the rows a batch can touch)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,51 @@ import copy
 import numpy as np
 
 from .._core import links as L
+
+
+def save_attrs(est, names, copier=None) -> dict:
+    """``{name: value}`` of the attributes ``names`` that ``est`` has: the values themselves, or
+    ``copier(value)``."""
+    d = est.__dict__
+    if copier is None:
+        return {a: d[a] for a in names if a in d}
+    return {a: copier(d[a]) for a in names if a in d}
+
+
+def restore_attrs(est, names, snap) -> None:
+    """Put the attributes ``names`` back as ``snap`` holds them; those it does not hold did not
+    exist when it was taken and are removed."""
+    d = est.__dict__
+    for a in names:
+        if a in snap:
+            d[a] = snap[a]
+        else:
+            d.pop(a, None)
+
+
+class restoring:
+    """``with restoring(est, snap):`` runs the block as a transaction: when it raises anything,
+    ``est._restore(snap)`` puts back what the snapshot ``snap`` saved before the error goes on,
+    so that a failed call changes nothing.  The snapshot is the value of the ``with``."""
+
+    __slots__ = ("_est", "_snap")
+
+    def __init__(self, est, snap):
+        self._est, self._snap = est, snap
+
+    def __enter__(self):
+        return self._snap
+
+    def __exit__(self, kind, value, traceback):
+        if kind is not None:
+            self._est._restore(self._snap)
+        return False
+
+
+def copy_array(value):
+    """A copy of an ndarray, anything else itself (a ``copier`` of :func:`save_attrs`)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
 
 _STATE_ATTRS = (
     "classes_",
@@ -32,7 +78,7 @@ class SnapshotMixin:
         """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are
         kept by reference only; the caller then saves what it may change with
         :meth:`_save_arrays` (all of them, or the rows a batch can touch) before changing it."""
-        snap = {a: copy.deepcopy(self.__dict__[a]) for a in _STATE_ATTRS if a in self.__dict__}
+        snap = save_attrs(self, _STATE_ATTRS, copy.deepcopy)
         for a in _ARRAY_ATTRS:
             if a in self.__dict__:
                 snap[a] = self.__dict__[a].copy() if copy_arrays else self.__dict__[a]
@@ -49,11 +95,7 @@ class SnapshotMixin:
             snap["_rows"] = (rows, [arr[rows] for arr in arrays])
 
     def _restore(self, snap):
-        for a in _STATE_ATTRS + _ARRAY_ATTRS:
-            if a in snap:
-                self.__dict__[a] = snap[a]
-            else:
-                self.__dict__.pop(a, None)
+        restore_attrs(self, _STATE_ATTRS + _ARRAY_ATTRS, snap)
         if snap.get("_rows") is not None:
             rows, saved = snap["_rows"]
             arrays = [self._theta] + self._avg_arrays()

@@ -1,10 +1,12 @@
-"""The state arrays of a linear learner as columns of its label set: one column of theta (and of
-the averaging arrays) per class, or one for a binary model, and how they grow when ``partial_fit``
-meets a label never seen before.
+"""State arrays as columns of the label set, and how they grow when ``partial_fit`` meets a
+label never seen before: :class:`GrowingLabelsMixin` (``classes_`` and ``class_counts_``, for
+every family whose label set grows) and :func:`spread_columns`; and the linear learner's state,
+one column of theta (and of the averaging arrays) per class, or one for a binary model
+(:class:`StateColumnsMixin`).
 
-A mixin of :class:`onlinelearn.shell.base.OnlineLinearClassifier`; it relies on the base's
-``_codes``, ``_weights_dtype`` and ``_balanced_flag`` and on the ``_link``,
-``_always_multiclass`` and parameter attributes of the learner.
+:class:`StateColumnsMixin` is a mixin of :class:`onlinelearn.shell.base.OnlineLinearClassifier`;
+it relies on the base's ``_codes``, ``_weights_dtype`` and ``_balanced_flag`` and on the
+``_link``, ``_always_multiclass`` and parameter attributes of the learner.
 """
 
 from __future__ import annotations
@@ -15,10 +17,39 @@ from .._core import links as L
 from .._core.online_loop import flush_all, recompute_aggregate
 from .._core.state import FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
 
-__all__ = ["StateColumnsMixin"]
+__all__ = ["GrowingLabelsMixin", "StateColumnsMixin", "spread_columns"]
 
 
-class StateColumnsMixin:
+def spread_columns(M, pos, n_cols, split=False):
+    """The columns of M at positions ``pos`` of ``n_cols`` zero columns.  ``split``: M's one
+    column w (the second known class against the first) becomes -w/2 at ``pos[0]`` and w/2 at
+    ``pos[1]``, which keeps every decision and margin f_1 - f_0 = <w, x>."""
+    out = np.zeros((M.shape[0], n_cols), dtype=M.dtype)
+    if split:
+        out[:, pos[0]], out[:, pos[1]] = -0.5 * M[:, 0], 0.5 * M[:, 0]
+    else:
+        out[:, pos] = M
+    return out
+
+
+class GrowingLabelsMixin:
+    """``_grow(new_classes)``: labels never seen before join ``classes_``, which stays sorted.
+    The learner moves its per-class state (``_move_columns(pos, n_classes)``, ``pos`` the new
+    positions of the known labels); ``class_counts_`` moves here."""
+
+    def _grow(self, new_classes):
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        pos = np.searchsorted(new_classes, old)
+        self._move_columns(pos, len(new_classes))
+        counts = np.zeros(len(new_classes), dtype=np.int64)
+        counts[pos] = self.class_counts_
+        self.class_counts_ = counts
+        self.classes_ = new_classes
+
+
+class StateColumnsMixin(GrowingLabelsMixin):
     """``_init_state`` / ``_grow`` / ``_flush_frame`` and the layout queries of
     :class:`onlinelearn.shell.base.OnlineLinearClassifier`'s state (``_theta``, ``_A``,
     ``_lastS``, ``_st``, ``class_counts_``)."""
@@ -76,14 +107,10 @@ class StateColumnsMixin:
         if self.average and not self._u_layout():
             flush_all(self._theta, self._A, self._lastS, self._st, *self._link_args())
 
-    def _grow(self, new_classes):
-        """Insert columns for labels never seen before (classes_ stays sorted)."""
+    def _move_columns(self, pos, K_new):
+        """Insert columns for labels never seen before."""
         old = self.classes_
-        if len(new_classes) == len(old):
-            return
         self._flush_frame()
-        K_new = len(new_classes)
-        pos = np.searchsorted(new_classes, old)
         R = self._theta.shape[0]
         S_now = self._st[S_SUM]
         if self._always_multiclass or K_new > 2:
@@ -113,8 +140,4 @@ class StateColumnsMixin:
             # a single known class has no weights yet
             self._theta, self._A, self._lastS = th, A, lS
         # else: 1 -> 2 classes in binary mode: theta is still zero, nothing to move
-        counts = np.zeros(K_new, dtype=np.int64)
-        counts[pos] = self.class_counts_
-        self.class_counts_ = counts
-        self.classes_ = new_classes
         self._recompute_aggregate()

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_N_FEATURES",
     "CSRBatch",
     "check_X",
+    "check_batch",
     "check_X_y",
     "check_aggressive_steps",
     "check_binary_stream",
@@ -47,6 +48,7 @@ __all__ = [
     "check_sparse_structure",
     "check_y",
     "first_inexact_label",
+    "grown_labels",
     "label_codes",
     "merge_labels",
     "raise_nonfinite_x",
@@ -328,6 +330,17 @@ def check_sample_weight(sample_weight, n):
     if np.any(sw < 0):
         raise ValueError("sample_weight must be non-negative.")
     return np.ascontiguousarray(sw, dtype=np.float64)
+
+
+def check_batch(estimator, X, y, sample_weight, *, reset, finite=True):
+    """A training batch: X and y as :func:`check_X_y`, and its weights (1 when None)."""
+    X, y = check_X_y(estimator, X, y, reset=reset, finite=finite)
+    return X, y, check_sample_weight(sample_weight, X.shape[0])
+
+
+def grown_labels(known, y, classes=None):
+    """:func:`merge_labels` of the known classes, the labels of y and the announced ``classes``."""
+    return merge_labels(known, y if classes is None else np.concatenate([np.asarray(classes), y]))
 
 
 def merge_labels(known, new):

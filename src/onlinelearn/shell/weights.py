@@ -12,6 +12,10 @@ class ExampleWeightsMixin:
     ``class_weight``; subclasses may override ``_class_weight_mode`` and
     ``_class_weight_from_counts``."""
 
+    def _count_classes(self, y_codes):
+        """Add the labels of a batch to ``class_counts_`` (the running counts)."""
+        self.class_counts_ = self.class_counts_ + np.bincount(y_codes, minlength=len(self.classes_))
+
     def _class_weight_mode(self):
         return self.class_weight
 

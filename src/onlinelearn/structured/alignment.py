@@ -14,8 +14,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import alignment as A
-from ..shell.params import store_params
-from .learner import STEP_CONSTRAINTS, OnlineStructuredLearner
+from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
+from .learner import STRUCTURED, OnlineStructuredLearner
 
 __all__ = ["Aligner", "make_alignment"]
 
@@ -46,6 +46,12 @@ def _check_input(x, n_types=None):
     return frames, events, Gcum
 
 
+@parameters(
+    "max_duration * eps cost_scale update C U average n_epochs shuffle random_state", STRUCTURED,
+    update="self-tuned", average=False, n_epochs=1, max_duration=Param(12, AT_LEAST_ONE),
+    eps=Param(1, Interval(numbers.Integral, 0, None, closed="left")),
+    cost_scale=Param(10.0, POSITIVE),
+)  # fmt: skip
 class Aligner(BaseEstimator):
     """Learn to align event sequences to signals: y = argmax_y <w, phi(x, e, y)> (thesis eq. 9.2).
 
@@ -85,29 +91,6 @@ class Aligner(BaseEstimator):
     >>> bool(al.mean_cost(Xte, yte) < 1.0)
     True
     """
-
-    _parameter_constraints: dict = {
-        "max_duration": [Interval(numbers.Integral, 1, None, closed="left")],
-        "eps": [Interval(numbers.Integral, 0, None, closed="left")],
-        "cost_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        **{k: v for k, v in STEP_CONSTRAINTS.items() if k != "loss"},
-    }
-
-    def __init__(
-        self,
-        max_duration=12,
-        *,
-        eps=1,
-        cost_scale=10.0,
-        update="self-tuned",
-        C=1.0,
-        U=1.0,
-        average=False,
-        n_epochs=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ the oracles
     def cost(self, y, yp):

@@ -3,30 +3,35 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..shell.params import store_params
+from ..shell.params import POSITIVE_OR_INF, REQUIRED, SHARED, Param, parameters
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 
-#: the parameters of the dual step and the passes, shared by the structured learners
-STEP_CONSTRAINTS: dict = {
-    "update": [StrOptions({"perceptron", "PA", "self-tuned"})],
-    "loss": [StrOptions({"max", "prediction"})],
-    "C": [Interval(numbers.Real, 0, None, closed="right")],
-    "U": [Interval(numbers.Real, 0, None, closed="neither")],
-    "average": ["boolean"],
-    "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
+#: the declarations of the structured learners' parameters (:mod:`onlinelearn.shell.params`):
+#: the dual step (its cost and its loss) and the passes
+STRUCTURED = {
+    **SHARED,
+    "update": Param("PA", StrOptions({"perceptron", "PA", "self-tuned"})),
+    "loss": Param("max", StrOptions({"max", "prediction"})),
+    "C": Param(1.0, POSITIVE_OR_INF),
+    "average": SHARED["average"](True),
 }
+#: their parameters after those of the task
+COMMON = "update loss C U average n_epochs shuffle random_state"
 
 
+@parameters(
+    "feature_map argmax cost loss_augmented_argmax * " + COMMON, STRUCTURED,
+    feature_map=Param(REQUIRED, callable), argmax=Param(REQUIRED, callable),
+    cost=Param(REQUIRED, callable), loss_augmented_argmax=Param(None, callable, None),
+)  # fmt: skip
 class OnlineStructuredLearner(BaseEstimator):
     """Online learning of w . phi(x, y) with user-supplied feature map, cost and argmax oracles.
 
@@ -93,32 +98,6 @@ class OnlineStructuredLearner(BaseEstimator):
     >>> learner.fit(X, [0, 1, 2]).predict(X)
     [0, 1, 2]
     """
-
-    _parameter_constraints: dict = {
-        "feature_map": [callable],
-        "argmax": [callable],
-        "cost": [callable],
-        "loss_augmented_argmax": [callable, None],
-        **STEP_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        feature_map,
-        argmax,
-        cost,
-        loss_augmented_argmax=None,
-        *,
-        update="PA",
-        loss="max",
-        C=1.0,
-        U=1.0,
-        average=True,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ helpers
     def _phi(self, x, y, d=None):
@@ -193,19 +172,14 @@ class OnlineStructuredLearner(BaseEstimator):
               "n_features_in_")  # fmt: skip
 
     def _run(self, X, Y, order):
-        snap = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items() if k in self._STATE}  # fmt: skip
+        snap = save_attrs(self, self._STATE, copy_array)
         try:
             for i in order:
                 self._round(X[i], Y[i])
             if not np.all(np.isfinite(self._w)):
                 raise FloatingPointError("non-finite weights; the model was restored")
         except BaseException:
-            for k in self._STATE:
-                if k in snap:
-                    setattr(self, k, snap[k])
-                else:
-                    self.__dict__.pop(k, None)
+            restore_attrs(self, self._STATE, snap)
             raise
 
     def fit(self, X, Y):

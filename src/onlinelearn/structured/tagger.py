@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
+from ..shell.meta import estimator_from_meta, float_arrays, params_to_json, state_meta
 from ..shell.online import OnlineMixin, refuse_sample_weight
-from ..shell.params import store_params
+from ..shell.params import parameters
 from ._sequences import check_tag_sequences, pack_sequences
-from .learner import STEP_CONSTRAINTS
+from .learner import STRUCTURED
 
 _UPDATES = {"perceptron": K_.PERCEPTRON, "PA": None, "self-tuned": K_.SELF_TUNED}
 _LOSSES = {"max": K_.PA_MAX, "prediction": K_.PA_PRED}
 #: the learned state (what ``fit`` replaces as a whole once it has succeeded)
 _STATE = ("classes_", "n_features_in_", "_W", "_Tr", "_UW", "_UTr", "_st")
+#: the arrays of a model file (each the attribute of the same name with a leading "_")
+_FILE_ARRAYS = ("W", "Tr", "UW", "UTr", "st")
 
 
+@parameters("update * loss C U average n_epochs shuffle random_state", STRUCTURED)
 class SequenceTagger(OnlineMixin, BaseEstimator):
     """Online sequence tagger: w . phi(x, y) over a first-order chain, learnt by dual ascent.
 
@@ -88,22 +90,6 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
     >>> [t.tolist() for t in tagger.predict(new)]
     [['DET', 'NOUN', 'VERB']]
     """
-
-    _parameter_constraints: dict = dict(STEP_CONSTRAINTS)
-
-    def __init__(
-        self,
-        update="PA",
-        *,
-        loss="max",
-        C=1.0,
-        U=1.0,
-        average=True,
-        n_epochs=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ----------------------------------------------------------------- state
     def _update_code(self):
@@ -227,19 +213,22 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
         return None
 
     # ----------------------------------------------------------------- read-out
+    def _averaged(self, name):
+        """The weights ``name`` (``'W'`` or ``'Tr'``), averaged over the rounds when
+        ``average``."""
+        check_is_fitted(self, "classes_")
+        M, T = getattr(self, "_" + name), self._st[K_.T_SEEN]
+        if self.average and T > 0:
+            return M - getattr(self, "_U" + name) / T
+        return M
+
     @property
     def coef_(self):
-        check_is_fitted(self, "classes_")
-        if self.average and self._st[K_.T_SEEN] > 0:
-            return self._W - self._UW / self._st[K_.T_SEEN]
-        return self._W
+        return self._averaged("W")
 
     @property
     def transitions_(self):
-        check_is_fitted(self, "classes_")
-        if self.average and self._st[K_.T_SEEN] > 0:
-            return self._Tr - self._UTr / self._st[K_.T_SEEN]
-        return self._Tr
+        return self._averaged("Tr")
 
     @property
     def dual_objective_(self):
@@ -292,31 +281,15 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
     # ----------------------------------------------------------------- model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        params = self.get_params()
-        rs = params["random_state"]
-        params["random_state"] = int(rs) if isinstance(rs, numbers.Integral) else None
+        params = params_to_json(self)
         params["C"] = float(params["C"])
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-        }
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "W": self._W,
-            "Tr": self._Tr,
-            "UW": self._UW,
-            "UTr": self._UTr,
-            "st": self._st,
-        }
-        return meta, arrays
+        arrays = {name: getattr(self, "_" + name) for name in _FILE_ARRAYS}
+        return state_meta(self, params), {"classes_": np.asarray(self.classes_), **arrays}
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**meta["params"])
-        classes = np.asarray(arrays["classes_"])
-        K = len(classes)
-        d = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta, arrays)
+        K, d = len(est.classes_), est.n_features_in_
         shapes = {"W": (d, K), "Tr": (K + 1, K), "st": (K_.N_ST,)}
         if est.average:
             shapes.update({"UW": (d, K), "UTr": (K + 1, K)})
@@ -325,8 +298,6 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
                 raise ValueError(
                     f"model state array {name!r} has shape {arrays[name].shape}, expected {shape}"
                 )
-        est.classes_ = classes
-        est.n_features_in_ = d
-        for name in ("W", "Tr", "UW", "UTr", "st"):
-            setattr(est, "_" + name, np.ascontiguousarray(arrays[name], dtype=np.float64))
+        for name, a in zip(_FILE_ARRAYS, float_arrays(arrays, *_FILE_ARRAYS), strict=True):
+            setattr(est, "_" + name, a)
         return est

@@ -6,16 +6,20 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import dcd
 from ..shell import validation as V
-from ..shell.meta import params_from_json, params_to_json
-from ..shell.params import store_params
+from ..shell.meta import (
+    ScoresClassifier,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
+from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 
 __all__ = ["DualCoordinateSVC"]
 
@@ -47,7 +51,16 @@ def class_weight_vector(class_weight, classes, y_codes):
     return cw
 
 
-class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
+@parameters(
+    "C * lam loss multi_class tol max_iter fit_intercept intercept_scaling class_weight "
+    "shrinking check_every warm_start random_state",
+    SHARED, lam=Param(None, POSITIVE, None), tol=Param(1e-3, NON_NEGATIVE),
+    loss=Param("hinge", StrOptions({"hinge", "squared_hinge"})),
+    multi_class=Param("ovr", StrOptions({"ovr", "crammer_singer"})),
+    check_every=Param("auto", AT_LEAST_ONE, StrOptions({"auto"})),
+    warm_start=Param(False, "boolean"),
+)  # fmt: skip
+class DualCoordinateSVC(ScoresClassifier):
     """Linear SVM by dual coordinate ascent (Hsieh et al. 2008; LIBLINEAR ``-s 1/3/4``).
 
     Problem (LIBLINEAR's form; per-example cost C_i = C x sample_weight_i x class_weight_{y_i})::
@@ -164,41 +177,6 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
     #: switch for the tests and the benchmark, see
     #: :data:`onlinelearn._core.svm.dcd_binary.AVG_SPAN`
     _avg_span = dcd.AVG_SPAN
-
-    _parameter_constraints: dict = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "loss": [StrOptions({"hinge", "squared_hinge"})],
-        "multi_class": [StrOptions({"ovr", "crammer_singer"})],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "shrinking": ["boolean"],
-        "check_every": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "warm_start": ["boolean"],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        C=1.0,
-        *,
-        lam=None,
-        loss="hinge",
-        multi_class="ovr",
-        tol=1e-3,
-        max_iter=1000,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        shrinking=True,
-        check_every="auto",
-        warm_start=False,
-        random_state=None,
-    ):
-        store_params(self, locals())
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -355,18 +333,10 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
-        """Predicted labels: sign for two classes, argmax (first maximum) otherwise."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
     def primal_objective(self, X, y, sample_weight=None):
         """P(w) of the fitted weights on (X, y), in the parametrisation chosen."""
         check_is_fitted(self, "coef_")
-        X, y = V.check_X_y(self, X, y, reset=False)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=False)
         codes = np.searchsorted(self.classes_, y)
         if not np.all(self.classes_[np.minimum(codes, len(self.classes_) - 1)] == y):
             raise ValueError("y has labels the model was not fitted on")
@@ -396,37 +366,20 @@ class DualCoordinateSVC(ClassifierMixin, BaseEstimator):
             loss = (L**2 if self.loss == "squared_hinge" else L).sum(axis=1)
         return float(reg + (Ci * loss).sum()) * self._scale()
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "coef_")
-        params = params_to_json(self)
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "n_iter_": int(self.n_iter_),
-            "converged_": bool(self.converged_),
-        }
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "coef": self.coef_,
-            "intercept": self.intercept_,
-        }
+        meta = state_meta(self, n_iter_=int(self.n_iter_), converged_=bool(self.converged_))
+        arrays = {"classes_": np.asarray(self.classes_), "coef": self.coef_,
+                  "intercept": self.intercept_}  # fmt: skip
         for f in HISTORY_FIELDS:
             arrays[f"history_{f}"] = self.history_[f]
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
-        est.n_features_in_ = int(meta["n_features_in_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est.coef_ = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
+        est = estimator_from_meta(cls, meta, arrays)
+        (est.coef_,) = float_arrays(arrays, "coef")
         est.intercept_ = np.asarray(arrays["intercept"], dtype=np.float64)
         K = len(est.classes_)
         rows = 1 if K == 2 else K

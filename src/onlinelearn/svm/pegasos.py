@@ -6,21 +6,33 @@ import copy
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import pegasos as PG
 from ..shell import validation as V
-from ..shell.meta import labels_from_scores, params_from_json, params_to_json
+from ..shell.meta import (
+    ScoresClassifier,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
-from ..shell.params import store_params
+from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
+from ..shell.readout import WeightsReadoutMixin
+from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 
 __all__ = ["Pegasos"]
 
 
-class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
+@parameters(
+    "lam * n_epochs batch_size projection average t0 fit_intercept intercept_scaling "
+    "class_weight shuffle random_state",
+    SHARED, lam=Param(1e-4, POSITIVE), batch_size=Param(1, AT_LEAST_ONE),
+    projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
+    t0=Param(0.0, NON_NEGATIVE),
+)  # fmt: skip
+class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassifier):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -87,37 +99,6 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
     10000
     """
 
-    _parameter_constraints: dict = {
-        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "projection": ["boolean"],
-        "average": ["boolean", Interval(numbers.Integral, 1, None, closed="left")],
-        "t0": [Interval(numbers.Real, 0, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        lam=1e-4,
-        *,
-        n_epochs=5,
-        batch_size=1,
-        projection=True,
-        average=False,
-        t0=0.0,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        class_weight=None,
-        shuffle=True,
-        random_state=None,
-    ):
-        store_params(self, locals())
-
     # ------------------------------------------------------------------ state
     def _avg_start(self):
         if self.average is True:
@@ -153,32 +134,17 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
         st[PG.ST_S] = 1.0
         PG.exact_vsq(self._V, st)
 
-    def _grow(self, new_classes):
-        old = self.classes_
-        if len(new_classes) == len(old):
-            return
+    def _move_columns(self, pos, K):
         self._materialise()
-        pos = np.searchsorted(new_classes, old)
-        K = len(new_classes)
-        R = self._V.shape[0]
         if K > 2:
-            Vn = np.zeros((R, K))
-            Pn = np.zeros((R, K)) if self._averaging() else self._P
-            if self._V.shape[1] == 1 and len(old) == 2:
-                # one vector w (old[1] against old[0]) -> columns (-w/2, w/2): same decisions
-                Vn[:, pos[0]], Vn[:, pos[1]] = -0.5 * self._V[:, 0], 0.5 * self._V[:, 0]
-                if self._averaging():
-                    Pn[:, pos[0]], Pn[:, pos[1]] = -0.5 * self._P[:, 0], 0.5 * self._P[:, 0]
-            elif self._V.shape[1] > 1:
-                Vn[:, pos] = self._V
-                if self._averaging():
-                    Pn[:, pos] = self._P
-            self._V, self._P = Vn, Pn
+            # one vector w (class 1 against class 0) -> columns (-w/2, w/2): same decisions; one
+            # known class has no weights yet
+            split = self._V.shape[1] == 1 and len(self.classes_) == 2
+            keep = pos if self._V.shape[1] > 1 or split else pos[:0]
+            self._V = spread_columns(self._V, keep, K, split)
+            if self._averaging():
+                self._P = spread_columns(self._P, keep, K, split)
             PG.exact_vsq(self._V, self._st)
-        counts = np.zeros(K, dtype=np.int64)
-        counts[pos] = self.class_counts_
-        self.class_counts_ = counts
-        self.classes_ = new_classes
 
     def _weights(self, y_codes, sw, counts):
         K = len(self.classes_)
@@ -205,10 +171,8 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
         first = fit_mode or not hasattr(self, "classes_")
         saved = {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
         try:
-            X, y = V.check_X_y(self, X, y, reset=first)
-            sw = V.check_sample_weight(sample_weight, X.shape[0])
-            labels = y if classes is None else np.concatenate([np.asarray(classes), y])
-            new_classes = V.merge_labels(None if first else self.classes_, labels)
+            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
             batch = V.CSRBatch(X)
             if first:
                 self._init_state(new_classes, batch.n_cols)
@@ -240,7 +204,7 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
     def _run(self, batch, y_codes, weights, order):
         k = int(self.batch_size)
         Kc = self._V.shape[1]
-        b = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        b = self._intercept_value()
         scores = np.zeros((k, Kc))
         rival = np.zeros(k, dtype=np.int64)
         coef = np.zeros(k)
@@ -259,24 +223,12 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
             )
 
     # ------------------------------------------------------------------ read-out
-    def _W(self):
+    def _weights_matrix(self):
         check_is_fitted(self, "classes_")
         st = self._st
         if self._averaging() and st[PG.ST_NAVG] > 0:
             return (self._P + st[PG.ST_BETA] * self._V) / st[PG.ST_NAVG]
         return st[PG.ST_S] * self._V
-
-    @property
-    def coef_(self):
-        """Weights (1, d) for two classes, (K, d) otherwise (averaged when ``average``)."""
-        return np.ascontiguousarray(self._W()[: self.n_features_in_].T)
-
-    @property
-    def intercept_(self):
-        W = self._W()
-        if self.fit_intercept:
-            return self.intercept_scaling * W[self.n_features_in_]
-        return np.zeros(W.shape[1])
 
     @property
     def t_(self):
@@ -288,14 +240,13 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
         """F(w) = lambda/2 ||w||^2 + mean_i c_i loss_i(w) of the predicting weights on (X, y)
         (class weights from the counts of (X, y) for 'balanced')."""
         check_is_fitted(self, "classes_")
-        X, y = V.check_X_y(self, X, y, reset=False)
-        sw = V.check_sample_weight(sample_weight, X.shape[0])
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=False)
         codes = np.searchsorted(self.classes_, y)
         codes = np.minimum(codes, len(self.classes_) - 1)
         if not np.all(self.classes_[codes] == y):
             raise ValueError("y has labels the model was not fitted on")
         c = self._weights(codes, sw, np.bincount(codes, minlength=len(self.classes_)))
-        W = self._W()
+        W = self._weights_matrix()
         reg = 0.5 * self.lam * float((W * W).sum())
         S = np.asarray(X @ self.coef_.T) + self.intercept_
         if S.shape[1] == 1:
@@ -316,43 +267,19 @@ class Pegasos(OnlineMixin, ClassifierMixin, BaseEstimator):
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
-        scores = self.decision_function(X)  # checks that the model is fitted
-        return labels_from_scores(self.classes_, scores)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
-        params = params_to_json(self)
-        meta = {
-            "class": type(self).__name__,
-            "params": params,
-            "n_features_in_": int(self.n_features_in_),
-            "n_updates_": int(self.n_updates_),
-        }
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "V": self._V,
-            "P": self._P,
-            "st": self._st,
-            "class_counts": self.class_counts_,
-        }
+        meta = state_meta(self, n_updates_=int(self.n_updates_))
+        arrays = {"classes_": np.asarray(self.classes_), "V": self._V, "P": self._P,
+                  "st": self._st, "class_counts": self.class_counts_}  # fmt: skip
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        est = cls(**params_from_json(meta["params"]))
-        est.n_features_in_ = int(meta["n_features_in_"])
+        est = estimator_from_meta(cls, meta, arrays)
         est.n_updates_ = int(meta["n_updates_"])
-        est.classes_ = np.asarray(arrays["classes_"])
-        est._V = np.ascontiguousarray(arrays["V"], dtype=np.float64)
-        est._P = np.ascontiguousarray(arrays["P"], dtype=np.float64)
-        est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        est._V, est._P, est._st = float_arrays(arrays, "V", "P", "st")
         est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
         K = len(est.classes_)
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
