@@ -33,10 +33,10 @@ import numpy as np
 from ..shell.config import njit
 from .copa import copa_step
 from .fp import finite
-from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
+from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_rows
-from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
+from .sparse import row_absmax, row_dot_euclid, row_dot_map, row_offset, row_sqnorm
 from .state import (
     AGGREGATE,
     EXP_SHIFT,
@@ -259,18 +259,8 @@ def online_pass(
                 if c_t <= 0.0:
                     c_t = 1.0
                 m = st[THETA_MAX] / c_t
-            for k in range(K):
-                scores[k] = 0.0
-            start = indptr[i]
-            off = row_offset(data, indices, start)
-            for q in range(start, indptr[i + 1]):
-                j = indices[q - off]
-                v = data[q]
-                for k in range(K):
-                    scores[k] += v * phi(link, theta[j, k] / c_t, m, p, balanced)
-            if b != 0.0:
-                for k in range(K):
-                    scores[k] += b * phi(link, theta[d, k] / c_t, m, p, balanced)
+            row_dot_map(data, indices, indptr, i, theta, b, d, link_term,
+                        (link, c_t, m, p, balanced), scores)  # fmt: skip
             s_cur = scale(link, st[AGGREGATE], p)
             for k in range(K):
                 scores[k] *= s_cur

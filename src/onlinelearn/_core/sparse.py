@@ -41,9 +41,14 @@ def row_absmax(data, indptr, i, b):
     return s
 
 
-@njit
-def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
-    """out[k] = <theta[:, k], x_i> for every column k (Euclidean link: w = theta)."""
+@njit(inline="always")
+def row_dot_map(data, indices, indptr, i, theta, b, d, term, targs, out):
+    """out[k] = sum_q x_q term(theta[j_q, k], k, targs) (+ b term(theta[d, k], k, targs) for
+    the intercept feature) for every column k: the scores <w_k, x_i> of weights
+    w_jk = term(theta_jk) that a coordinate-wise link maps from theta.
+
+    ``term`` is a compiled function (its extra arguments in ``targs``), inlined into the
+    caller's copy of this loop."""
     K = out.shape[0]
     for k in range(K):
         out[k] = 0.0
@@ -53,10 +58,21 @@ def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
         j = indices[p - off]
         v = data[p]
         for k in range(K):
-            out[k] += v * theta[j, k]
+            out[k] += v * term(theta[j, k], k, targs)
     if b != 0.0:
         for k in range(K):
-            out[k] += b * theta[d, k]
+            out[k] += b * term(theta[d, k], k, targs)
+
+
+@njit(inline="always")
+def _identity(t, k, targs):
+    return t
+
+
+@njit
+def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
+    """out[k] = <theta[:, k], x_i> for every column k (Euclidean link: w = theta)."""
+    row_dot_map(data, indices, indptr, i, theta, b, d, _identity, (), out)
 
 
 @njit(inline="always")
