@@ -177,25 +177,9 @@ def _update_column(data, indices, indptr, i, theta, A, lastS, st, k, cf, b, d, l
 
 @njit
 def online_pass(
-    data,
-    indices,
-    indptr,
-    y,
-    weight,
-    order,
-    theta,
-    A,
-    lastS,
-    st,
-    ip,
-    fp,
-    pred_out,
-    loss_out,
-    scores,
-    alpha,
-    work_idx,
-    work_val,
-):
+    data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp, pred_out, loss_out,
+    scores, alpha, work_idx, work_val,
+):  # fmt: skip
     """Run the learner once over the rows ``order`` of a CSR batch. Returns OK or NONFINITE.
 
     Per round t (row i): scores s_k = <w_k, x>; the prediction (sign, or argmax with the first
