@@ -42,6 +42,23 @@ def row_absmax(data, indptr, i, b):
 
 
 @njit(inline="always")
+def copy_row(data, indices, indptr, i, b, d, jj, xx, n):
+    """Copy row i into ``jj[n:]``, ``xx[n:]`` (feature indices, values), the intercept feature
+    (index d, value b) appended when b != 0; returns the position after the last entry."""
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    for p in range(start, indptr[i + 1]):
+        jj[n] = indices[p - off]
+        xx[n] = data[p]
+        n += 1
+    if b != 0.0:
+        jj[n] = d
+        xx[n] = b
+        n += 1
+    return n
+
+
+@njit(inline="always")
 def row_dot_map(data, indices, indptr, i, theta, b, d, term, targs, out):
     """out[k] = sum_q x_q term(theta[j_q, k], k, targs) (+ b term(theta[d, k], k, targs) for
     the intercept feature) for every column k: the scores <w_k, x_i> of weights

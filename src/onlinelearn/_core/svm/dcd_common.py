@@ -9,7 +9,7 @@ import numpy as np
 from numba import objmode
 
 from ...shell.config import njit
-from ..sparse import row_offset
+from ..sparse import copy_row, row_offset
 
 #: columns of the history array
 H_EPOCH, H_PRIMAL, H_DUAL, H_GAP, H_TIME, H_ACTIVE = range(6)
@@ -167,16 +167,7 @@ def _fill_nodes(data, indices, indptr, b, d, ptr, node_j, node_v):
     n = indptr.shape[0] - 1
     q = 0
     for i in range(n):
-        start = indptr[i]
-        off = row_offset(data, indices, start)
-        for p in range(start, indptr[i + 1]):
-            node_j[q] = indices[p - off]
-            node_v[q] = data[p]
-            q += 1
-        if b != 0.0:
-            node_j[q] = d
-            node_v[q] = b
-            q += 1
+        q = copy_row(data, indices, indptr, i, b, d, node_j, node_v, q)
         ptr[i + 1] = q
 
 
