@@ -58,7 +58,7 @@ from .state import (
     THETA_MAX,
     X_MAX,
 )
-from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step
+from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step, max_loss_alpha
 
 OK = 0
 NONFINITE = 1
@@ -281,13 +281,7 @@ def online_pass(
             if updated:
                 if step == CONSERVATIVE:
                     tau *= eta
-                for k in range(K):
-                    alpha[k] = 0.0
-                if binary:
-                    alpha[0] = tau * ysign
-                else:
-                    alpha[yi] = tau
-                    alpha[rival] = -tau
+                max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
         if updated:
             for k in range(K):
                 if alpha[k] != 0.0:
