@@ -32,7 +32,7 @@ import numpy as np
 
 from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
-from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step, shrink
+from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, activate_all, coordinate_step, shrink
 
 CLOCK = 0
 
@@ -359,15 +359,11 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                                            stack)  # fmt: skip
                     if st != OK:
                         return step, False, st
-                    m = nl
+                    m = activate_all(act)
                     m_a = na
-                    for q in range(nl):
-                        act[q] = q
                     P_, D_, gap = _gap_terms(alpha, G, U)
-                if gap <= tol * P_:
-                    return step, True, OK
-                if step == max_steps:
-                    return step, False, OK
+                if gap <= tol * P_ or step == max_steps:
+                    return step, gap <= tol * P_, OK
             elif shrinking:
                 m = shrink(alpha, G, U, act, m)
                 m_a = 0
@@ -385,10 +381,8 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                                    stamp, cstate, y, alpha, G, act, m, stack)  # fmt: skip
             if st != OK:
                 return step, False, st
-            m = nl
+            m = activate_all(act)
             m_a = na
-            for q in range(nl):
-                act[q] = q
             continue
         t = coordinate_step(alpha[i], G[i], Qd[i], U[i])
         gi = cstart[a] + i if i < na else cstart[b] + i - na

@@ -312,6 +312,16 @@ def _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, 
 
 
 @njit
+def activate_all(act):
+    """act = 0 .. n-1: every coordinate in the active set again (after the gradient of the
+    shrunk ones was rebuilt); returns n."""
+    n = act.shape[0]
+    for q in range(n):
+        act[q] = q
+    return n
+
+
+@njit
 def shrink(alpha, G, U, act, m):
     """Drop from ``act[:m]`` (order kept) the coordinates at a bound whose gradient pushes
     outwards by more than the largest violation of the active set; returns the new count."""
@@ -363,14 +373,10 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
                                       Y, alpha, G, act, m, stack)  # fmt: skip
                     if st != OK:
                         return step, False, st
-                    m = n
-                    for q in range(n):
-                        act[q] = q
+                    m = activate_all(act)
                     P_, D_, gap = _gap_terms(alpha, G, U)
-                if gap <= tol * P_:
-                    return step, True, OK
-                if step == max_steps:
-                    return step, False, OK
+                if gap <= tol * P_ or step == max_steps:
+                    return step, gap <= tol * P_, OK
             elif shrinking:
                 m = shrink(alpha, G, U, act, m)
         best = 0.0
@@ -397,9 +403,7 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
                               stack)  # fmt: skip
             if st != OK:
                 return step, False, st
-            m = n
-            for q in range(n):
-                act[q] = q
+            m = activate_all(act)
             continue
         a = alpha[i]
         t = coordinate_step(a, G[i], Qd[i], U[i])
