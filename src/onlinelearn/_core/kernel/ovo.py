@@ -32,7 +32,17 @@ import numpy as np
 
 from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
-from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, activate_all, coordinate_step, shrink
+from .svc import (
+    HITS,
+    MISSES,
+    NONFINITE,
+    OK,
+    _gap_terms,
+    activate_all,
+    coordinate_step,
+    lru_slot,
+    shrink,
+)
 
 CLOCK = 0
 
@@ -44,15 +54,7 @@ def _claim_slot(i, c, cache, seg_slot, slot_key, stamp, cstate):
     n_slots = cache.shape[0]
     s = cstate[MISSES]  # slots are claimed in order until the cache is full
     if s >= n_slots or slot_key[s] >= 0:
-        s = 0
-        best = stamp[0]
-        for t in range(n_slots):
-            if slot_key[t] < 0:
-                s = t
-                break
-            if stamp[t] < best:
-                best = stamp[t]
-                s = t
+        s = lru_slot(slot_key, stamp, n_slots)
     old = slot_key[s]
     if old >= 0:
         seg_slot[old // K, old % K] = -1

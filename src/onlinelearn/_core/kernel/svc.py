@@ -72,6 +72,22 @@ def coordinate_step(a, g, q, u):
 
 
 @njit
+def lru_slot(owner, stamp, n_slots):
+    """The slot of the cache to fill: the first free one (``owner`` < 0), else the least
+    recently used (smallest ``stamp``; the first of equal ones)."""
+    s = 0
+    best = stamp[0]
+    for t in range(n_slots):
+        if owner[t] < 0:
+            s = t
+            break
+        if stamp[t] < best:
+            best = stamp[t]
+            s = t
+    return s
+
+
+@njit
 def _fill_column(i, col, s, data, indices, indptr, n_cols, dense, norms, n, ops, par, ranges,
                  b2, cache, row_slot, a0, a1, stack):  # fmt: skip
     """Column i by the kernel program, reusing symmetric entries of cached columns."""
@@ -100,16 +116,7 @@ def get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, rang
         cstate[HITS] += 1
         return cache[s], OK
     cstate[MISSES] += 1
-    n_slots = cache.shape[0]
-    s = 0
-    best = stamp[0]
-    for t in range(n_slots):
-        if slot_row[t] < 0:
-            s = t
-            break
-        if stamp[t] < best:
-            best = stamp[t]
-            s = t
+    s = lru_slot(slot_row, stamp, cache.shape[0])
     if slot_row[s] >= 0:
         row_slot[slot_row[s]] = -1
     slot_row[s] = i
