@@ -58,10 +58,8 @@ from .state import (
     THETA_MAX,
     X_MAX,
 )
+from .status import NONFINITE, OK
 from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step, max_loss_alpha
-
-OK = 0
-NONFINITE = 1
 
 #: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
 _REFRAME_GAP = 60.0

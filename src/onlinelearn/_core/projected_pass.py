@@ -30,13 +30,12 @@ from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset
 from .state import N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, euclid_params
+from .status import OK
 from .steps import CONSERVATIVE, hinge_step
 
 NO_CONSTRAINT = 0
 L1_BALL = 1
 SIMPLEX = 2
-
-OK = 0
 
 
 @njit

@@ -42,6 +42,7 @@ import math
 from ...shell.config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
+from ..status import NONFINITE, OK
 from ..steps import CONSERVATIVE, COPA, hinge_step, max_loss_alpha
 from .gram import finite, pair_value, row_bounds
 
@@ -58,9 +59,8 @@ N_ST = 8
 REMOVE_OLDEST = 0
 REMOVE_SMALLEST = 1
 
-OK = 0
-NONFINITE = 1
-FULL = 2
+#: no room left in the pool or the slots (the code after those of :mod:`..status`)
+FULL = NONFINITE + 1
 
 
 @njit

@@ -33,6 +33,7 @@ import numpy as np
 from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 from .svc import (
+    CLOCK,
     HITS,
     MISSES,
     NONFINITE,
@@ -43,8 +44,6 @@ from .svc import (
     lru_slot,
     shrink,
 )
-
-CLOCK = 0
 
 
 @njit

@@ -42,15 +42,13 @@ import math
 import numpy as np
 
 from ...shell.config import njit
+from ..status import NONFINITE, OK
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 
 #: ``cache_state`` slots
 CLOCK = 0
 HITS = 1
 MISSES = 2
-
-OK = 0
-NONFINITE = 1
 
 
 @njit
