@@ -111,6 +111,15 @@ def count_evaluation(stats, work, t_start):
 
 
 @njit(inline="always")
+def count_solve(stats, work, n_steps, t_start):
+    """Close a solve's counts in ``stats``: the nonzeros its steps read since the last
+    evaluation, its steps, and the seconds since ``t_start``."""
+    stats[ST_STEP_NNZ] += work
+    stats[ST_STEPS] += n_steps
+    stats[ST_SECONDS] = now() - t_start
+
+
+@njit(inline="always")
 def write_row(hist, row, epoch, primal, dual, t, n_active):
     """One history row: epoch, primal, dual, gap, seconds, active variables."""
     hist[row, H_EPOCH] = epoch
