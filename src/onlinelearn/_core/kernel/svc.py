@@ -292,6 +292,13 @@ def _gap_terms(alpha, G, U):
 
 
 @njit
+def gap_rule(alpha, G, U, tol):
+    """The stopping rule on the exact gradient: gap <= tol * primal (module docstring)."""
+    P_, D_, gap = _gap_terms(alpha, G, U)
+    return gap <= tol * P_
+
+
+@njit
 def _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, pre, cache,
                  slot_row, row_slot, stamp, cstate, Y, alpha, G, act, m, stack):  # fmt: skip
     """Recompute G_j = -1 + y_j sum_i alpha_i y_i Kb_ij for the rows not in ``act[:m]``."""
@@ -401,8 +408,7 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
         if i < 0 or coordinate_step(alpha[i], G[i], Qd[i], U[i]) == alpha[i]:
             # nothing moves on the active set: force the exact check at the next step
             if m == n:
-                P_, D_, gap = _gap_terms(alpha, G, U)
-                return step, gap <= tol * P_, OK
+                return step, gap_rule(alpha, G, U, tol), OK
             st = _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2,
                               pre, cache, slot_row, row_slot, stamp, cstate, Y, alpha, G, act, m,
                               stack)  # fmt: skip
