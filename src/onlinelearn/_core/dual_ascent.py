@@ -52,42 +52,9 @@ codes, state slots and the store of past examples both use). This module keeps t
 
 from __future__ import annotations
 
-from .dual_common import (  # noqa: F401 (re-exported: the estimator and tests use DA.<name>)
-    C_T,
-    CAP,
-    DELTA,
-    DUAL,
-    FIXEDC,
-    FTRL,
-    ID,
-    LASTK,
-    N_MISTAKES,
-    N_SF,
-    N_SI,
-    N_ST,
-    N_STORED,
-    N_UNCONVERGED,
-    N_UPDATES,
-    OPTIMAL,
-    PA,
-    PA1,
-    PA2,
-    RC,
-    ROWACTION,
-    SELFTUNED,
-    SGN,
-    STORE_NNZ,
-    STRONGLY,
-    SUBGRADIENT,
-    SUM_ALPHA,
-    TAU,
-    VSQ,
-    X_T,
-    YC,
-    Q,
-    T,
-    scores_and_rival,
-)
+# every code, state slot and store column of dual_common, re-exported: the estimator and the
+# tests read them as DA.<name>
+from .dual_common import *  # noqa: F403
 from .dual_tuned import (  # noqa: F401
     bisect_alpha,
     entropy_closed_form,

@@ -9,6 +9,7 @@ per-example numbers (R = -1 for one weight vector; ID the round, index into ``ta
 from __future__ import annotations
 
 from ..shell.config import njit
+from .margins import argmax_rival
 
 # ---- step codes
 LASTK = 0
@@ -62,14 +63,6 @@ def scores_and_rival(scores, yi, binary, gamma):
         pred = 1 if scores[0] > 0.0 else 0
         mg = sgn * scores[0]
         return pred, -1, sgn, mg, max(gamma - mg, 0.0)
-    K = scores.shape[0]
-    pred = 0
-    for k in range(1, K):
-        if scores[k] > scores[pred]:
-            pred = k
-    r = -1
-    for k in range(K):
-        if k != yi and (r < 0 or scores[k] > scores[r]):
-            r = k
+    pred, r = argmax_rival(scores, scores.shape[0], yi)
     mg = scores[yi] - scores[r]
     return pred, r, 1.0, mg, max(gamma - mg, 0.0)

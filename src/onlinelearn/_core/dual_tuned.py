@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..shell.config import njit
+from .dense import sum_squares
 from .dual_common import (
     C_T,
     CAP,
@@ -75,13 +76,8 @@ def pnorm_of(V, p):
 @njit
 def _fstar(link, V, c, p, logn2):
     """c f*(V / c) for the whole state (the link's conjugate; module docstring)."""
-    R, K = V.shape
     if link == EUCLID:
-        s = 0.0
-        for j in range(R):
-            for k in range(K):
-                s += V[j, k] * V[j, k]
-        return 0.5 * s / c
+        return 0.5 * sum_squares(V) / c
     if link == ENTROPY:
         m, z = entropy_frame(V, c)
         return c * (math.log(z) + m - logn2)
@@ -107,22 +103,28 @@ def _emit(jj, kk, uu, n, j, x, yk, rk, sgn):
     return n + 2
 
 
-@njit
-def _gather(data, indices, indptr, i, yk, rk, sgn, b, d, jj, kk, uu):
-    """The entries of u (row jj, column kk, value uu); returns their number."""
+@njit(inline="always")
+def _gather_span(vals, idx, off, start, stop, yk, rk, sgn, b, d, jj, kk, uu):
+    """The entries of u (row jj, column kk, value uu) for the nonzeros ``vals[start:stop]``
+    (feature ``idx[q - off]``) and the intercept feature (d, b); returns their number."""
     n = 0
-    start = indptr[i]
-    off = row_offset(data, indices, start)
-    stop = indptr[i + 1]
     for q in range(start, stop + (1 if b != 0.0 else 0)):
         if q < stop:
-            j = indices[q - off]
-            x = np.float64(data[q])
+            j = idx[q - off]
+            x = np.float64(vals[q])
         else:
             j = d
             x = b
         n = _emit(jj, kk, uu, n, j, x, yk, rk, sgn)
     return n
+
+
+@njit
+def _gather(data, indices, indptr, i, yk, rk, sgn, b, d, jj, kk, uu):
+    """The entries of u (row jj, column kk, value uu); returns their number."""
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    return _gather_span(data, indices, off, start, indptr[i + 1], yk, rk, sgn, b, d, jj, kk, uu)
 
 
 @njit
@@ -187,20 +189,8 @@ def entropy_closed_form(Ap, Am, A0, gamma, c, lo, hi):
 @njit
 def _gather_stored(Sd, Sx, Sp, Sf, Si, m, b, d, jj, kk, uu):
     """The entries of u_m of stored example m (as :func:`_gather`)."""
-    n = 0
-    yk = Si[m, YC]
-    rk = Si[m, RC]
-    sgn = Sf[m, SGN]
-    stop = Sp[m + 1]
-    for q in range(Sp[m], stop + (1 if b != 0.0 else 0)):
-        if q < stop:
-            j = Sx[q]
-            x = Sd[q]
-        else:
-            j = d
-            x = b
-        n = _emit(jj, kk, uu, n, j, x, yk, rk, sgn)
-    return n
+    return _gather_span(Sd, Sx, 0, Sp[m], Sp[m + 1], Si[m, YC], Si[m, RC], Sf[m, SGN], b, d,
+                        jj, kk, uu)  # fmt: skip
 
 
 @njit

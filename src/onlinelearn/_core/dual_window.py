@@ -32,7 +32,7 @@ from .dual_common import (
     scores_and_rival,
 )
 from .fp import finite
-from .sparse import row_offset, row_sqnorm
+from .sparse import row_dot_euclid, row_offset, row_sqnorm
 
 
 # ====================================================================== window kernel
@@ -237,17 +237,7 @@ def window_pass(
         tid = int(st[T])
         st[T] += 1.0
         # ---- scores of w_t, prediction, rival, loss
-        for kk in range(K):
-            scores[kk] = 0.0
-        start = indptr[i]
-        off = row_offset(data, indices, start)
-        for p in range(start, indptr[i + 1]):
-            j = indices[p - off]
-            for kk in range(K):
-                scores[kk] += data[p] * theta[j, kk]
-        if b != 0.0:
-            for kk in range(K):
-                scores[kk] += b * theta[d, kk]
+        row_dot_euclid(data, indices, indptr, i, theta, b, d, scores)
         yi = y[i]
         pred, r, sgn, mg, loss = scores_and_rival(scores, yi, binary, gamma)
         pred_out[i] = pred

@@ -50,6 +50,15 @@ def phi(link, v, m, p, balanced):
     return a if v > 0.0 else -a
 
 
+@njit(inline="always")
+def link_term(t, k, targs):
+    """phi(link, t / c_t, m, p, balanced) with ``targs`` = (link, c_t, m, p, balanced): the
+    weight of one coordinate t = theta_jk, as :func:`.sparse.row_dot_map` takes it (c_t = 1
+    but for the self-tuned link)."""
+    link, c_t, m, p, balanced = targs
+    return phi(link, t / c_t, m, p, balanced)
+
+
 @njit
 def agg_term(link, v, m, p, balanced):
     """Contribution of one weight to the aggregate that defines s: Z (entropy) or |v|^p."""

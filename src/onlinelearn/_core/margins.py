@@ -36,3 +36,17 @@ def predict_margin_loss(scores, yi, binary, gamma):
     if loss < 0.0:
         loss = 0.0
     return pred, rival, ysign, margin, loss
+
+
+@njit
+def argmax_rival(f, K, y):
+    """(first argmax of f, argmax of f over the classes other than y)."""
+    pred = 0
+    for k in range(1, K):
+        if f[k] > f[pred]:
+            pred = k
+    r = -1
+    for k in range(K):
+        if k != y and (r < 0 or f[k] > f[r]):
+            r = k
+    return pred, r

@@ -33,10 +33,10 @@ import numpy as np
 from ..shell.config import njit
 from .copa import copa_step
 from .fp import finite
-from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, phi, scale
+from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_rows
-from .sparse import row_absmax, row_dot_euclid, row_offset, row_sqnorm
+from .sparse import row_absmax, row_dot_euclid, row_dot_map, row_offset, row_sqnorm
 from .state import (
     AGGREGATE,
     EXP_SHIFT,
@@ -58,10 +58,8 @@ from .state import (
     THETA_MAX,
     X_MAX,
 )
-from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step
-
-OK = 0
-NONFINITE = 1
+from .status import NONFINITE, OK
+from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step, max_loss_alpha
 
 #: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
 _REFRAME_GAP = 60.0
@@ -177,25 +175,9 @@ def _update_column(data, indices, indptr, i, theta, A, lastS, st, k, cf, b, d, l
 
 @njit
 def online_pass(
-    data,
-    indices,
-    indptr,
-    y,
-    weight,
-    order,
-    theta,
-    A,
-    lastS,
-    st,
-    ip,
-    fp,
-    pred_out,
-    loss_out,
-    scores,
-    alpha,
-    work_idx,
-    work_val,
-):
+    data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp, pred_out, loss_out,
+    scores, alpha, work_idx, work_val,
+):  # fmt: skip
     """Run the learner once over the rows ``order`` of a CSR batch. Returns OK or NONFINITE.
 
     Per round t (row i): scores s_k = <w_k, x>; the prediction (sign, or argmax with the first
@@ -259,18 +241,8 @@ def online_pass(
                 if c_t <= 0.0:
                     c_t = 1.0
                 m = st[THETA_MAX] / c_t
-            for k in range(K):
-                scores[k] = 0.0
-            start = indptr[i]
-            off = row_offset(data, indices, start)
-            for q in range(start, indptr[i + 1]):
-                j = indices[q - off]
-                v = data[q]
-                for k in range(K):
-                    scores[k] += v * phi(link, theta[j, k] / c_t, m, p, balanced)
-            if b != 0.0:
-                for k in range(K):
-                    scores[k] += b * phi(link, theta[d, k] / c_t, m, p, balanced)
+            row_dot_map(data, indices, indptr, i, theta, b, d, link_term,
+                        (link, c_t, m, p, balanced), scores)  # fmt: skip
             s_cur = scale(link, st[AGGREGATE], p)
             for k in range(K):
                 scores[k] *= s_cur
@@ -307,13 +279,7 @@ def online_pass(
             if updated:
                 if step == CONSERVATIVE:
                     tau *= eta
-                for k in range(K):
-                    alpha[k] = 0.0
-                if binary:
-                    alpha[0] = tau * ysign
-                else:
-                    alpha[yi] = tau
-                    alpha[rival] = -tau
+                max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
         if updated:
             for k in range(K):
                 if alpha[k] != 0.0:

@@ -29,26 +29,13 @@ from ..shell.config import njit
 from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset
-from .state import (
-    FP_B,
-    FP_C,
-    FP_ETA,
-    FP_GAMMA,
-    IP_AVERAGE,
-    IP_PREDICT_AVERAGE,
-    IP_STEP,
-    N_MISTAKES,
-    N_ROUNDS,
-    N_UPDATES,
-    S_SUM,
-)
+from .state import N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, euclid_params
+from .status import OK
 from .steps import CONSERVATIVE, hinge_step
 
 NO_CONSTRAINT = 0
 L1_BALL = 1
 SIMPLEX = 2
-
-OK = 0
 
 
 @njit
@@ -122,13 +109,7 @@ def projected_pass(
     average U, ``lastS`` is unused), plus the constraint ``code``, its radius ``z`` and a
     float64 scratch ``buf`` of length max(R, K).  A step and the projection after it are one
     move of the column on its round, averaged as U += S delta."""
-    step = ip[IP_STEP]
-    average = ip[IP_AVERAGE] != 0
-    predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
-    C = fp[FP_C]
-    gamma = fp[FP_GAMMA]
-    eta = fp[FP_ETA]
-    b = fp[FP_B]
+    step, average, predict_average, C, gamma, eta, b = euclid_params(ip, fp)
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1

@@ -67,7 +67,7 @@ from .ranking_state import (  # noqa: F401 (re-export)
     UPD_II,
     UPD_III,
 )
-from .sparse import row_dot_euclid, row_offset
+from .sparse import row_dot_euclid, row_dot_map, row_offset
 
 
 # ---------------------------------------------------------------------------------- Euclidean III
@@ -146,26 +146,21 @@ def _exact_lse(theta, r):
     return mx + math.log(s)
 
 
+@njit(inline="always")
+def _entropy_weight(t, k, lZ):
+    """w_kj = exp(theta_kj - lZ_k), t = theta_kj (the entropy link of label k)."""
+    return math.exp(t - lZ[k])
+
+
 @njit
 def row_scores(data, indices, indptr, i, theta, lZ, complexity, b, out):
     """s_r = <w_r, x_i> (+ b w_r[bias]) for every label r."""
-    R, K = theta.shape
+    R = theta.shape[0]
     d = R - 1 if b != 0.0 else R
     if complexity == EUCLID:
         row_dot_euclid(data, indices, indptr, i, theta, b, d, out)
-        return
-    for k in range(K):
-        out[k] = 0.0
-    start = indptr[i]
-    off = row_offset(data, indices, start)
-    for p in range(start, indptr[i + 1]):
-        j = indices[p - off]
-        xv = data[p]
-        for k in range(K):
-            out[k] += xv * math.exp(theta[j, k] - lZ[k])
-    if b != 0.0:
-        for k in range(K):
-            out[k] += b * math.exp(theta[d, k] - lZ[k])
+    else:
+        row_dot_map(data, indices, indptr, i, theta, b, d, _entropy_weight, lZ, out)
 
 
 @njit

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .status import NONFINITE, OK  # noqa: F401 (the status codes of a pass, read from here)
+
 EUCLID = 0
 ENTROPY = 1
 
@@ -24,6 +26,3 @@ NO_CONSTRAINT = 0
 L1_BALL = 1  # Euclidean: w_r <- the Euclidean projection onto {||w||_1 <= z}   (Fig. 7.2)
 FLOOR = 2  # entropy: w_r <- the entropic projection onto {w in simplex, w >= eps} (Fig. 7.3)
 
-#: status codes of a pass
-OK = 0
-NONFINITE = 1

@@ -40,7 +40,7 @@ import numpy as np
 from ..shell.config import njit
 from .fp import finite
 from .projected_pass import NO_CONSTRAINT, project_column
-from .sparse import row_offset, row_sqnorm
+from .sparse import row_dot_euclid, row_offset, row_sqnorm
 
 EPS_PA1 = 0
 EPS_PA2 = 1
@@ -277,24 +277,9 @@ def rls_pass(data, indices, indptr, y, weight, order, w, P, st, b, pred_out, Px)
         s = weight[i]
         if s <= 0.0:
             continue
-        # Px = P x (P symmetric: combine the columns of the row's nonzeros)
-        for r in range(R):
-            Px[r] = 0.0
-        start = indptr[i]
-        off = row_offset(data, indices, start)
-        for p in range(start, indptr[i + 1]):
-            j = indices[p - off]
-            v = data[p]
-            for r in range(R):
-                Px[r] += P[r, j] * v
-        if b != 0.0:
-            for r in range(R):
-                Px[r] += P[r, d] * b
-        xPx = 0.0
-        for p in range(start, indptr[i + 1]):
-            xPx += data[p] * Px[indices[p - off]]
-        if b != 0.0:
-            xPx += b * Px[d]
+        # Px = P x (P symmetric: combine the columns of the row's nonzeros, the rows of P')
+        row_dot_euclid(data, indices, indptr, i, P.T, b, d, Px)
+        xPx = row_dot(data, indices, indptr, i, Px, b, d)
         denom = 1.0 + s * xPx
         if not (denom > 0.0 and finite(denom)):
             return False

@@ -23,7 +23,8 @@ import math
 import numpy as np
 
 from ..shell.config import njit
-from .sparse import row_offset
+from .margins import argmax_rival
+from .sparse import copy_row
 
 # slots of the counter vector ``st`` (float64, so that one array holds every scalar)
 N_SEEN = 0  #: rounds processed
@@ -54,23 +55,12 @@ _SQRT_HALF = math.sqrt(0.5)
 def gather_row(data, indices, indptr, i, bias, d, jj, xx):
     """Copy row i into (jj, xx) (column ids, float64 values), the bias feature appended at
     column d when ``bias`` != 0; returns the number of entries."""
-    start = indptr[i]
-    off = row_offset(data, indices, start)
-    n = 0
-    for p in range(start, indptr[i + 1]):
-        jj[n] = indices[p - off]
-        xx[n] = data[p]
-        n += 1
-    if bias != 0.0:
-        jj[n] = d
-        xx[n] = bias
-        n += 1
-    return n
+    return copy_row(data, indices, indptr, i, bias, d, jj, xx, 0)
 
 
-@njit
-def scores(W, jj, xx, n, f):
-    """f[k] = <W[:, k], x> for the gathered row."""
+@njit(inline="always")
+def _combine_rows(W, jj, xx, n, f):
+    """f[k] = sum_q x_q W[j_q, k] for every column k of W (rows of W read contiguously)."""
     K = W.shape[1]
     for k in range(K):
         f[k] = 0.0
@@ -82,35 +72,20 @@ def scores(W, jj, xx, n, f):
 
 
 @njit
+def scores(W, jj, xx, n, f):
+    """f[k] = <W[:, k], x> for the gathered row."""
+    _combine_rows(W, jj, xx, n, f)
+
+
+@njit
 def sym_matvec(M, jj, xx, n, out):
     """out = M x for a symmetric R x R matrix M (rows of M read contiguously: out = sum_q
     x_q M[j_q, :]); returns x' M x."""
-    R = M.shape[0]
-    for t in range(R):
-        out[t] = 0.0
-    for q in range(n):
-        j = jj[q]
-        xq = xx[q]
-        for t in range(R):
-            out[t] += xq * M[j, t]
+    _combine_rows(M, jj, xx, n, out)
     quad = 0.0
     for q in range(n):
         quad += xx[q] * out[jj[q]]
     return quad
-
-
-@njit
-def argmax_rival(f, K, y):
-    """(first argmax of f, argmax of f over the classes other than y)."""
-    pred = 0
-    for k in range(1, K):
-        if f[k] > f[pred]:
-            pred = k
-    r = -1
-    for k in range(K):
-        if k != y and (r < 0 or f[k] > f[r]):
-            r = k
-    return pred, r
 
 
 @njit

@@ -41,9 +41,31 @@ def row_absmax(data, indptr, i, b):
     return s
 
 
-@njit
-def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
-    """out[k] = <theta[:, k], x_i> for every column k (Euclidean link: w = theta)."""
+@njit(inline="always")
+def copy_row(data, indices, indptr, i, b, d, jj, xx, n):
+    """Copy row i into ``jj[n:]``, ``xx[n:]`` (feature indices, values), the intercept feature
+    (index d, value b) appended when b != 0; returns the position after the last entry."""
+    start = indptr[i]
+    off = row_offset(data, indices, start)
+    for p in range(start, indptr[i + 1]):
+        jj[n] = indices[p - off]
+        xx[n] = data[p]
+        n += 1
+    if b != 0.0:
+        jj[n] = d
+        xx[n] = b
+        n += 1
+    return n
+
+
+@njit(inline="always")
+def row_dot_map(data, indices, indptr, i, theta, b, d, term, targs, out):
+    """out[k] = sum_q x_q term(theta[j_q, k], k, targs) (+ b term(theta[d, k], k, targs) for
+    the intercept feature) for every column k: the scores <w_k, x_i> of weights
+    w_jk = term(theta_jk) that a coordinate-wise link maps from theta.
+
+    ``term`` is a compiled function (its extra arguments in ``targs``), inlined into the
+    caller's copy of this loop."""
     K = out.shape[0]
     for k in range(K):
         out[k] = 0.0
@@ -53,10 +75,21 @@ def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
         j = indices[p - off]
         v = data[p]
         for k in range(K):
-            out[k] += v * theta[j, k]
+            out[k] += v * term(theta[j, k], k, targs)
     if b != 0.0:
         for k in range(K):
-            out[k] += b * theta[d, k]
+            out[k] += b * term(theta[d, k], k, targs)
+
+
+@njit(inline="always")
+def _identity(t, k, targs):
+    return t
+
+
+@njit
+def row_dot_euclid(data, indices, indptr, i, theta, b, d, out):
+    """out[k] = <theta[:, k], x_i> for every column k (Euclidean link: w = theta)."""
+    row_dot_map(data, indices, indptr, i, theta, b, d, _identity, (), out)
 
 
 @njit(inline="always")

@@ -26,6 +26,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 
 from __future__ import annotations
 
+from ..shell.config import njit
+
 # st
 N_ROUNDS = 0
 S_SUM = 1
@@ -54,3 +56,15 @@ FP_P = 3
 FP_B = 4
 FP_LOG_N = 5
 N_FP = 6
+
+
+@njit(inline="always")
+def euclid_params(ip, fp):
+    """(step, average, predict_average, C, gamma, eta, b): the parameters of a Euclidean pass
+    as read from ``ip`` and ``fp`` (averaged predictions only with averaging).  Used by
+    :func:`.projected_pass.projected_pass`; :func:`.euclid_pass.euclid_pass` reads the same
+    slots inline, so that its tuned machine code stays as it is (through this function the
+    compiled pass came out with other stack slots and calls, at the same speed)."""
+    average = ip[IP_AVERAGE] != 0
+    predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
+    return ip[IP_STEP], average, predict_average, fp[FP_C], fp[FP_GAMMA], fp[FP_ETA], fp[FP_B]

@@ -85,6 +85,20 @@ def hinge_step(step, loss, margin, kappa_sqnorm, C, weight):
     return loss / (kappa_sqnorm + 0.5 / (C * weight))
 
 
+@njit(inline="always")
+def max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival):
+    """alpha[k] = the coefficient of x in column k's update by the step tau: y tau on the one
+    column of a binary learner; tau on column y and -tau on the max-loss rival column r of K
+    columns (0 on the others)."""
+    for k in range(K):
+        alpha[k] = 0.0
+    if binary:
+        alpha[0] = tau * ysign
+    else:
+        alpha[yi] = tau
+        alpha[rival] = -tau
+
+
 #: Bounds on the root finder of :func:`link_hinge_step` (Newton iterations, bracket doublings).
 _MAXIT = 200
 _MAXDOUBLE = 2200
@@ -149,28 +163,45 @@ def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn,
     return acc
 
 
-@njit
-def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
-    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
-    if link == ENTROPY:
-        ml = -math.inf
-        if rest > 0.0:
-            ml = m + math.log(rest)
-        for e in range(n):
-            v = tt[e] + tau * uu[e]
-            a = abs(v) if balanced else v
-            if a > ml:
-                ml = a
-        Z = rest * math.exp(m - ml) if rest > 0.0 else 0.0
-        for e in range(n):
-            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
-        return math.log(Z) + ml - m
+@njit(inline="always")
+def _entropy_frame(uu, tt, n, tau, rest, m, balanced):
+    """(ml, Z0) at theta + tau u on the entropy link: the local exp shift ml, the largest of
+    m + log(rest) and the moved weights' exponents (|v| balanced), so that the largest term
+    is exp(0); and the untouched aggregate ``rest`` (frame m) moved to the frame ml."""
+    ml = -math.inf
+    if rest > 0.0:
+        ml = m + math.log(rest)
+    for e in range(n):
+        v = tt[e] + tau * uu[e]
+        a = abs(v) if balanced else v
+        if a > ml:
+            ml = a
+    return ml, rest * math.exp(m - ml) if rest > 0.0 else 0.0
+
+
+@njit(inline="always")
+def _pnorm_frame(uu, tt, n, tau, rest, p):
+    """(r1, sig) at theta + tau u on the p-norm link: r1 = rest^(1/p), the p-norm of the
+    untouched weights, and sig the largest of r1 and the moved |theta_e + tau u_e| (the
+    weights are divided by sig before their p-th powers are summed)."""
     r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
     sig = r1
     for e in range(n):
         a = abs(tt[e] + tau * uu[e])
         if a > sig:
             sig = a
+    return r1, sig
+
+
+@njit
+def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
+    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
+    if link == ENTROPY:
+        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
+        for e in range(n):
+            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
+        return math.log(Z) + ml - m
+    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
     if sig == 0.0:
         return -math.inf
     F = (r1 / sig) ** p if rest > 0.0 else 0.0
@@ -192,15 +223,7 @@ def link_margin(link, uu, tt, n, tau, rest, m, p, balanced):
     divided by their largest magnitude first (the margin is 1-homogeneous, its derivative
     0-homogeneous)."""
     if link == ENTROPY:
-        ml = -math.inf
-        if rest > 0.0:
-            ml = m + math.log(rest)
-        for e in range(n):
-            v = tt[e] + tau * uu[e]
-            a = abs(v) if balanced else v
-            if a > ml:
-                ml = a
-        Z = rest * math.exp(m - ml) if rest > 0.0 else 0.0
+        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
         N = 0.0
         D = 0.0
         for e in range(n):
@@ -212,12 +235,7 @@ def link_margin(link, uu, tt, n, tau, rest, m, p, balanced):
         mg = N / Z
         return mg, D / Z - mg * mg
     # PNORM
-    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
-    sig = r1
-    for e in range(n):
-        a = abs(tt[e] + tau * uu[e])
-        if a > sig:
-            sig = a
+    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
     if sig == 0.0:
         return 0.0, math.nan
     F = (r1 / sig) ** p if rest > 0.0 else 0.0

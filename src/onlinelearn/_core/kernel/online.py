@@ -42,7 +42,8 @@ import math
 from ...shell.config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
-from ..steps import CONSERVATIVE, COPA, hinge_step
+from ..status import NONFINITE, OK
+from ..steps import CONSERVATIVE, COPA, hinge_step, max_loss_alpha
 from .gram import finite, pair_value, row_bounds
 
 T = 0
@@ -58,9 +59,8 @@ N_ST = 8
 REMOVE_OLDEST = 0
 REMOVE_SMALLEST = 1
 
-OK = 0
-NONFINITE = 1
-FULL = 2
+#: no room left in the pool or the slots (the code after those of :mod:`..status`)
+FULL = NONFINITE + 1
 
 
 @njit
@@ -196,13 +196,7 @@ def kernel_pass(
             tau = hinge_step(step, loss, margin, ksq, C, wgt)
             if tau > 0.0:
                 moved = True
-                for k in range(K):
-                    alpha[k] = 0.0
-                if binary:
-                    alpha[0] = tau * ysign
-                else:
-                    alpha[yi] = tau
-                    alpha[rival] = -tau
+                max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
 
         S = st[S_CLOCK]
         if moved:

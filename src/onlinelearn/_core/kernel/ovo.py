@@ -32,9 +32,19 @@ import numpy as np
 
 from ...shell.config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
-from .svc import HITS, MISSES, NONFINITE, OK, _gap_terms, coordinate_step, shrink
-
-CLOCK = 0
+from .svc import (
+    CLOCK,
+    HITS,
+    MISSES,
+    NONFINITE,
+    OK,
+    _gap_terms,
+    activate_all,
+    coordinate_step,
+    gap_rule,
+    lru_slot,
+    shrink,
+)
 
 
 @njit
@@ -44,15 +54,7 @@ def _claim_slot(i, c, cache, seg_slot, slot_key, stamp, cstate):
     n_slots = cache.shape[0]
     s = cstate[MISSES]  # slots are claimed in order until the cache is full
     if s >= n_slots or slot_key[s] >= 0:
-        s = 0
-        best = stamp[0]
-        for t in range(n_slots):
-            if slot_key[t] < 0:
-                s = t
-                break
-            if stamp[t] < best:
-                best = stamp[t]
-                s = t
+        s = lru_slot(slot_key, stamp, n_slots)
     old = slot_key[s]
     if old >= 0:
         seg_slot[old // K, old % K] = -1
@@ -131,11 +133,22 @@ def get_segment(i, c, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
 
 
 @njit
-def _row_segments(gi, a, b, need_a, need_b, data, indices, indptr, n_cols, dense, norms, n, ops,
-                  par, ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp, cstate,
+def _count_below(act, m, na):
+    """How many of the active coordinates ``act[:m]`` (sorted) are of class a (below n_a)."""
+    k = 0
+    while k < m and act[k] < na:
+        k += 1
+    return k
+
+
+@njit
+def _row_segments(q, a, b, na, need_a, need_b, data, indices, indptr, n_cols, dense, norms, n,
+                  ops, par, ranges, b2, pre, cstart, cache, seg_slot, slot_key, stamp, cstate,
                   stack):  # fmt: skip
-    """The segments (gi, a) and (gi, b) of global row gi, each only if needed (else an empty
-    view), and a status (OK / NONFINITE)."""
+    """The segments (gi, a) and (gi, b) of the row gi of local coordinate q (the rows of class
+    a, q < n_a, then those of class b), each only if needed (else an empty view), and a status
+    (OK / NONFINITE)."""
+    gi = cstart[a] + q if q < na else cstart[b] + q - na
     sa = cache[0, :0]
     sb = cache[0, :0]
     if need_a:
@@ -304,11 +317,10 @@ def _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n, ops,
     for q in range(nl):
         if alpha[q] == 0.0:
             continue
-        i = cstart[a] + q if q < na else cstart[b] + q - na
         d = alpha[q] * y[q]
-        sa, sb, st = _row_segments(i, a, b, any_a, any_b, data, indices, indptr, n_cols, dense,
-                                   norms, n, ops, par, ranges, b2, pre, cstart, cache, seg_slot,
-                                   slot_key, stamp, cstate, stack)  # fmt: skip
+        sa, sb, st = _row_segments(q, a, b, na, any_a, any_b, data, indices, indptr, n_cols,
+                                   dense, norms, n, ops, par, ranges, b2, pre, cstart, cache,
+                                   seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
         if st != OK:
             return st
         if any_a:
@@ -359,40 +371,30 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
                                            stack)  # fmt: skip
                     if st != OK:
                         return step, False, st
-                    m = nl
+                    m = activate_all(act)
                     m_a = na
-                    for q in range(nl):
-                        act[q] = q
                     P_, D_, gap = _gap_terms(alpha, G, U)
-                if gap <= tol * P_:
-                    return step, True, OK
-                if step == max_steps:
-                    return step, False, OK
+                if gap <= tol * P_ or step == max_steps:
+                    return step, gap <= tol * P_, OK
             elif shrinking:
                 m = shrink(alpha, G, U, act, m)
-                m_a = 0
-                while m_a < m and act[m_a] < na:
-                    m_a += 1
+                m_a = _count_below(act, m, na)
         if stale:
             i = _most_violating(alpha, G, U, act, m)
         stale = True
         if i < 0 or coordinate_step(alpha[i], G[i], Qd[i], U[i]) == alpha[i]:
             if m == nl:
-                P_, D_, gap = _gap_terms(alpha, G, U)
-                return step, gap <= tol * P_, OK
+                return step, gap_rule(alpha, G, U, tol), OK
             st = _pair_reconstruct(a, b, data, indices, indptr, n_cols, dense, norms, n, ops,
                                    par, ranges, b2, pre, cstart, cache, seg_slot, slot_key,
                                    stamp, cstate, y, alpha, G, act, m, stack)  # fmt: skip
             if st != OK:
                 return step, False, st
-            m = nl
+            m = activate_all(act)
             m_a = na
-            for q in range(nl):
-                act[q] = q
             continue
         t = coordinate_step(alpha[i], G[i], Qd[i], U[i])
-        gi = cstart[a] + i if i < na else cstart[b] + i - na
-        sa, sb, st = _row_segments(gi, a, b, m_a > 0, m > m_a, data, indices, indptr, n_cols,
+        sa, sb, st = _row_segments(i, a, b, na, m_a > 0, m > m_a, data, indices, indptr, n_cols,
                                    dense, norms, n, ops, par, ranges, b2, pre, cstart, cache,
                                    seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
         if st != OK:
@@ -408,10 +410,9 @@ def pair_greedy(a, b, data, indices, indptr, n_cols, dense, norms, n, ops, par, 
         kij = sa[j] if j < na else sb[j - na]
         xi, xj = two_coordinate_step(alpha[i], alpha[j], G[i], G[j], Qd[i], Qd[j],
                                      y[i] * y[j] * kij, U[i], U[j])  # fmt: skip
-        gj = cstart[a] + j if j < na else cstart[b] + j - na
-        saj, sbj, st = _row_segments(gj, a, b, m_a > 0, m > m_a, data, indices, indptr, n_cols,
-                                     dense, norms, n, ops, par, ranges, b2, pre, cstart, cache,
-                                     seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
+        saj, sbj, st = _row_segments(j, a, b, na, m_a > 0, m > m_a, data, indices, indptr,
+                                     n_cols, dense, norms, n, ops, par, ranges, b2, pre, cstart,
+                                     cache, seg_slot, slot_key, stamp, cstate, stack)  # fmt: skip
         if st != OK:
             return step, False, st
         di = (xi - alpha[i]) * y[i]

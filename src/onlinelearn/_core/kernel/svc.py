@@ -42,15 +42,13 @@ import math
 import numpy as np
 
 from ...shell.config import njit
+from ..status import NONFINITE, OK
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 
 #: ``cache_state`` slots
 CLOCK = 0
 HITS = 1
 MISSES = 2
-
-OK = 0
-NONFINITE = 1
 
 
 @njit
@@ -69,6 +67,22 @@ def coordinate_step(a, g, q, u):
     if g > 0.0:
         return 0.0
     return a
+
+
+@njit
+def lru_slot(owner, stamp, n_slots):
+    """The slot of the cache to fill: the first free one (``owner`` < 0), else the least
+    recently used (smallest ``stamp``; the first of equal ones)."""
+    s = 0
+    best = stamp[0]
+    for t in range(n_slots):
+        if owner[t] < 0:
+            s = t
+            break
+        if stamp[t] < best:
+            best = stamp[t]
+            s = t
+    return s
 
 
 @njit
@@ -100,16 +114,7 @@ def get_column(i, data, indices, indptr, n_cols, dense, norms, n, ops, par, rang
         cstate[HITS] += 1
         return cache[s], OK
     cstate[MISSES] += 1
-    n_slots = cache.shape[0]
-    s = 0
-    best = stamp[0]
-    for t in range(n_slots):
-        if slot_row[t] < 0:
-            s = t
-            break
-        if stamp[t] < best:
-            best = stamp[t]
-            s = t
+    s = lru_slot(slot_row, stamp, cache.shape[0])
     if slot_row[s] >= 0:
         row_slot[slot_row[s]] = -1
     slot_row[s] = i
@@ -287,6 +292,13 @@ def _gap_terms(alpha, G, U):
 
 
 @njit
+def gap_rule(alpha, G, U, tol):
+    """The stopping rule on the exact gradient: gap <= tol * primal (module docstring)."""
+    P_, D_, gap = _gap_terms(alpha, G, U)
+    return gap <= tol * P_
+
+
+@njit
 def _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, pre, cache,
                  slot_row, row_slot, stamp, cstate, Y, alpha, G, act, m, stack):  # fmt: skip
     """Recompute G_j = -1 + y_j sum_i alpha_i y_i Kb_ij for the rows not in ``act[:m]``."""
@@ -309,6 +321,16 @@ def _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, 
             if inact[j]:
                 G[j] += ai * Y[j] * col[j]
     return OK
+
+
+@njit
+def activate_all(act):
+    """act = 0 .. n-1: every coordinate in the active set again (after the gradient of the
+    shrunk ones was rebuilt); returns n."""
+    n = act.shape[0]
+    for q in range(n):
+        act[q] = q
+    return n
 
 
 @njit
@@ -363,14 +385,10 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
                                       Y, alpha, G, act, m, stack)  # fmt: skip
                     if st != OK:
                         return step, False, st
-                    m = n
-                    for q in range(n):
-                        act[q] = q
+                    m = activate_all(act)
                     P_, D_, gap = _gap_terms(alpha, G, U)
-                if gap <= tol * P_:
-                    return step, True, OK
-                if step == max_steps:
-                    return step, False, OK
+                if gap <= tol * P_ or step == max_steps:
+                    return step, gap <= tol * P_, OK
             elif shrinking:
                 m = shrink(alpha, G, U, act, m)
         best = 0.0
@@ -390,16 +408,13 @@ def svc_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2
         if i < 0 or coordinate_step(alpha[i], G[i], Qd[i], U[i]) == alpha[i]:
             # nothing moves on the active set: force the exact check at the next step
             if m == n:
-                P_, D_, gap = _gap_terms(alpha, G, U)
-                return step, gap <= tol * P_, OK
+                return step, gap_rule(alpha, G, U, tol), OK
             st = _reconstruct(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2,
                               pre, cache, slot_row, row_slot, stamp, cstate, Y, alpha, G, act, m,
                               stack)  # fmt: skip
             if st != OK:
                 return step, False, st
-            m = n
-            for q in range(n):
-                act[q] = q
+            m = activate_all(act)
             continue
         a = alpha[i]
         t = coordinate_step(a, G[i], Qd[i], U[i])

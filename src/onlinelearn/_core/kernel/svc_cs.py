@@ -79,6 +79,19 @@ def _cs_step(i, A, G, alpha, ycode, U, B, new, delta):
     return moved
 
 
+@njit(inline="always")
+def _cs_move(i, alpha, G, new, delta, col):
+    """alpha_i <- new and G_jm += delta_m Kb_ij for every example j (``col`` = column i of
+    Kb): the step of example i and its change of the gradient."""
+    n, K = alpha.shape
+    for m in range(K):
+        alpha[i, m] = new[m]
+    for j in range(n):
+        c = col[j]
+        for m in range(K):
+            G[j, m] += delta[m] * c
+
+
 @njit
 def cs_epoch(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, pre, cache,
              slot_row, row_slot, stamp, cstate, ycode, U, Qd, alpha, G, active, n_active,
@@ -101,12 +114,7 @@ def cs_epoch(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2, 
                              b2, pre, cache, slot_row, row_slot, stamp, cstate, stack)  # fmt: skip
         if st != OK:
             return st
-        for m in range(K):
-            alpha[i, m] = new[m]
-        for j in range(n):
-            c = col[j]
-            for m in range(K):
-                G[j, m] += delta[m] * c
+        _cs_move(i, alpha, G, new, delta, col)
     return OK
 
 
@@ -211,11 +219,6 @@ def cs_greedy(data, indices, indptr, n_cols, dense, norms, ops, par, ranges, b2,
                              b2, pre, cache, slot_row, row_slot, stamp, cstate, stack)  # fmt: skip
         if st != OK:
             return step, False, st
-        for m in range(K):
-            alpha[i, m] = new[m]
-        for j in range(n):
-            c = col[j]
-            for m in range(K):
-                G[j, m] += delta[m] * c
+        _cs_move(i, alpha, G, new, delta, col)
     P_, gap = _cs_gap(alpha, G, U, ycode)
     return max_steps, gap <= tol * P_, OK

@@ -38,11 +38,10 @@ import numpy as np
 
 from ...shell.config import njit
 from .dcd_common import (
-    ST_SECONDS,
     ST_STEP_NNZ,
-    ST_STEPS,
     ST_UNSHRINK,
     count_evaluation,
+    count_solve,
     evaluation_due,
     node_axpy,
     node_dot,
@@ -527,7 +526,5 @@ def ovr_dcd(
         for i in range(n):
             alpha[k, i] = st[k, i, S_ALPHA]
         W[k, :] = Wbest[k]
-    stats[ST_STEP_NNZ] += work
-    stats[ST_STEPS] += n_steps
-    stats[ST_SECONDS] = now() - t0
+    count_solve(stats, work, n_steps, t0)
     return epoch, row + 1, n_done

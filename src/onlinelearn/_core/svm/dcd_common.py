@@ -9,7 +9,7 @@ import numpy as np
 from numba import objmode
 
 from ...shell.config import njit
-from ..sparse import row_offset
+from ..sparse import copy_row, row_offset
 
 #: columns of the history array
 H_EPOCH, H_PRIMAL, H_DUAL, H_GAP, H_TIME, H_ACTIVE = range(6)
@@ -111,6 +111,15 @@ def count_evaluation(stats, work, t_start):
 
 
 @njit(inline="always")
+def count_solve(stats, work, n_steps, t_start):
+    """Close a solve's counts in ``stats``: the nonzeros its steps read since the last
+    evaluation, its steps, and the seconds since ``t_start``."""
+    stats[ST_STEP_NNZ] += work
+    stats[ST_STEPS] += n_steps
+    stats[ST_SECONDS] = now() - t_start
+
+
+@njit(inline="always")
 def write_row(hist, row, epoch, primal, dual, t, n_active):
     """One history row: epoch, primal, dual, gap, seconds, active variables."""
     hist[row, H_EPOCH] = epoch
@@ -167,16 +176,7 @@ def _fill_nodes(data, indices, indptr, b, d, ptr, node_j, node_v):
     n = indptr.shape[0] - 1
     q = 0
     for i in range(n):
-        start = indptr[i]
-        off = row_offset(data, indices, start)
-        for p in range(start, indptr[i + 1]):
-            node_j[q] = indices[p - off]
-            node_v[q] = data[p]
-            q += 1
-        if b != 0.0:
-            node_j[q] = d
-            node_v[q] = b
-            q += 1
+        q = copy_row(data, indices, indptr, i, b, d, node_j, node_v, q)
         ptr[i + 1] = q
 
 

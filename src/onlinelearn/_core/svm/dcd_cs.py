@@ -29,16 +29,16 @@ from __future__ import annotations
 import numpy as np
 
 from ...shell.config import njit
+from ..dense import sum_squares
 from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch_matrix_row
 from ..sparse import row_dot_euclid
 from .dcd_common import (
     H_GAP,
     H_PRIMAL,
-    ST_SECONDS,
     ST_STEP_NNZ,
-    ST_STEPS,
     ST_UNSHRINK,
     count_evaluation,
+    count_solve,
     evaluation_due,
     node_sqnorm,
     now,
@@ -58,10 +58,7 @@ def cs_objectives(data, indices, indptr, b, ycodes, Ci, alpha, W):
     n = indptr.shape[0] - 1
     R, K = W.shape
     d = R - 1 if b != 0.0 else R
-    wsq = 0.0
-    for j in range(R):
-        for m in range(K):
-            wsq += W[j, m] * W[j, m]
+    wsq = sum_squares(W)
     sc = np.empty(K)
     loss = 0.0
     asum = 0.0
@@ -402,7 +399,5 @@ def cs_dcd(
         else:
             start_from_all = False
     W[:, :] = Wbest
-    stats[ST_STEP_NNZ] += work
-    stats[ST_STEPS] += n_steps
-    stats[ST_SECONDS] = now() - t0
+    count_solve(stats, work, n_steps, t0)
     return epoch, row + 1, reached

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...shell.config import njit
+from ..dense import sum_squares
 
 ST_T, ST_S, ST_VSQ, ST_BETA, ST_NAVG, ST_AVG_START = range(6)
 N_ST = 6
@@ -198,9 +199,4 @@ def pegasos_pass(
 @njit
 def exact_vsq(V, st):
     """Recompute ||V||^2 exactly (the running value drifts by rounding)."""
-    R, K = V.shape
-    vsq = 0.0
-    for j in range(R):
-        for k in range(K):
-            vsq += V[j, k] * V[j, k]
-    st[ST_VSQ] = vsq
+    st[ST_VSQ] = sum_squares(V)
