@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import onlinelearn
+from onlinelearn._core.config import FASTMATH, JIT_OPTIONS
 from onlinelearn._core.fp import FMAX, finite
-from onlinelearn.shell.config import FASTMATH, JIT_OPTIONS
 
 SRC = Path(onlinelearn.__file__).resolve().parent
 
@@ -71,7 +71,7 @@ def test_finite_fires_where_isfinite_was_folded_away():
     """The smallest form of the miscompile: a sum of squares plus a constant, then the test.
     With ``math.isfinite`` in place of ``finite`` this function returned 0 for a NaN or inf
     entry (numba 0.68, LLVM reassociating (b^2 + s) - (b^2 + s) to 0)."""
-    from onlinelearn.shell.config import njit
+    from onlinelearn._core.config import njit
 
     @njit(cache=False)
     def bad_sum(data, b):

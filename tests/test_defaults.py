@@ -241,7 +241,7 @@ def test_the_stop_only_truncates_the_epochs(cls, layout):
 
 
 def test_loss_stop_edge_cases():
-    from onlinelearn.linear._stop import LossStop
+    from onlinelearn.shell.stop import LossStop
 
     # a separable set: zero loss every epoch, no improvement after the first: stop after 1 + k
     rule = LossStop(1e-3, 3, 10)

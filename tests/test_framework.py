@@ -25,6 +25,7 @@ from onlinelearn import (
     PNormPerceptron,
     Winnow,
 )
+from onlinelearn._core import generic as G
 from onlinelearn.datasets import load_dna
 from onlinelearn.framework import (
     Aggressive,
@@ -40,7 +41,6 @@ from onlinelearn.framework import (
     Squared,
     SquaredHinge,
 )
-from onlinelearn.framework import _generic as G
 from onlinelearn.framework.losses import loss_cfuncs
 from onlinelearn.model_io import load_model, save_model
 

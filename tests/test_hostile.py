@@ -464,7 +464,7 @@ def test_no_writable_numba_cache_falls_back_to_compiling():
         import numba.core.caching as c
         c.CacheImpl._locator_classes = []  # as if no directory were writable
         import onlinelearn  # every kernel is declared with cache=True at import
-        from onlinelearn.shell.config import njit
+        from onlinelearn._core.config import njit
         print(njit(lambda x: x + 1.0)(0.5))
         """
     )

@@ -15,7 +15,7 @@ SRC = Path(onlinelearn.__file__).resolve().parent
 
 #: private top-level modules that moved into shell/ and io/; none is kept at its former path
 FORMER = {
-    "onlinelearn._config": "onlinelearn.shell.config",
+    "onlinelearn._config": "onlinelearn._core.config",
     "onlinelearn._validation": "onlinelearn.shell.validation",
     "onlinelearn._checks": "onlinelearn.shell.validation",
     "onlinelearn._snapshot": "onlinelearn.shell.snapshot",

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 
 N_FEATURES = 7
 

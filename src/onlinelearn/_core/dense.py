@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..shell.config import njit
+from .._core.config import njit
 
 
 @njit

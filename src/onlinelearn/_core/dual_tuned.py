@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .dense import sum_squares
 from .dual_common import (
     C_T,

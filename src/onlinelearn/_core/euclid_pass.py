@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .copa import copa_step
 from .fp import finite
 from .margins import predict_margin_loss

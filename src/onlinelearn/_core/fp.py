@@ -1,7 +1,7 @@
 """Floating-point tests that survive the project's fastmath flags.
 
 numba compiles ``math.isfinite(v)`` (and NumPy's ``isfinite`` on floats) as "``v - v`` is
-ordered"; under the ``reassoc`` flag of :data:`onlinelearn.shell.config.FASTMATH` LLVM may fold
+ordered"; under the ``reassoc`` flag of :data:`onlinelearn._core.config.FASTMATH` LLVM may fold
 ``v - v`` to 0, and the test to True.  It did in the Euclidean pass: a check written
 ``not math.isfinite(sq)`` never fired on a NaN ``sq`` (every step, dense and CSR, float32 and
 float64), although the same call in a small function did.  :func:`finite` is written as
@@ -12,7 +12,7 @@ which the project leaves out).  Compiled code uses it instead of ``math.isfinite
 
 from __future__ import annotations
 
-from ..shell.config import njit
+from .._core.config import njit
 
 #: the largest finite float64
 FMAX = 1.7976931348623157e308

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .projections import simplex_theta
 from .ranking_state import IP_ITER_MAX, N_MISTAKES, N_UPDATES, OK, T_SEEN
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .copa import copa_step
 from .fp import finite
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale

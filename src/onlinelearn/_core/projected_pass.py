@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset

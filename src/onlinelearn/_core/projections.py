@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 
 
 @njit

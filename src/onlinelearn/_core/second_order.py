@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .margins import argmax_rival
 from .sparse import copy_row
 

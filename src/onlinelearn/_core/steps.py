@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .fp import finite
 from .links import ENTROPY, agg_term, phi
 from .sparse import row_offset

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..shell.config import njit
+from .._core.config import njit
 from .fp import finite
 
 PERCEPTRON = 0

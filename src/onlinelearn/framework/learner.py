@@ -10,7 +10,7 @@ compiled pass chosen by the three objects:
   presets of these objects (``Perceptron() == OnlineLearner('euclidean', Hinge(0),
   Conservative())`` up to defaults; ``tests/test_framework.py`` checks them bit for bit);
 * any other margin loss, the user's :class:`~onlinelearn.framework.CustomLoss` included, runs
-  the generic pass of :mod:`onlinelearn.framework._generic` (Euclidean link), whose aggressive
+  the generic pass of :mod:`onlinelearn._core.generic` (Euclidean link), whose aggressive
   step solves the round's 1-D dual to machine precision.
 
 Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' shell.
@@ -21,12 +21,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..linear._stop import STOP, ConvergenceStopMixin
-from ..linear.copa import CONFUSION_CLASS_WEIGHT
-from ..regression._base import REGRESSION, OnlineLinearRegressor
+from .._core import generic as G
 from ..shell.base import LINEAR, OnlineLinearClassifier
-from ..shell.params import Param, parameters
-from . import _generic as G
+from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
+from ..shell.regression import REGRESSION, OnlineLinearRegressor
+from ..shell.stop import STOP, ConvergenceStopMixin
 from . import links, losses, steps
 from ._axis import AxisObject
 from .links import Entropy, Euclidean, Link, as_link
@@ -249,7 +248,7 @@ class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
         Aggressive(C, 'PA-II'):  w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(r_t(w))^2
         Conservative(eta):       when l(r_t) > 0, w_{t+1} = w_t - eta l'(r_t) x_t
 
-    solved by the generic 1-D dual solve of :mod:`onlinelearn.framework._generic` for every
+    solved by the generic 1-D dual solve of :mod:`onlinelearn._core.generic` for every
     loss (the closed forms of :class:`onlinelearn.PassiveAggressiveRegressor` are its fast
     paths for the eps-insensitive and squared losses; the tests check the two agree).
 

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..shell.config import njit
+from .._core.config import njit
 from ._axis import AxisObject, from_name
 
 __all__ = [
@@ -65,6 +65,11 @@ class Loss(AxisObject):
 
     def functions(self) -> tuple[Any, Any]:
         raise NotImplementedError
+
+    def first_class(self):
+        """(value, derivative) as first-class compiled functions, the generic passes'
+        arguments (:func:`loss_cfuncs`)."""
+        return loss_cfuncs(self)
 
     def pass_params(self) -> dict:
         """The loss's parameters as the closed-form passes read them (the hinge's margin)."""
@@ -257,7 +262,7 @@ class CustomLoss(Loss):
 
     The learner needs nothing else: the aggressive step is the root of the optimality
     condition of its 1-D dual, found by a safeguarded bracketing solve to machine precision
-    (:func:`onlinelearn.framework._generic.aggressive_tau`); the conservative step follows the
+    (:func:`onlinelearn._core.generic.aggressive_tau`); the conservative step follows the
     subgradient on mistakes.  Plain Python functions are compiled with ``numba.njit``.
 
     Examples

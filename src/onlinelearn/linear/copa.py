@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
@@ -12,14 +11,10 @@ from ..framework.losses import Confusion
 from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.base import LINEAR, OnlineLinearClassifier
-from ..shell.params import Param, parameters
+from ..shell.params import CONFUSION_CLASS_WEIGHT, parameters
 from ..shell.snapshot import restoring
 
-__all__ = ["COPA", "CONFUSION_CLASS_WEIGHT"]
-
-#: ``class_weight`` of the learners on COPA's loss: also ``'confusion'`` (paper eq. (17))
-CONFUSION_CLASS_WEIGHT = Param(None, dict, StrOptions({"balanced", "confusion"}), None)
-
+__all__ = ["COPA"]
 
 @parameters(
     "* C class_weight n_epochs shuffle average random_state fit_intercept intercept_scaling dtype",

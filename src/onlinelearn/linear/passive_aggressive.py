@@ -7,8 +7,8 @@ from ..framework.losses import Hinge
 from ..framework.steps import Aggressive
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.params import CONSTRAINT, parameters
+from ..shell.stop import STOP, ConvergenceStopMixin
 from ._constraint import ProjectedUpdatesMixin
-from ._stop import STOP, ConvergenceStopMixin
 
 
 @parameters(

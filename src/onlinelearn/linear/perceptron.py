@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
+from .._core.config import njit
 from .._core.fp import finite
 from ..framework.links import Euclidean
 from ..framework.losses import Hinge
 from ..framework.steps import Conservative
 from ..shell.base import LINEAR, OnlineLinearClassifier
-from ..shell.config import njit
 from ..shell.params import CONSTRAINT, POSITIVE, Param, parameters
+from ..shell.stop import STOP, ConvergenceStopMixin
 from ._constraint import ProjectedUpdatesMixin
-from ._stop import STOP, ConvergenceStopMixin
 
 
 @parameters(

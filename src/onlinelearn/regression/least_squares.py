@@ -11,7 +11,7 @@ from ..framework.losses import Squared
 from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.params import POSITIVE, Param, parameters
-from ._base import REGRESSION, OnlineLinearRegressor, _full
+from ..shell.regression import REGRESSION, OnlineLinearRegressor, _full
 
 
 @parameters(

@@ -8,7 +8,7 @@ from ..framework.links import Euclidean
 from ..framework.losses import EpsInsensitive
 from ..framework.steps import Aggressive
 from ..shell.params import NON_NEGATIVE, Param, parameters
-from ._base import REGRESSION, OnlineLinearRegressor
+from ..shell.regression import REGRESSION, OnlineLinearRegressor
 
 
 @parameters(

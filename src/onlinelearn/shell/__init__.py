@@ -1,6 +1,6 @@
 """What every learner needs, once: the plumbing shared by all estimator families.
 
-* :mod:`~onlinelearn.shell.config`: the compile options of the numba core (``njit``);
+* :mod:`~onlinelearn._core.config`: the compile options of the numba core (``njit``);
 * :mod:`~onlinelearn.shell.params`: the constructor parameters, each declared once (default
   and scikit-learn constraints) and shared by the estimators that have it; ``__init__`` and
   ``_parameter_constraints`` are built from those declarations;

@@ -205,3 +205,7 @@ def store_params(estimator, params: dict) -> None:
     for name, value in params.items():
         if name not in ("self", "__class__"):
             setattr(estimator, name, value)
+
+
+#: ``class_weight`` of the learners on COPA's loss: also ``'confusion'`` (paper eq. (17))
+CONFUSION_CLASS_WEIGHT = Param(None, dict, StrOptions({"balanced", "confusion"}), None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...shell.config import njit
+from ..._core.config import njit
 
 
 @njit

@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from ...shell.config import njit
+from ..._core.config import njit
 from ..fp import finite  # noqa: F401 (re-exported to the kernel modules)
 
 LINEAR = 0

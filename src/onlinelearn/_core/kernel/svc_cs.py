@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ...shell.config import njit
+from ..._core.config import njit
 from .svc import OK, get_column
 
 

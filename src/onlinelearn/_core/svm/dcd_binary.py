@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...shell.config import njit
+from ..._core.config import njit
 from .dcd_common import (
     ST_STEP_NNZ,
     ST_UNSHRINK,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...shell.config import njit
+from ..._core.config import njit
 from ..dense import sum_squares
 
 ST_T, ST_S, ST_VSQ, ST_BETA, ST_NAVG, ST_AVG_START = range(6)

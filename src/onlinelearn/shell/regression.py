@@ -11,12 +11,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
 from .._core import regression as CR
-from ..framework._generic import residual_pass as generic_residual_pass
-from ..framework.losses import loss_cfuncs
-from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, state_meta
-from ..shell.online import ProgressiveMixin, refuse_classes
-from ..shell.params import (
+from .._core.generic import residual_pass as generic_residual_pass
+from . import validation as V
+from .meta import SparseInputMixin, counter, estimator_from_meta, state_meta
+from .online import ProgressiveMixin, refuse_classes
+from .params import (
     CONSTRAINT,
     POSITIVE_OR_INF,
     SHARED,
@@ -25,7 +24,7 @@ from ..shell.params import (
     param_names,
     validate_once,
 )
-from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
+from .snapshot import copy_array, restore_attrs, restoring, save_attrs
 
 __all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
@@ -180,7 +179,7 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
                 return CR.NONFINITE_INPUT
             X = V.CSRBatch(X)
         sw, order = _full(sw, order, X.n_rows)
-        value, deriv = loss_cfuncs(loss)
+        value, deriv = loss.first_class()
         p = step.params()
         status = generic_residual_pass(
             X.data, X.indices, X.indptr, y, sw, order, self._w, self._U, self._st, step.code,

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.euclid_pass import move_entry, move_two
-from .._core.fp import finite
-from .._core.margins import predict_margin_loss
-from .._core.prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
-from .._core.sparse import row_offset, row_scores_sqnorm
-from .._core.state import (
+from .config import njit
+from .euclid_pass import move_entry, move_two
+from .fp import finite
+from .margins import predict_margin_loss
+from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
+from .sparse import row_offset, row_scores_sqnorm
+from .state import (
     FP_B,
     FP_C,
     FP_ETA,
@@ -54,8 +55,7 @@ from .._core.state import (
     N_UPDATES,
     S_SUM,
 )
-from .._core.steps import CONSERVATIVE, PA2
-from ..shell.config import njit
+from .steps import CONSERVATIVE, PA2
 
 OK = 0
 NONFINITE = 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, Param
+from .params import AT_LEAST_ONE, NON_NEGATIVE, Param
 
 __all__ = ["STOP", "ConvergenceStopMixin", "LossStop"]
 
