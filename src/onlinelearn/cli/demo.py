@@ -20,6 +20,7 @@ _DEMO = [
     ("AROW", "AROW", {}),
     ("SCW-I", "SCW", {}),
     ("weighted min-max (adaptive)", "WeightedMinMax", {"margin": "adaptive"}),
+    ("logistic loss, PA step (framework)", "OnlineLearner", {"loss": "logistic"}),
 ]
 
 
@@ -80,16 +81,18 @@ def _cmd_demo(args) -> int:
     for note in notes:
         print(f"note: {note}")
     if args.plot:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(9, 4.5))
         t = np.arange(1, len(y) + 1)
-        for label, curve in curves:
-            ax.plot(t, curve, label=label)
+        colors = plt.get_cmap("tab20").colors  # one colour per learner (tab10 repeats after 10)
+        for i, (label, curve) in enumerate(curves):
+            ax.plot(t, curve, label=label, color=colors[(2 * i) % 20 + (2 * i) // 20],
+                    linestyle="-" if i < 10 else "--")  # fmt: skip
         ax.set_xscale("log")
         ax.set_xlabel("examples seen")
         ax.set_ylabel("cumulative mistake rate")
         ax.set_title("Progressive validation on DNA (training set, one pass)")
         ax.grid(True, alpha=0.3)
-        ax.legend()
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
         fig.tight_layout()
         fig.savefig(args.plot, dpi=120)
         plt.close(fig)
