@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 
 N_FEATURES = 7
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 
 
 @njit

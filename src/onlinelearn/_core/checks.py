@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .fp import finite
 
 OK = 0

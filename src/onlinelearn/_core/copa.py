@@ -98,7 +98,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 
 #: threshold passes of :func:`copa_step` before the heap takes over (see the module docstring)
 MAX_PASSES = 6

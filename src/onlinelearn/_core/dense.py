@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._core.config import njit
+from .config import njit
 
 
 @njit

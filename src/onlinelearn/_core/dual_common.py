@@ -8,7 +8,7 @@ per-example numbers (R = -1 for one weight vector; ID the round, index into ``ta
 
 from __future__ import annotations
 
-from .._core.config import njit
+from .config import njit
 from .margins import argmax_rival
 
 # ---- step codes

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .dense import sum_squares
 from .dual_common import (
     C_T,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .._core.config import njit
+from .config import njit
 from .dual_common import (
     CAP,
     DELTA,

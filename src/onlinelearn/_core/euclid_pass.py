@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .copa import copa_step
 from .fp import finite
 from .margins import predict_margin_loss

@@ -12,7 +12,7 @@ which the project leaves out).  Compiled code uses it instead of ``math.isfinite
 
 from __future__ import annotations
 
-from .._core.config import njit
+from .config import njit
 
 #: the largest finite float64
 FMAX = 1.7976931348623157e308

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from .._core.config import njit
+from .config import njit
 
 EUCLID = 0
 ENTROPY = 1

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .projections import simplex_theta
 from .ranking_state import IP_ITER_MAX, N_MISTAKES, N_UPDATES, OK, T_SEEN
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .copa import copa_step
 from .fp import finite
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale

@@ -18,7 +18,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .._core.config import njit
+from .config import njit
 from .sparse import row_offset
 
 #: U arrays with at least this many float64 entries (1 MiB) are prefetched; smaller ones stay

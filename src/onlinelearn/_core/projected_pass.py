@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 
 
 @njit

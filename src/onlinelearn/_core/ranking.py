@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .fp import finite
 from .max_hinge import max_hinge_dual, max_hinge_pass  # noqa: F401 (re-export)
 from .projections import entropic_floor, project_l1_rows

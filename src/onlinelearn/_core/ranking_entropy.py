@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 
 #: the interior point method: iteration cap, stopping tolerance on the duality gap eta.  The
 #: method runs without fastmath: reassociated sums let the primal residual drift and stall it.

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .fp import finite
 from .projected_pass import NO_CONSTRAINT, project_column
 from .sparse import row_dot_euclid, row_offset, row_sqnorm

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .margins import argmax_rival
 from .sparse import copy_row
 

@@ -26,7 +26,7 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 
 from __future__ import annotations
 
-from .._core.config import njit
+from .config import njit
 
 # st
 N_ROUNDS = 0

@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .fp import finite
 from .links import ENTROPY, agg_term, phi
 from .sparse import row_offset

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .._core.config import njit
+from .config import njit
 from .fp import finite
 
 PERCEPTRON = 0

@@ -38,7 +38,7 @@ from numba import types
 from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .._core.config import njit
+from .config import njit
 
 OK = 0
 #: a token after the label (or the qid) is not ``<digits>:<value>``

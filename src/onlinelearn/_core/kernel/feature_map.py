@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 
 
 @njit

@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from ..fp import finite  # noqa: F401 (re-exported to the kernel modules)
 
 LINEAR = 0

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 
-from ..._core.config import njit
+from ..config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
 from ..status import NONFINITE, OK

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 from .svc import (
     CLOCK,

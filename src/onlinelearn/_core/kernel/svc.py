@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from ..status import NONFINITE, OK
 from .gram import LINEAR, POLY, RBF, _ipow, finite, pair_value, row_bounds
 

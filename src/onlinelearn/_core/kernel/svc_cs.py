@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from .svc import OK, get_column
 
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 from numba import objmode
 
-from ..._core.config import njit
+from ..config import njit
 from ..sparse import copy_row, row_offset
 
 #: columns of the history array

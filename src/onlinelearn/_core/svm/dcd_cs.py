@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from ..dense import sum_squares
 from ..prefetch import PREFETCH_MIN_ENTRIES, prefetch_matrix_row
 from ..sparse import row_dot_euclid

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core.config import njit
+from ..config import njit
 from ..dense import sum_squares
 
 ST_T, ST_S, ST_VSQ, ST_BETA, ST_NAVG, ST_AVG_START = range(6)
