@@ -19,5 +19,6 @@ True
 from . import _kernels
 from ._feature_map import FeatureMap
 from ._kernels import *  # noqa: F403 - the kernel algebra, whose names _kernels.__all__ lists
+from ._lookup import as_kernel, from_dict
 
-__all__ = [*_kernels.__all__, "FeatureMap"]
+__all__ = [*_kernels.__all__, "FeatureMap", "as_kernel", "from_dict"]

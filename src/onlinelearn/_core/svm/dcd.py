@@ -13,13 +13,7 @@ epoch, primal, dual, gap, elapsed seconds, number of active variables.
 
 from __future__ import annotations
 
-from .dcd_binary import (
-    AVG_SPAN,
-    binary_cd_step,
-    binary_objectives,
-    binary_objectives_screened,
-    ovr_dcd,
-)
+from .dcd_binary import AVG_SPAN, binary_cd_step, ovr_dcd
 from .dcd_common import (
     H_ACTIVE,
     H_DUAL,
@@ -32,6 +26,7 @@ from .dcd_common import (
     pack_rows,
 )
 from .dcd_cs import cs_dcd, cs_objectives, cs_objectives_screened, cs_subproblem
+from .dcd_objectives import binary_objectives, binary_objectives_screened
 
 __all__ = [
     "AVG_SPAN",
