@@ -194,11 +194,6 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
             if not isinstance(step, Conservative):
                 raise ValueError("Entropy(self_tuned=True) has only the conservative step")
 
-    def _class_weight_from_counts(self, mode, n_c, total, K):
-        if mode == "confusion":
-            return 1.0 / np.square(n_c)  # COPA eq. (17)
-        return super()._class_weight_from_counts(mode, n_c, total, K)
-
     # ------------------------------------------------------------------ the pass
     def _finite_in_pass(self):
         return not self._generic() and super()._finite_in_pass()

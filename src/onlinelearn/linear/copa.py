@@ -138,12 +138,6 @@ class COPA(OnlineLinearClassifier):
     def _configuration(self):
         return Euclidean(), Confusion(), Aggressive(self.C)
 
-    def _class_weight_from_counts(self, mode, n_c, total, K):
-        if mode == "confusion":
-            # eq. (17): the cost of an example of class y is C / T_y^2 (n_c >= 1 here)
-            return 1.0 / np.square(n_c)
-        return super()._class_weight_from_counts(mode, n_c, total, K)
-
     def partial_fit_confusion(self, X, y, classes=None, sample_weight=None):
         """:meth:`partial_fit`, also returning the per-class losses of the online confusion risk.
 

@@ -52,5 +52,9 @@ class ExampleWeightsMixin:
         return w * self._class_weight_from_counts(mode, n_c, total, K)
 
     def _class_weight_from_counts(self, mode, n_c, total, K):
+        if mode == "confusion":
+            # COPA eq. (17): the cost of an example of class y is C / T_y^2 (n_c >= 1 here);
+            # only the learners on COPA's loss accept this mode (their parameter checks)
+            return 1.0 / np.square(n_c)
         # 'balanced': n / (K n_c), scikit-learn's convention
         return total / (K * n_c)
