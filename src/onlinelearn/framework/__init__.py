@@ -17,12 +17,24 @@ from .losses import (
     Hinge,
     Logistic,
     Loss,
+    RankingHinge,
     Squared,
     SquaredHinge,
 )
-from .steps import Aggressive, Conservative, Step
+from .steps import (
+    FTRL,
+    Aggressive,
+    Conservative,
+    LastK,
+    RoundOptimal,
+    RowAction,
+    SelfTuned,
+    Step,
+    StronglyConvex,
+)
 
 __all__ = [
+    "FTRL",
     "Aggressive",
     "Confusion",
     "Conservative",
@@ -31,15 +43,21 @@ __all__ = [
     "EpsInsensitive",
     "Euclidean",
     "Hinge",
+    "LastK",
     "Link",
     "Logistic",
     "Loss",
     "OnlineLearner",
     "OnlineRegressor",
     "PNorm",
+    "RankingHinge",
+    "RoundOptimal",
+    "RowAction",
+    "SelfTuned",
     "Squared",
     "SquaredHinge",
     "Step",
+    "StronglyConvex",
 ]
 
 

@@ -268,8 +268,10 @@ class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
                 "onlinelearn.OnlineLearner for classification."
             )
         closed = loss.closed_form_step == "regression"
-        if isinstance(step, Aggressive) and not closed and (
-            step.variant == "PA" or not np.isfinite(step.C)
+        if (
+            isinstance(step, Aggressive)
+            and not closed
+            and (step.variant == "PA" or not np.isfinite(step.C))
         ):
             raise ValueError(
                 f"{loss!r} takes Aggressive(C) with a finite C, 'PA-I' or 'PA-II' (the zero-loss "

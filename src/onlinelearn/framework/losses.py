@@ -22,6 +22,7 @@ Logistic()                  log(1 + exp(-z))                              no (ge
 Squared()                   r^2 / 2                     (residual)        yes (regressor)
 EpsInsensitive(eps=0.1)     [|r| - eps]_+               (residual)        yes (regressor)
 Confusion()                 COPA's squared confusion hinge (Thm. 3)       yes (COPA)
+RankingHinge(margin=1)      max_{r in Y, s not in Y} [gamma - (s_r - s_s)]_+  yes (ranking)
 CustomLoss(value, deriv)    the user's                                    no (generic)
 ==========================  ============================================  ====================
 """
@@ -43,6 +44,7 @@ __all__ = [
     "Hinge",
     "Logistic",
     "Loss",
+    "RankingHinge",
     "Squared",
     "SquaredHinge",
     "as_loss",
@@ -50,6 +52,7 @@ __all__ = [
 
 MARGIN = "margin"
 RESIDUAL = "residual"
+RANKING = "ranking"
 
 
 class Loss(AxisObject):
@@ -232,6 +235,24 @@ class Confusion(Loss):
         raise TypeError("Confusion() has no scalar margin form: its step is COPA's closed form")
 
 
+@dataclass(frozen=True, eq=True)
+class RankingHinge(Loss):
+    """Label ranking's loss (thesis eq. 8.1): the hinge of the worst pair of a relevant label r
+    and an irrelevant one s, max_{r in Y, s not in Y} [gamma - (<w_r, x> - <w_s, x>)]_+,
+    gamma = ``margin``.  Its steps are :class:`onlinelearn.LabelRanker`'s (updates I, II, III:
+    ``Conservative``, ``Aggressive``, ``RoundOptimal``)."""
+
+    margin: float = 1.0
+    kind: ClassVar[str] = RANKING
+    closed_form_step: ClassVar[str | None] = "ranking"
+
+    def functions(self):
+        raise TypeError("RankingHinge() has no scalar margin form: its steps are label ranking's")
+
+    def pass_params(self):
+        return {"gamma": float(self.margin)}
+
+
 _TABLE = {
     "hinge": (_hinge, _hinge_d),
     "sqhinge": (_sqhinge, _sqhinge_d),
@@ -356,6 +377,7 @@ _NAMES = {
     "squared": Squared,
     "epsilon_insensitive": EpsInsensitive,
     "confusion": Confusion,
+    "ranking_hinge": RankingHinge,
 }
 
 

@@ -13,12 +13,22 @@ Aggressive(C, variant)   the new dual variable set to the maximiser of the dual 
                          + C l(z_t(w))^2  ('PA-II'), or  s.t. l(z_t(w)) = 0  ('PA', hinge only);
                          on the other links, the same 1-D maximisation with f in place of the
                          squared norm (eq. 7.9).
+LastK(k, C, variant)     the last k dual variables jointly, exactly (eq. 5.18; k = 1 is PA)
+RowAction(k, C)          k single-variable steps, on t first, then t-1, ..., t-k+1 (Sec. 5.2.2)
+FTRL(C)                  every dual variable so far (regularised follow-the-leader, Sec. 5.2.2)
+SelfTuned(U, update)     a growing c_t = X_t sqrt((|M| + 1) / U) (Fig. 3.2, eq. 5.15-5.17)
+StronglyConvex(sigma)    c_t = sigma t (Fig. 4.1: logarithmic regret)
+RoundOptimal(C)          every dual variable of the round's pairs at once (label ranking,
+                         update III, Sec. 7.3: the exact maximiser of the round's dual)
 =======================  ======================================================================
 
 ``sample_weight`` x class weight multiplies the step of the conservative step and PA, and the
 cap C of PA-I and PA-II (the cost of that example in the problem the step solves).
-The steps over several dual variables at once (last-k, row action, FTRL, self-tuned c_t,
-strongly convex) are :class:`onlinelearn.DualAscentClassifier`'s ``step`` options.
+
+The multi-variable and growing-c steps (``multi_variable = True``) keep the dual variables of
+past rounds: :class:`onlinelearn.OnlineLearner` runs them on the dual ascent family's pass
+(:class:`onlinelearn.DualAscentClassifier` is their preset), with the hinge loss.
+``RoundOptimal`` is the label-ranking loss's (:class:`onlinelearn.LabelRanker`).
 """
 
 from __future__ import annotations
@@ -31,7 +41,18 @@ from typing import ClassVar
 from .._core import steps as S
 from ._axis import AxisObject, from_name
 
-__all__ = ["Aggressive", "Conservative", "Step", "as_step"]
+__all__ = [
+    "FTRL",
+    "Aggressive",
+    "Conservative",
+    "LastK",
+    "RoundOptimal",
+    "RowAction",
+    "SelfTuned",
+    "Step",
+    "StronglyConvex",
+    "as_step",
+]
 
 _VARIANTS = {"PA": S.PA, "PA-I": S.PA1, "PA-II": S.PA2}
 
@@ -40,9 +61,34 @@ class Step(AxisObject):
     """Base of the step objects (immutable)."""
 
     code: ClassVar[int] = S.CONSERVATIVE
+    #: True for the steps that keep past rounds' dual variables (the dual ascent family)
+    multi_variable: ClassVar[bool] = False
 
     def params(self) -> dict:
         return {}
+
+
+def _positive(owner, name, value, *, finite=False, integer=False):
+    ok = isinstance(value, numbers.Integral if integer else numbers.Real) and not isinstance(
+        value, bool
+    )
+    ok = ok and value > 0 and not math.isnan(value) and (not finite or math.isfinite(value))
+    if not ok:
+        kind = "a finite number > 0" if finite else "a number > 0"
+        kind = "an integer >= 1" if integer else kind
+        raise ValueError(f"{owner}({name}): {name} must be {kind}, got {value!r}")
+
+
+def _variant(owner, variant):
+    if variant not in _VARIANTS:
+        raise ValueError(
+            f"{owner}(variant=...) must be one of {sorted(_VARIANTS)}, got {variant!r}"
+        )
+
+
+def _update(owner, update):
+    if update not in ("optimal", "subgradient"):
+        raise ValueError(f"{owner}(update=...) must be 'optimal' or 'subgradient', got {update!r}")
 
 
 @dataclass(frozen=True, eq=True)
@@ -77,6 +123,112 @@ class Aggressive(Step):
     @property
     def code(self) -> int:  # type: ignore[override]
         return _VARIANTS[self.variant]
+
+    def params(self):
+        return {"C": float(self.C)}
+
+
+@dataclass(frozen=True, eq=True)
+class LastK(Step):
+    """The last k dual variables, jointly and exactly (thesis eq. 5.18; k = 1: eq. 7.11, PA).
+
+    k = 2 has the closed form of the 2-variable box QP; k > 2 runs coordinate ascent to the
+    projected-gradient tolerance ``tol`` (at most ``max_sweeps`` sweeps).  Euclidean link."""
+
+    k: int = 1
+    C: float = 1.0
+    variant: str = "PA-I"
+    tol: float = 1e-7
+    max_sweeps: int = 200
+    multi_variable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _positive("LastK", "k", self.k, integer=True)
+        _positive("LastK", "C", self.C)
+        _variant("LastK", self.variant)
+        _positive("LastK", "tol", self.tol, finite=True)
+        _positive("LastK", "max_sweeps", self.max_sweeps, integer=True)
+
+
+@dataclass(frozen=True, eq=True)
+class RowAction(Step):
+    """k single-variable steps per round, on the new dual variable first, then on the k - 1
+    before it (thesis Sec. 5.2.2, row action); on every link (the entropy and p-norm links take
+    the PA-I box)."""
+
+    k: int = 1
+    C: float = 1.0
+    variant: str = "PA-I"
+    multi_variable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _positive("RowAction", "k", self.k, integer=True)
+        _positive("RowAction", "C", self.C)
+        _variant("RowAction", self.variant)
+
+
+@dataclass(frozen=True, eq=True)
+class FTRL(Step):
+    """Every dual variable so far (regularised follow-the-leader, Sec. 5.2.2), by coordinate
+    ascent warm-started from the previous round; stores every example (O(t nnz) a sweep)."""
+
+    C: float = 1.0
+    variant: str = "PA-I"
+    tol: float = 1e-7
+    max_sweeps: int = 200
+    multi_variable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _positive("FTRL", "C", self.C)
+        _variant("FTRL", self.variant)
+        _positive("FTRL", "tol", self.tol, finite=True)
+        _positive("FTRL", "max_sweeps", self.max_sweeps, integer=True)
+
+
+@dataclass(frozen=True, eq=True)
+class SelfTuned(Step):
+    """A growing c_t = X_t sqrt((|M_{t-1}| + 1) / U) (Fig. 3.2 with eq. 5.15-5.17: no horizon
+    T, no prior bound on the loss): ``U`` bounds f(u) of the comparator; ``update='optimal'``
+    takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the loss is positive;
+    k > 1 adds k - 1 row-action steps on the previous rounds at the same c_t.  Any link."""
+
+    U: float = 1.0
+    update: str = "optimal"
+    k: int = 1
+    multi_variable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _positive("SelfTuned", "U", self.U)
+        _update("SelfTuned", self.update)
+        _positive("SelfTuned", "k", self.k, integer=True)
+
+
+@dataclass(frozen=True, eq=True)
+class StronglyConvex(Step):
+    """c_t = sigma t (Fig. 4.1 for sigma f(w) + hinge: logarithmic regret); ``update`` and
+    ``k`` as in :class:`SelfTuned`.  Any link."""
+
+    sigma: float = 1.0
+    update: str = "optimal"
+    k: int = 1
+    multi_variable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _positive("StronglyConvex", "sigma", self.sigma)
+        _update("StronglyConvex", self.update)
+        _positive("StronglyConvex", "k", self.k, integer=True)
+
+
+@dataclass(frozen=True, eq=True)
+class RoundOptimal(Step):
+    """Every dual variable of the round at once: the exact maximiser of the round's dual
+    (label ranking's update III, thesis Sec. 7.3: O(K log K) on the Euclidean link, an
+    interior-point method on the entropy link).  ``C`` caps the round's total step."""
+
+    C: float = 1.0
+
+    def __post_init__(self):
+        _positive("RoundOptimal", "C", self.C)
 
     def params(self):
         return {"C": float(self.C)}
