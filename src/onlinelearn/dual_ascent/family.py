@@ -7,7 +7,9 @@ variables (:class:`~onlinelearn.framework.LastK`, :class:`~onlinelearn.framework
 :class:`DualAscentFamily` is everything such an estimator does (state, the compiled passes of
 :mod:`onlinelearn._core.dual_window` and :mod:`onlinelearn._core.dual_tuned`, read-out, model
 files), driven by the estimator's ``_configuration()`` and its five common parameters
-(``n_epochs``, ``shuffle``, ``random_state``, ``fit_intercept``, ``intercept_scaling``).
+(``n_epochs``, ``shuffle``, ``random_state``, ``fit_intercept``, ``intercept_scaling``), and
+its ``class_weight`` where it has one (a multiplier of each example's cap, as
+``sample_weight``).
 :class:`onlinelearn.DualAscentClassifier` is its preset; :class:`onlinelearn.OnlineLearner`
 routes to it when its step is one of these (:mod:`onlinelearn.framework._route`).
 """
@@ -30,6 +32,7 @@ from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_m
 from ..shell.online import ProgressiveMixin
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
+from ..shell.weights import ExampleWeightsMixin
 
 __all__ = ["STEPS", "DualAscentFamily", "Plan", "check_dual_ascent_configuration", "plan_of"]
 
@@ -40,7 +43,7 @@ _WINDOW = (LastK, RowAction, FTRL)
 _VARIANTS = {"PA": DA.PA, "PA-I": DA.PA1, "PA-II": DA.PA2}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
 #: what a call may change (the arrays in ``_state`` are copied by a snapshot)
-_STATE = ("classes_", "n_features_in_", "feature_names_in_", "_state")
+_STATE = ("classes_", "n_features_in_", "feature_names_in_", "class_counts_", "_state")
 _DEFAULT_ETA = Entropy().eta
 
 
@@ -117,12 +120,17 @@ def plan_of(link, loss, step) -> Plan:
     )  # fmt: skip
 
 
-class DualAscentFamily(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
+class DualAscentFamily(
+    ProgressiveMixin, WeightsReadoutMixin, ExampleWeightsMixin, ScoresClassifier
+):
     """Everything an estimator of the dual ascent family does, from its ``_configuration()``
     (see the module docstring; the math is :class:`onlinelearn.DualAscentClassifier`'s)."""
 
     def _plan(self) -> Plan:
         return plan_of(*self._configuration())
+
+    def _class_weight_mode(self):
+        return getattr(self, "class_weight", None)
 
     def _p_value(self, plan=None):
         plan = self._plan() if plan is None else plan
@@ -133,6 +141,7 @@ class DualAscentFamily(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     # ------------------------------------------------------------------ state
     def _init_state(self, classes, n_features, plan):
         self.classes_ = classes
+        self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
         R = n_features + (1 if self.fit_intercept else 0)
         K = 1 if len(classes) <= 2 else len(classes)
         self._state = {
@@ -260,6 +269,12 @@ class DualAscentFamily(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
             y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
             n = batch.n_rows
             pred = np.zeros(n, dtype=np.int64)
+            counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+            sw = self._example_weights(y_codes, sw, counts)
+            if fit_mode:
+                self.class_counts_ = counts.astype(np.int64)
+            else:
+                self._count_classes(y_codes)
             epochs = self.n_epochs if fit_mode else 1
             self._reserve(batch, n * epochs, plan)
             rng = check_random_state(self.random_state)
@@ -355,7 +370,7 @@ class DualAscentFamily(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
     def _get_state(self):
         """(meta, arrays) describing the fitted model (docs/CONTRACT.md)."""
         check_is_fitted(self, "_state")
-        arrays = {"classes_": np.asarray(self.classes_)}
+        arrays = {"classes_": np.asarray(self.classes_), "class_counts": self.class_counts_}
         arrays.update({"s_" + k: v for k, v in self._state.items()})
         return state_meta(self), arrays
 
@@ -369,4 +384,9 @@ class DualAscentFamily(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
             if a.ndim != ref.ndim or (k in ("theta", "V", "st") and a.shape != ref.shape):
                 raise ValueError(f"model state is inconsistent: {k} has shape {a.shape}")
             est._state[k] = a
+        if "class_counts" in arrays:  # (files before class weights: no counts, zeros)
+            counts = np.asarray(arrays["class_counts"], dtype=np.int64)
+            if counts.shape != est.class_counts_.shape or (counts < 0).any():
+                raise ValueError("model state is inconsistent: class_counts")
+            est.class_counts_ = counts
         return est

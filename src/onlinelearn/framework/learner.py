@@ -11,7 +11,11 @@ compiled pass chosen by the three objects:
   Conservative())`` up to defaults; ``tests/test_framework.py`` checks them bit for bit);
 * any other margin loss, the user's :class:`~onlinelearn.framework.CustomLoss` included, runs
   the generic pass of :mod:`onlinelearn._core.generic` (Euclidean link), whose aggressive
-  step solves the round's 1-D dual to machine precision.
+  step solves the round's 1-D dual to machine precision;
+* the steps that keep past rounds' dual variables (``LastK``, ``RowAction``, ``FTRL``,
+  ``SelfTuned``, ``StronglyConvex``) run the dual ascent family
+  (:mod:`onlinelearn.dual_ascent.family`, whose preset is ``DualAscentClassifier``): the
+  estimator routes to it every attribute that family defines (:mod:`._route`).
 
 Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' shell.
 """
@@ -22,12 +26,15 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from .._core import generic as G
+from ..dual_ascent.family import DualAscentFamily, check_dual_ascent_configuration
 from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.meta import params_from_json
 from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
 from ..shell.regression import REGRESSION, OnlineLinearRegressor
 from ..shell.stop import STOP, ConvergenceStopMixin
 from . import links, losses, steps
 from ._axis import AxisObject
+from ._route import routed
 from .links import Entropy, Euclidean, Link, as_link
 from .losses import MARGIN, RESIDUAL, Confusion, CustomLoss, Loss, Squared, as_loss, loss_cfuncs
 from .steps import Aggressive, Conservative, Step, as_step
@@ -97,7 +104,9 @@ class _AxesInModelFiles:
     link=Param("euclidean", Link, StrOptions({"euclidean", "entropy", "pnorm"})),
     loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
 )  # fmt: skip
-class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassifier):
+class OnlineLearner(
+    _AxesInModelFiles, ConvergenceStopMixin, routed(OnlineLinearClassifier, [DualAscentFamily])
+):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
     Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
@@ -127,7 +136,14 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
         :class:`~onlinelearn.framework.CustomLoss`.  Residual losses: :class:`OnlineRegressor`.
     step : Step or {'conservative', 'aggressive'}, default='aggressive'
         :class:`~onlinelearn.framework.Conservative` (``eta``) or
-        :class:`~onlinelearn.framework.Aggressive` (``C``, ``variant``).
+        :class:`~onlinelearn.framework.Aggressive` (``C``, ``variant``); or a step over
+        several dual variables, :class:`~onlinelearn.framework.LastK`,
+        :class:`~onlinelearn.framework.RowAction`, :class:`~onlinelearn.framework.FTRL`,
+        :class:`~onlinelearn.framework.SelfTuned`,
+        :class:`~onlinelearn.framework.StronglyConvex` (with ``Hinge(margin)``, ``average=False``,
+        ``tol=None``, float64): the learner is then
+        :class:`onlinelearn.DualAscentClassifier`'s family and has its attributes
+        (``dual_objective_``, ``dual_coef_``, ``n_unconverged_``).
     n_epochs, tol, n_iter_no_change, shuffle, average, random_state, fit_intercept,
     intercept_scaling, class_weight, dtype
         As in :class:`onlinelearn.PassiveAggressiveClassifier`.
@@ -147,6 +163,46 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
     def _configuration(self):
         return as_link(self.link), as_loss(self.loss), as_step(self.step)
 
+    def _family(self):
+        """The family the configuration belongs to: None (linear) or DualAscentFamily."""
+        step = self.step
+        return DualAscentFamily if getattr(step, "multi_variable", False) else None
+
+    def _check_family(self, link, loss, step):
+        check_dual_ascent_configuration(link, loss, step)
+        unsupported = [
+            f"{name}={value!r} (use {ok})"
+            for name, value, ok, bad in (
+                ("average", self.average, "False", self.average),
+                ("tol", self.tol, "None", self.tol is not None),
+                (
+                    "class_weight",
+                    self.class_weight,
+                    "None, a dict or 'balanced'",
+                    self.class_weight == "confusion",
+                ),
+                ("dtype", self.dtype, "None", self.dtype not in (None, "float64", np.float64)),
+            )
+            if bad
+        ]
+        if unsupported:
+            raise ValueError(
+                f"step={step!r} keeps the dual variables of past rounds (the dual ascent family):"
+                " it keeps no averaged weights, runs its n_epochs in full, has no COPA weights "
+                "and computes in float64; set " + ", ".join(unsupported)
+            )
+
+    @classmethod
+    def _route_from_state(cls, meta, arrays):
+        """A model of another family than the linear one, rebuilt by that family (None for
+        the linear family, which :mod:`onlinelearn.shell.linear_state` rebuilds)."""
+        params = cls._params_from_file(params_from_json(meta["params"]))
+        if not getattr(params.get("step"), "multi_variable", False):
+            return None
+        return DualAscentFamily._from_state.__func__(
+            cls, {**meta, "params": params}, arrays, decode=dict
+        )
+
     def _generic(self):
         """True when the loss has no closed-form pass: the generic pass runs."""
         return as_loss(self.loss).closed_form_step is None
@@ -163,6 +219,8 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
 
     def _check_params(self):
         link, loss, step = self._configuration()
+        if step.multi_variable:
+            return self._check_family(link, loss, step)
         if loss.kind != MARGIN:
             raise ValueError(
                 f"OnlineLearner takes a margin loss (classification); {loss!r} is a residual "
@@ -213,6 +271,16 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
         return kernel
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
+        if self._family() is not None:
+            if predict_with != "current":
+                raise ValueError(
+                    f"predict_with={predict_with!r}: the dual ascent steps keep no averaged "
+                    "weights; their progressive predictions are the current iterate's"
+                )
+            self._validate_params_once()
+            out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode)
+            self.n_iter_ = self.n_epochs if fit_mode else 1
+            return out
         if predict_with == "average" and self._generic():
             raise ValueError(
                 "predict_with='average' is offered by the closed-form passes (hinge, COPA); "

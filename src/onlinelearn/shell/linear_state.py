@@ -52,6 +52,11 @@ def estimator_from_state(meta, arrays):
         if from_state is None:
             raise ValueError(f"estimator class {name!r} cannot be read from a model file")
         return from_state(meta, arrays)
+    route = getattr(cls, "_route_from_state", None)
+    if route is not None:  # a learner whose configuration may belong to another family
+        est = route(meta, arrays)
+        if est is not None:
+            return est
     params = params_from_json(meta["params"])
     from_file = getattr(cls, "_params_from_file", None)
     if from_file is not None:  # a learner whose later parameters change older files' meaning

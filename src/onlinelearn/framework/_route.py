@@ -1,0 +1,69 @@
+"""One estimator class over several families: the attributes a family defines go to it.
+
+:class:`~onlinelearn.framework.OnlineLearner` is the linear family
+(:class:`~onlinelearn.shell.base.OnlineLinearClassifier`) for the single-variable steps; when
+its configuration belongs to another family (the dual ascent steps that keep past rounds'
+dual variables), every attribute that the family's class resolves differently from the linear
+base (``_learn``, the state, the read-out, the counters, the model files, ...) resolves to the
+family's version instead.  The estimator says which family is active with ``_family()`` (None:
+the base).  Attributes that only a family has raise AttributeError on the others.
+"""
+
+from __future__ import annotations
+
+__all__ = ["routed"]
+
+_MISSING = object()
+#: never routed: the estimator's own parameters and configuration
+_OWN = frozenset(
+    {"_configuration", "_check_params", "_validate_params", "_parameter_constraints",
+     "get_params", "set_params", "_get_param_names", "_from_state", "_family"}
+)  # fmt: skip
+
+
+def _lookup(cls, name):
+    """The raw class attribute ``name`` as ``cls``'s MRO resolves it (descriptors unbound)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return _MISSING
+
+
+class _Routed:
+    """The attribute ``name``: the family's version while ``obj._family()`` is that family,
+    the base's otherwise."""
+
+    def __init__(self, name, default, by_family):
+        self.name, self.default, self.by_family = name, default, by_family
+        self.__doc__ = getattr(default, "__doc__", None) if default is not _MISSING else None
+
+    def __get__(self, obj, owner=None):
+        raw = self.default if obj is None else self.by_family.get(obj._family(), self.default)
+        if raw is _MISSING:
+            what = type(obj).__name__ if obj is not None else owner.__name__
+            raise AttributeError(
+                f"{what!r} has no attribute {self.name!r} with this configuration (it belongs "
+                f"to {', '.join(f.__name__ for f in self.by_family)})"
+            )
+        get = getattr(type(raw), "__get__", None)
+        return get(raw, obj, owner) if get is not None else raw
+
+
+def routed(base, families):
+    """A subclass of ``base`` in which every attribute that one of ``families`` (classes)
+    resolves differently from ``base`` is routed by ``_family()``."""
+    attrs = {}
+    for fam in families:
+        for name in dir(fam):
+            if name.startswith("__") or name in _OWN or name.endswith("_request"):
+                continue  # (scikit-learn's metadata-request methods are made per class)
+            raw = _lookup(fam, name)
+            default = _lookup(base, name)
+            if raw is default:
+                continue
+            route = attrs.get(name)
+            if route is None:
+                route = attrs[name] = _Routed(name, default, {})
+            route.by_family[fam] = raw
+    attrs["__doc__"] = f"{base.__name__}, with the attributes of {families} routed by _family()."
+    return type(f"Routed{base.__name__}", (base,), attrs)
