@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from .._core import steps as S
@@ -91,6 +91,33 @@ def _update(owner, update):
         raise ValueError(f"{owner}(update=...) must be 'optimal' or 'subgradient', got {update!r}")
 
 
+#: how a field of a step is checked, by its name
+_FIELD_CHECKS = {
+    "k": lambda o, v: _positive(o, "k", v, integer=True),
+    "max_sweeps": lambda o, v: _positive(o, "max_sweeps", v, integer=True),
+    "C": lambda o, v: _positive(o, "C", v),
+    "U": lambda o, v: _positive(o, "U", v),
+    "sigma": lambda o, v: _positive(o, "sigma", v),
+    "tol": lambda o, v: _positive(o, "tol", v, finite=True),
+    "variant": _variant,
+    "update": _update,
+}
+
+
+class _CheckedStep(Step):
+    """A step whose fields are checked by name (:data:`_FIELD_CHECKS`) when it is made."""
+
+    def __post_init__(self):
+        for field in fields(self):
+            _FIELD_CHECKS[field.name](type(self).__name__, getattr(self, field.name))
+
+
+class _MultiVariable(_CheckedStep):
+    """A step that keeps past rounds' dual variables (the dual ascent family)."""
+
+    multi_variable: ClassVar[bool] = True
+
+
 @dataclass(frozen=True, eq=True)
 class Conservative(Step):
     """Update on mistakes only, along the loss's subgradient (thesis eq. 5.13)."""
@@ -129,7 +156,7 @@ class Aggressive(Step):
 
 
 @dataclass(frozen=True, eq=True)
-class LastK(Step):
+class LastK(_MultiVariable):
     """The last k dual variables, jointly and exactly (thesis eq. 5.18; k = 1: eq. 7.11, PA).
 
     k = 2 has the closed form of the 2-variable box QP; k > 2 runs coordinate ascent to the
@@ -140,18 +167,10 @@ class LastK(Step):
     variant: str = "PA-I"
     tol: float = 1e-7
     max_sweeps: int = 200
-    multi_variable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        _positive("LastK", "k", self.k, integer=True)
-        _positive("LastK", "C", self.C)
-        _variant("LastK", self.variant)
-        _positive("LastK", "tol", self.tol, finite=True)
-        _positive("LastK", "max_sweeps", self.max_sweeps, integer=True)
 
 
 @dataclass(frozen=True, eq=True)
-class RowAction(Step):
+class RowAction(_MultiVariable):
     """k single-variable steps per round, on the new dual variable first, then on the k - 1
     before it (thesis Sec. 5.2.2, row action); on every link (the entropy and p-norm links take
     the PA-I box)."""
@@ -159,16 +178,10 @@ class RowAction(Step):
     k: int = 1
     C: float = 1.0
     variant: str = "PA-I"
-    multi_variable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        _positive("RowAction", "k", self.k, integer=True)
-        _positive("RowAction", "C", self.C)
-        _variant("RowAction", self.variant)
 
 
 @dataclass(frozen=True, eq=True)
-class FTRL(Step):
+class FTRL(_MultiVariable):
     """Every dual variable so far (regularised follow-the-leader, Sec. 5.2.2), by coordinate
     ascent warm-started from the previous round; stores every example (O(t nnz) a sweep)."""
 
@@ -176,17 +189,10 @@ class FTRL(Step):
     variant: str = "PA-I"
     tol: float = 1e-7
     max_sweeps: int = 200
-    multi_variable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        _positive("FTRL", "C", self.C)
-        _variant("FTRL", self.variant)
-        _positive("FTRL", "tol", self.tol, finite=True)
-        _positive("FTRL", "max_sweeps", self.max_sweeps, integer=True)
 
 
 @dataclass(frozen=True, eq=True)
-class SelfTuned(Step):
+class SelfTuned(_MultiVariable):
     """A growing c_t = X_t sqrt((|M_{t-1}| + 1) / U) (Fig. 3.2 with eq. 5.15-5.17: no horizon
     T, no prior bound on the loss): ``U`` bounds f(u) of the comparator; ``update='optimal'``
     takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the loss is positive;
@@ -195,40 +201,25 @@ class SelfTuned(Step):
     U: float = 1.0
     update: str = "optimal"
     k: int = 1
-    multi_variable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        _positive("SelfTuned", "U", self.U)
-        _update("SelfTuned", self.update)
-        _positive("SelfTuned", "k", self.k, integer=True)
 
 
 @dataclass(frozen=True, eq=True)
-class StronglyConvex(Step):
+class StronglyConvex(_MultiVariable):
     """c_t = sigma t (Fig. 4.1 for sigma f(w) + hinge: logarithmic regret); ``update`` and
     ``k`` as in :class:`SelfTuned`.  Any link."""
 
     sigma: float = 1.0
     update: str = "optimal"
     k: int = 1
-    multi_variable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        _positive("StronglyConvex", "sigma", self.sigma)
-        _update("StronglyConvex", self.update)
-        _positive("StronglyConvex", "k", self.k, integer=True)
 
 
 @dataclass(frozen=True, eq=True)
-class RoundOptimal(Step):
+class RoundOptimal(_CheckedStep):
     """Every dual variable of the round at once: the exact maximiser of the round's dual
     (label ranking's update III, thesis Sec. 7.3: O(K log K) on the Euclidean link, an
     interior-point method on the entropy link).  ``C`` caps the round's total step."""
 
     C: float = 1.0
-
-    def __post_init__(self):
-        _positive("RoundOptimal", "C", self.C)
 
     def params(self):
         return {"C": float(self.C)}
