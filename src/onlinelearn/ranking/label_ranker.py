@@ -2,66 +2,40 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
-from ..shell import validation as V
-from ..shell.meta import (
-    SparseInputMixin,
-    counter,
-    estimator_from_meta,
-    float_arrays,
-    state_meta,
-)
-from ..shell.online import OnlineMixin
+from ..framework.links import Entropy, Euclidean
+from ..framework.losses import RankingHinge
+from ..framework.steps import Aggressive, Conservative, RoundOptimal
 from ..shell.params import Param, parameters
-from ..shell.readout import WeightsReadoutMixin
-from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
-from . import _targets as T
-from ._counters import RANKING, RoundCounters
+from ._counters import RANKING
+from .family import LabelRankingFamily, check_ranking_configuration
 
 __all__ = ["LabelRanker"]
 
-_COMPLEXITY = {"euclidean": RK.EUCLID, "entropy": RK.ENTROPY}
-_UPDATE = {"I": RK.UPD_I, "II": RK.UPD_II, "III": RK.UPD_III}
-_CONSTRAINT = {None: RK.NO_CONSTRAINT, "l1": RK.L1_BALL, "floor": RK.FLOOR}
-#: what a call may change; a snapshot keeps theta by reference and copies the last two
-_STATE = ("classes_", "_kind", "n_features_in_", "_n_relevant", "_since_exact", "_theta", "_lZ",
-          "_st")  # fmt: skip
-#: updates after which the entropy normalisers are recomputed exactly (the running sum drifts)
-_EXACT_EVERY = 2000
-
-
-def _plain(a, dtype):
-    """``a`` as a writable C-contiguous array of ``dtype`` (a copy only when it is not one)."""
-    if a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous:
-        return a
-    return np.array(a, dtype=dtype, order="C")
+#: complexity -> the link (label ranking's entropy: one softmax per label, no learning rate)
+_LINKS = {"euclidean": Euclidean(), "entropy": Entropy(eta=1.0, balanced=False)}
+#: update -> the step, built from C
+_STEPS = {
+    "I": lambda C: Conservative(eta=C),
+    "II": lambda C: Aggressive(C=C, variant="PA-I"),
+    "III": lambda C: RoundOptimal(C=C),
+}
 
 
 @parameters(
     "update complexity C margin fit_intercept intercept_scaling n_epochs shuffle random_state "
     "constraint radius floor",
-    RANKING, C=0.01, update=Param("III", StrOptions(set(_UPDATE))),
-    complexity=Param("euclidean", StrOptions(set(_COMPLEXITY))),
+    RANKING, C=0.01, update=Param("III", StrOptions(set(_STEPS))),
+    complexity=Param("euclidean", StrOptions(set(_LINKS))),
     constraint=Param(None, StrOptions({"l1", "floor"}), None),
     floor=Param(1e-6, Interval(numbers.Real, 0, 1, closed="neither")),
 )  # fmt: skip
-class LabelRanker(
-    OnlineMixin,
-    RoundCounters,
-    WeightsReadoutMixin,
-    SparseInputMixin,
-    ClassifierMixin,
-    BaseEstimator,
-):
+class LabelRanker(LabelRankingFamily, ClassifierMixin, BaseEstimator):
     """Online label ranking: K weight vectors, the pair hinge loss (8.1), three dual ascent steps.
 
     Problem solved by a round (thesis eq. (3.12)/(7.8); the one-round dual of (7.18))::
@@ -102,6 +76,17 @@ class LabelRanker(
     Updates II and III act whenever the loss is positive, I only on mistakes.  A row with no
     relevant label or with every label relevant has no pair (r, s): it has no loss, is not a
     mistake and changes nothing (``n_mistakes_`` and the dual stay as they were).
+
+    As a point of the framework (:mod:`onlinelearn.framework`), the learner is the
+    configuration (link, loss, step) below, run by
+    :class:`~onlinelearn.ranking.family.LabelRankingFamily`::
+
+        link:  complexity='euclidean' -> Euclidean()
+               complexity='entropy'   -> Entropy(eta=1.0, balanced=False)   (softmax per label)
+        loss:  RankingHinge(margin)
+        step:  update='I'   -> Conservative(eta=C)
+               update='II'  -> Aggressive(C=C, variant='PA-I')
+               update='III' -> RoundOptimal(C=C)
 
     A round is a *mistake* (thesis Sec. 8.2) when some irrelevant label scores at least as high
     as some relevant label: min_{r in Y} s_r <= max_{s not in Y} s_s (ties count as mistakes).
@@ -180,220 +165,24 @@ class LabelRanker(
     test accuracy 0.924
     """
 
-    # ------------------------------------------------------------------ state
-    def _check_constraint(self, n_weights):
-        if self.constraint == "l1" and self.complexity != "euclidean":
-            raise ValueError(
-                "constraint='l1' projects Euclidean weights: use complexity='euclidean'"
-            )
-        if self.constraint == "floor":
-            if self.complexity != "entropy":
-                raise ValueError(
-                    "constraint='floor' projects weights on the simplex: use complexity='entropy'"
-                )
-            if self.floor * n_weights > 1:
-                raise ValueError(
-                    f"floor = {self.floor} is too large for {n_weights} weights per label: "
-                    f"floor * n must be <= 1 (floor <= {1.0 / n_weights:.3g})."
-                )
+    # ------------------------------------------------------------------ the configuration
+    def _configuration(self):
+        """``(link, loss, step)`` of :mod:`onlinelearn.framework` (class docstring)."""
+        try:
+            return _LINKS[self.complexity], RankingHinge(self.margin), _STEPS[self.update](self.C)
+        except (KeyError, TypeError, ValueError):
+            self._validate_params()  # a bad parameter: its own check's message first
+            raise
 
-    def _init_state(self, classes, kind, n_features):
-        R = n_features + (1 if self.fit_intercept else 0)
-        K = len(classes)
-        self.classes_ = classes
-        self._kind = kind
-        self._theta = np.zeros((R, K))
-        self._lZ = np.full(K, math.log(R) if R > 0 else 0.0)
-        self._st = np.zeros(RK.N_ST)
-        self._n_relevant = 0.0
-        self._since_exact = 0
-
-    def _snapshot(self):
-        """State to restore if a call fails; ``_theta`` by reference only: :meth:`_save_rows`
-        copies what the pass can change before it runs (a transaction at the cost of the batch,
-        not of the model)."""
-        snap = save_attrs(self, _STATE[:-2])
-        snap.update(save_attrs(self, _STATE[-2:], copy_array))
-        return snap
-
-    def _save_rows(self, snap, batch):
-        """Copy the rows of theta the pass over ``batch`` can change: the batch's features and
-        the bias (every row when a constraint projects whole weight vectors)."""
-        if "_theta" not in snap:
-            return
-        if self.constraint is not None or batch.indices.shape[0] != batch.data.shape[0]:
-            rows = np.arange(self._theta.shape[0])
-        else:
-            rows = np.unique(batch.indices).astype(np.intp)
-            if self.fit_intercept:
-                rows = np.append(rows, self._theta.shape[0] - 1)
-        snap["_rows"] = (rows, self._theta[rows].copy())
-
-    def _restore(self, snap):
-        restore_attrs(self, _STATE, snap)
-        if "_rows" in snap:
-            rows, saved = snap["_rows"]
-            self._theta[rows] = saved
-
-    # ------------------------------------------------------------------ the pass
-    def _run(self, batch, Y, weight, order, mistakes, losses):
-        K = Y.shape[1]
-        R = self._theta.shape[0]
-        if K < 2:
-            mistakes[order] = 0
-            losses[order] = 0.0
-            self._st[RK.T_SEEN] += len(order)
-            return
-        nnz = np.diff(batch.indptr)
-        m = int(nnz.max()) + 1 if nnz.size else 1
-        # one compiled signature: float64 values, writable arrays (float32 or read-only inputs
-        # are copied, O(nnz), rather than compiled again)
-        data = _plain(batch.data, np.float64)
-        status = RK.rank_pass(
-            data, _plain(batch.indices, np.int32), _plain(batch.indptr, np.int64),
-            _plain(Y, np.int8), _plain(weight, np.float64), order, self._theta, self._lZ,
-            self._st, _COMPLEXITY[self.complexity], _UPDATE[self.update], float(self.C),
-            float(self.margin), self._intercept_value(), mistakes, losses,
-            np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((2, K)),
-            np.zeros((K, m)), np.zeros(m), np.zeros((10, K + 1)), np.zeros(R, dtype=np.int8),
-            _CONSTRAINT[self.constraint], float(self.radius if self.constraint == "l1" else
-                                                 self.floor),
-            np.zeros(R), np.zeros(R), np.array([0, R], dtype=np.int64),
-        )  # fmt: skip
-        if self.complexity == "entropy":
-            self._since_exact += len(order)
-            if self._since_exact >= _EXACT_EVERY:
-                RK.exact_normalizers(self._theta, self._lZ)
-                self._since_exact = 0
-        if status != RK.OK or not (np.isfinite(self._lZ).all() and np.isfinite(self._st).all()):
-            raise FloatingPointError(
-                "LabelRanker: a weight became infinite or NaN during the pass; the model was left "
-                "as it was before this call. Scale the features or lower C."
-            )
-        if R and not np.isfinite(self._theta[batch.indices[: batch.data.shape[0]]]).all():
-            raise FloatingPointError(
-                "LabelRanker: a weight became infinite or NaN during the pass; the model was left "
-                "as it was before this call. Scale the features or lower C."
-            )
-
-    def _learn(self, X, Y, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`; Y: a
-        label-indicator matrix (n, K), a sequence of label sets, or one label per row;
-        ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``).
-        The label set is fixed by the first call (``fit`` starts afresh); later batches with
-        other labels are refused.  Returns each row's mistake (thesis Sec. 8.2)."""
-        if fit_mode and hasattr(self, "classes_"):
-            for k in ("classes_", "_kind"):
-                self.__dict__.pop(k)
-        first = fit_mode or not hasattr(self, "classes_")
+    def _check_params(self):
+        """The declarative constraints, then the configuration's rules."""
         self._validate_params()
-        snap = self._snapshot()
-        with restoring(self, snap):
-            X = V.check_X(self, X, reset=first)
-            batch = V.CSRBatch(X)
-            n = batch.n_rows
-            Yb, new_classes, kind = T.encode(
-                Y, n, None if first else self.classes_, classes, None if first else self._kind
-            )
-            sw = V.check_sample_weight(sample_weight, n)
-            self._check_constraint(batch.n_cols + (1 if self.fit_intercept else 0))
-            if first:
-                self._init_state(new_classes, kind, batch.n_cols)
-            else:
-                self._save_rows(snap, batch)
-            mistakes = np.zeros(n, dtype=np.int8)
-            losses = np.zeros(n)
-            if fit_mode:
-                rng = check_random_state(self.random_state)
-                for _ in range(self.n_epochs):
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(batch, Yb, sw, order.astype(np.int64), mistakes, losses)
-            else:
-                self._run(batch, Yb, sw, np.arange(n, dtype=np.int64), mistakes, losses)
-            self._n_relevant += float(Yb.sum()) * (self.n_epochs if fit_mode else 1)
-        return mistakes
+        check_ranking_configuration(*self._configuration())
 
-    # ------------------------------------------------------------------ public API
-    def partial_fit_mistakes(self, X, y, classes=None, sample_weight=None):
-        """As :meth:`partial_fit`, returning for each row 1 if the ranking made before its update
-        was a mistake (thesis Sec. 8.2), else 0: progressive validation in one call."""
-        return self._learn(X, y, classes, sample_weight, fit_mode=False).astype(bool)
-
-    def _weights_matrix(self):
-        check_is_fitted(self, "classes_")
-        if self.complexity == "euclidean":
-            return self._theta
-        return np.exp(self._theta - self._lZ[None, :])
-
-    ip_iterations_max_ = counter(RK.IP_ITER_MAX)
-
-    @property
-    def label_cardinality_(self):
-        check_is_fitted(self, "classes_")
-        return self._n_relevant / max(self._st[RK.T_SEEN], 1.0)
-
-    @property
-    def dual_objective_(self):
-        check_is_fitted(self, "classes_")
-        if self.constraint is not None:
-            return float("nan")
-        gain = float(self._st[RK.GAIN])
-        if self.complexity == "euclidean":
-            return gain - 0.5 * float(np.sum(self._theta * self._theta))
-        R = self._theta.shape[0]
-        return gain - float(np.sum(self._lZ - math.log(R)))
-
-    def decision_function(self, X):
-        """Ranking scores s_r = <w_r, x> + b_r, shape (n, K); for a single-label model with two
-        classes, s_1 - s_0 (shape (n,), positive means ``classes_[1]``)."""
-        S = self._scores(X)
-        if self._kind == T.MULTICLASS and len(self.classes_) == 2:
-            return S[:, 1] - S[:, 0]
-        return S
-
-    def predict(self, X):
-        """Single-label model: the top-ranked label (first maximum).  Multi-label model: the
-        indicator matrix (n, K) of the m top-ranked labels, m = max(1, round(
-        ``label_cardinality_``)) (ties broken towards the earlier label)."""
-        S = self.decision_function(X)
-        if self._kind == T.MULTICLASS:
-            if S.ndim == 1:
-                return self.classes_[(S > 0).astype(np.int64)]
-            return self.classes_[np.argmax(S, axis=1)]
-        K = S.shape[1]
-        m = min(K, max(1, int(round(self.label_cardinality_))))
-        top = np.argsort(-S, axis=1, kind="stable")[:, :m]
-        out = np.zeros(S.shape, dtype=np.int64)
-        np.put_along_axis(out, top, 1, axis=1)
-        return out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_label = True
-        return tags
-
-    # ------------------------------------------------------------------ model files
-    def _get_state(self):
-        check_is_fitted(self, "classes_")
-        meta = state_meta(self, kind=self._kind, n_relevant=float(self._n_relevant),
-                          since_exact=int(self._since_exact))  # fmt: skip
-        arrays = {"classes_": np.asarray(self.classes_), "theta": self._theta, "lZ": self._lZ,
-                  "st": self._st}  # fmt: skip
-        return meta, arrays
-
-    @classmethod
-    def _from_state(cls, meta, arrays):
-        est = estimator_from_meta(cls, meta, arrays)
-        est._kind = str(meta["kind"])
-        est._n_relevant = float(meta["n_relevant"])
-        est._since_exact = int(meta["since_exact"])
-        est._theta, est._lZ, est._st = float_arrays(arrays, "theta", "lZ", "st")
-        R = est.n_features_in_ + (1 if est.fit_intercept else 0)
-        K = len(est.classes_)
-        if est._theta.shape != (R, K) or est._lZ.shape != (K,) or est._st.shape != (RK.N_ST,):
-            raise ValueError(
-                f"model state is inconsistent: weights {est._theta.shape}, expected {(R, K)}"
-            )
-        if est._kind not in (T.MULTICLASS, T.INDICATOR, T.SETS):
-            raise ValueError(f"model state is inconsistent: unknown target kind {est._kind!r}")
-        return est
+    def _projection(self):
+        """``constraint`` as the family's projection: (code, radius or floor)."""
+        if self.constraint == "l1":
+            return RK.L1_BALL, float(self.radius)
+        if self.constraint == "floor":
+            return RK.FLOOR, float(self.floor)
+        return RK.NO_CONSTRAINT, 0.0
