@@ -1,4 +1,5 @@
-"""OnlineLearner over the dual ascent family: DualAscentClassifier is a preset of its objects.
+"""OnlineLearner over the dual ascent and label-ranking families: DualAscentClassifier and
+LabelRanker are presets of their objects.
 
 The steps that keep past rounds' dual variables (LastK, RowAction, FTRL, SelfTuned,
 StronglyConvex) route OnlineLearner to the dual ascent family; DualAscentClassifier's
@@ -13,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from onlinelearn import DualAscentClassifier, OnlineLearner
+from onlinelearn import DualAscentClassifier, LabelRanker, OnlineLearner
 from onlinelearn.datasets import load_dna
 from onlinelearn.framework import (
     FTRL,
@@ -24,6 +25,8 @@ from onlinelearn.framework import (
     LastK,
     Logistic,
     PNorm,
+    RankingHinge,
+    RoundOptimal,
     RowAction,
     SelfTuned,
     StronglyConvex,
@@ -52,6 +55,7 @@ def _dna(K):
 
 
 def _twin(preset):
+    """OnlineLearner with the preset's configuration and common parameters."""
     link, loss, step = preset._configuration()
     return OnlineLearner(
         link=link, loss=loss, step=step, average=False, tol=None, n_epochs=preset.n_epochs,
@@ -188,3 +192,59 @@ def test_step_objects_check_their_fields(bad):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---------------------------------------------------------------- the label-ranking family
+RANKERS = [
+    dict(update="III"),
+    dict(update="III", complexity="entropy", C=0.5),
+    dict(update="II", C=0.1, margin=0.5),
+    dict(update="I", complexity="entropy"),
+]
+
+
+def _multilabel(n=240, K=5, seed=0):
+    X, _ = load_dna("train")
+    rng = np.random.default_rng(seed)
+    return X[:n], (rng.random((n, K)) < 0.3).astype(np.int8)
+
+
+@pytest.mark.parametrize("params", RANKERS, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("layout", ["csr64", "dense32"])
+def test_label_ranker_is_the_configuration_bit_for_bit(params, layout, tmp_path):
+    X, Y = _multilabel()
+    if layout == "dense32":
+        X = X.toarray().astype(np.float32)
+    preset = LabelRanker(**params, random_state=1)
+    twin = _twin(preset)
+    np.testing.assert_array_equal(
+        preset.partial_fit_mistakes(X[:120], Y[:120]), twin.partial_fit_mistakes(X[:120], Y[:120])
+    )
+    preset.fit(X, Y)
+    twin.fit(X, Y)
+    np.testing.assert_array_equal(preset.coef_, twin.coef_)
+    np.testing.assert_array_equal(preset.predict(X), twin.predict(X))
+    assert preset.dual_objective_ == twin.dual_objective_
+    save_model(twin, tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
+    assert type(back) is OnlineLearner and back.loss == twin.loss
+    np.testing.assert_array_equal(back.decision_function(X), twin.decision_function(X))
+
+
+def test_ranking_family_refuses_what_it_cannot_honour():
+    X, Y = _multilabel()
+    ranking = dict(loss=RankingHinge(), step=RoundOptimal(0.1))
+    for extra, match in [
+        (dict(), "average=True .use False"),
+        (dict(average=False, tol=None, class_weight="balanced"), "class_weight"),
+        (dict(average=False, tol=None, intercept_scaling="auto"), "intercept_scaling"),
+        (dict(average=False, tol=None, link=PNorm()), "PNorm"),
+        (dict(average=False, tol=None, step=Aggressive(variant="PA-II")), "PA-II"),
+    ]:
+        clf = OnlineLearner(**{**ranking, **extra})
+        with pytest.raises(ValueError, match=match):
+            clf.fit(X, Y)
+        assert not hasattr(clf, "classes_")
+    clf = OnlineLearner(**ranking, average=False, tol=None).fit(X, Y)
+    assert not hasattr(clf, "partial_fit_predict")  # rankings, not labels: partial_fit_mistakes
+    assert hasattr(OnlineLearner(), "partial_fit_predict")

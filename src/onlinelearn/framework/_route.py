@@ -11,9 +11,13 @@ the base).  Attributes that only a family has raise AttributeError on the others
 
 from __future__ import annotations
 
+from sklearn.base import BaseEstimator, ClassifierMixin
+
 __all__ = ["routed"]
 
 _MISSING = object()
+#: scikit-learn's estimator methods: every estimator class has them
+_SKLEARN = frozenset(dir(BaseEstimator)) | frozenset(dir(ClassifierMixin))
 #: never routed: the estimator's own parameters and configuration
 _OWN = frozenset(
     {"_configuration", "_check_params", "_validate_params", "_parameter_constraints",
@@ -40,10 +44,11 @@ class _Routed:
     def __get__(self, obj, owner=None):
         raw = self.default if obj is None else self.by_family.get(obj._family(), self.default)
         if raw is _MISSING:
+            family = obj._family() if obj is not None else None
             what = type(obj).__name__ if obj is not None else owner.__name__
             raise AttributeError(
-                f"{what!r} has no attribute {self.name!r} with this configuration (it belongs "
-                f"to {', '.join(f.__name__ for f in self.by_family)})"
+                f"{what!r} has no attribute {self.name!r} with this configuration (the "
+                f"{getattr(family, '__name__', 'linear family')} has none)"
             )
         get = getattr(type(raw), "__get__", None)
         return get(raw, obj, owner) if get is not None else raw
@@ -65,5 +70,13 @@ def routed(base, families):
             if route is None:
                 route = attrs[name] = _Routed(name, default, {})
             route.by_family[fam] = raw
+        # the base's public methods that a family does not offer (scikit-learn's own aside)
+        for name in dir(base):
+            if name.startswith("_") or name in _SKLEARN or _lookup(fam, name) is not _MISSING:
+                continue
+            route = attrs.get(name)
+            if route is None:
+                route = attrs[name] = _Routed(name, _lookup(base, name), {})
+            route.by_family[fam] = _MISSING
     attrs["__doc__"] = f"{base.__name__}, with the attributes of {families} routed by _family()."
     return type(f"Routed{base.__name__}", (base,), attrs)

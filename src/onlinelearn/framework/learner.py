@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._core import generic as G
 from ..dual_ascent.family import DualAscentFamily, check_dual_ascent_configuration
+from ..ranking.family import LabelRankingFamily, check_ranking_configuration
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.meta import params_from_json
 from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
@@ -36,7 +37,17 @@ from . import links, losses, steps
 from ._axis import AxisObject
 from ._route import routed
 from .links import Entropy, Euclidean, Link, as_link
-from .losses import MARGIN, RESIDUAL, Confusion, CustomLoss, Loss, Squared, as_loss, loss_cfuncs
+from .losses import (
+    MARGIN,
+    RANKING,
+    RESIDUAL,
+    Confusion,
+    CustomLoss,
+    Loss,
+    Squared,
+    as_loss,
+    loss_cfuncs,
+)
 from .steps import Aggressive, Conservative, Step, as_step
 
 __all__ = ["OnlineLearner", "OnlineRegressor"]
@@ -97,6 +108,10 @@ class _AxesInModelFiles:
         return {k: _decode(v) for k, v in params.items()}
 
 
+#: the linear family, with the attributes of the other two routed to them by ``_family()``
+_ALL_FAMILIES = routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFamily])
+
+
 @parameters(
     "link loss step * n_epochs tol n_iter_no_change shuffle average random_state fit_intercept "
     "intercept_scaling class_weight dtype",
@@ -105,7 +120,9 @@ class _AxesInModelFiles:
     loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
 )  # fmt: skip
 class OnlineLearner(
-    _AxesInModelFiles, ConvergenceStopMixin, routed(OnlineLinearClassifier, [DualAscentFamily])
+    _AxesInModelFiles,
+    ConvergenceStopMixin,
+    routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFamily]),
 ):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
@@ -164,32 +181,44 @@ class OnlineLearner(
         return as_link(self.link), as_loss(self.loss), as_step(self.step)
 
     def _family(self):
-        """The family the configuration belongs to: None (linear) or DualAscentFamily."""
-        step = self.step
-        return DualAscentFamily if getattr(step, "multi_variable", False) else None
+        """The family the configuration belongs to: None (the linear one), DualAscentFamily
+        (a step over several dual variables) or LabelRankingFamily (a ranking loss)."""
+        if getattr(self.step, "multi_variable", False):
+            return DualAscentFamily
+        if getattr(self.loss, "kind", None) == RANKING:
+            return LabelRankingFamily
+        return None
 
-    def _check_family(self, link, loss, step):
-        check_dual_ascent_configuration(link, loss, step)
+    def _check_family(self, family, link, loss, step):
+        """The rules of another family than the linear one, and the shell's parameters it
+        cannot honour (refused, never ignored)."""
+        ranking = family is LabelRankingFamily
+        if ranking:
+            check_ranking_configuration(link, loss, step)
+        else:
+            check_dual_ascent_configuration(link, loss, step)
+        cw_ok = "None" if ranking else "None, a dict or 'balanced'"
         unsupported = [
             f"{name}={value!r} (use {ok})"
             for name, value, ok, bad in (
                 ("average", self.average, "False", self.average),
                 ("tol", self.tol, "None", self.tol is not None),
-                (
-                    "class_weight",
-                    self.class_weight,
-                    "None, a dict or 'balanced'",
-                    self.class_weight == "confusion",
-                ),
+                ("class_weight", self.class_weight, cw_ok,
+                 self.class_weight is not None if ranking else self.class_weight == "confusion"),
                 ("dtype", self.dtype, "None", self.dtype not in (None, "float64", np.float64)),
+                ("intercept_scaling", self.intercept_scaling, "a number",
+                 isinstance(self.intercept_scaling, str)),
             )
             if bad
-        ]
+        ]  # fmt: skip
         if unsupported:
+            what = (
+                f"loss={loss!r} runs the label-ranking family" if ranking else
+                f"step={step!r} keeps the dual variables of past rounds (the dual ascent family)"
+            )  # fmt: skip
             raise ValueError(
-                f"step={step!r} keeps the dual variables of past rounds (the dual ascent family):"
-                " it keeps no averaged weights, runs its n_epochs in full, has no COPA weights "
-                "and computes in float64; set " + ", ".join(unsupported)
+                f"{what}: it keeps no averaged weights, runs its n_epochs in full, computes in "
+                "float64 and weighs examples by its own rules; set " + ", ".join(unsupported)
             )
 
     @classmethod
@@ -197,11 +226,10 @@ class OnlineLearner(
         """A model of another family than the linear one, rebuilt by that family (None for
         the linear family, which :mod:`onlinelearn.shell.linear_state` rebuilds)."""
         params = cls._params_from_file(params_from_json(meta["params"]))
-        if not getattr(params.get("step"), "multi_variable", False):
+        family = cls(**params)._family()
+        if family is None:
             return None
-        return DualAscentFamily._from_state.__func__(
-            cls, {**meta, "params": params}, arrays, decode=dict
-        )
+        return family._from_state.__func__(cls, {**meta, "params": params}, arrays)
 
     def _generic(self):
         """True when the loss has no closed-form pass: the generic pass runs."""
@@ -219,8 +247,9 @@ class OnlineLearner(
 
     def _check_params(self):
         link, loss, step = self._configuration()
-        if step.multi_variable:
-            return self._check_family(link, loss, step)
+        family = self._family()
+        if family is not None:
+            return self._check_family(family, link, loss, step)
         if loss.kind != MARGIN:
             raise ValueError(
                 f"OnlineLearner takes a margin loss (classification); {loss!r} is a residual "
@@ -274,8 +303,8 @@ class OnlineLearner(
         if self._family() is not None:
             if predict_with != "current":
                 raise ValueError(
-                    f"predict_with={predict_with!r}: the dual ascent steps keep no averaged "
-                    "weights; their progressive predictions are the current iterate's"
+                    f"predict_with={predict_with!r}: the dual ascent and ranking families keep "
+                    "no averaged weights; their progressive predictions are the current iterate's"
                 )
             self._validate_params_once()
             out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode)
