@@ -32,7 +32,8 @@ margin(0) >= gamma, C when margin(C) < gamma (PA-I).  For the Euclidean link thi
 for the entropy link and x in {-1, 0, 1}^n it is the closed form (7.13)-(7.14).  Here the root
 is found numerically by Newton's method kept inside a shrinking bracket (bisection when a Newton
 step leaves it or does not shrink it fast enough).  One evaluation of margin(tau) and its
-derivative costs O(nnz(x)) given the aggregate of the untouched weights (Z or sum |theta|^p).
+derivative costs O(nnz(x)) given the aggregate of the untouched weights (Z or sum |theta|^p):
+:mod:`.link_margin`.
 
 On the entropy link the margin is bounded: margin < M = max_e u_e over all weights (max_e |u_e|
 balanced), approached only as tau -> inf; PA (no cap) with gamma >= M has no finite step and
@@ -44,12 +45,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .config import njit
 from .fp import finite
-from .links import ENTROPY, agg_term, phi
-from .sparse import row_offset
+from .link_margin import (
+    exact_untouched_aggregate,
+    gather_touched,
+    link_margin,
+    log_aggregate,
+)
+from .links import ENTROPY, agg_term
 from .state import (
     AGGREGATE,
     EXP_SHIFT,
@@ -107,150 +111,6 @@ _XTOL = 1e-15
 #: Sum the aggregate of the untouched weights afresh when both it (as the running total minus
 #: the touched terms) and the aggregate at the step fall below this fraction of the total.
 _EXACT_REST = 1e-3
-
-
-@njit
-def gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt):
-    """List the weights row i moves: (row jj, column kk, direction uu, current theta tt).
-
-    Column ``kp`` moves along ysign * x, column ``kn`` (if >= 0) along -x; the intercept row
-    ``d`` has the feature value ``b``.  Returns the number of entries written."""
-    n = 0
-    start = indptr[i]
-    stop = indptr[i + 1]
-    off = row_offset(data, indices, start)
-    for q in range(start, stop + (1 if b != 0.0 else 0)):
-        if q < stop:
-            j = indices[q - off]
-            x = np.float64(data[q])
-        else:  # the intercept feature
-            j = d
-            x = b
-        n = _list_entry(jj, kk, uu, tt, n, j, kp, ysign * x, theta)
-        if kn >= 0:
-            n = _list_entry(jj, kk, uu, tt, n, j, kn, -x, theta)
-    return n
-
-
-@njit
-def _list_entry(jj, kk, uu, tt, n, j, k, u, theta):
-    jj[n] = j
-    kk[n] = k
-    uu[n] = u
-    tt[n] = theta[j, k]
-    return n + 1
-
-
-@njit
-def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, p, bal):
-    """Aggregate (Z in the frame of st[EXP_SHIFT], or sum |theta|^p) over the weights row i leaves
-    alone, summed afresh: one sweep over theta, the row's sorted indices merged in."""
-    m = st[EXP_SHIFT]
-    R, K = theta.shape
-    start = indptr[i]
-    end = indptr[i + 1]
-    off = row_offset(data, indices, start)
-    q = start
-    acc = 0.0
-    for j in range(R):
-        while q < end and indices[q - off] < j:
-            q += 1
-        row_touched = (q < end and indices[q - off] == j) or (b != 0.0 and j == d)
-        for k in range(K):
-            if row_touched and (k == kp or k == kn):
-                continue
-            acc += agg_term(link, theta[j, k], m, p, bal)
-    return acc
-
-
-@njit(inline="always")
-def _entropy_frame(uu, tt, n, tau, rest, m, balanced):
-    """(ml, Z0) at theta + tau u on the entropy link: the local exp shift ml, the largest of
-    m + log(rest) and the moved weights' exponents (|v| balanced), so that the largest term
-    is exp(0); and the untouched aggregate ``rest`` (frame m) moved to the frame ml."""
-    ml = -math.inf
-    if rest > 0.0:
-        ml = m + math.log(rest)
-    for e in range(n):
-        v = tt[e] + tau * uu[e]
-        a = abs(v) if balanced else v
-        if a > ml:
-            ml = a
-    return ml, rest * math.exp(m - ml) if rest > 0.0 else 0.0
-
-
-@njit(inline="always")
-def _pnorm_frame(uu, tt, n, tau, rest, p):
-    """(r1, sig) at theta + tau u on the p-norm link: r1 = rest^(1/p), the p-norm of the
-    untouched weights, and sig the largest of r1 and the moved |theta_e + tau u_e| (the
-    weights are divided by sig before their p-th powers are summed)."""
-    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
-    sig = r1
-    for e in range(n):
-        a = abs(tt[e] + tau * uu[e])
-        if a > sig:
-            sig = a
-    return r1, sig
-
-
-@njit
-def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
-    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
-    if link == ENTROPY:
-        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
-        for e in range(n):
-            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
-        return math.log(Z) + ml - m
-    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
-    if sig == 0.0:
-        return -math.inf
-    F = (r1 / sig) ** p if rest > 0.0 else 0.0
-    for e in range(n):
-        F += abs((tt[e] + tau * uu[e]) / sig) ** p
-    return math.log(F) + p * math.log(sig)
-
-
-@njit
-def link_margin(link, uu, tt, n, tau, rest, m, p, balanced):
-    """(margin, d margin / d tau) at theta + tau u, for the entropy or p-norm link.
-
-    ``rest`` is the aggregate of the untouched weights (in the frame m for the entropy link).
-    Entropy: margin = N / Z with N = sum_e u_e phi(v_e), Z = rest + sum_e a(v_e); since
-    phi' = a and a' = phi, the derivative is sum_e u_e^2 a(v_e) / Z - margin^2.  The exp shift is
-    moved locally so that the largest term is exp(0).  p-norm: with F = sum |v|^p and
-    N = sum_e u_e sign(v_e) |v_e|^(p-1), margin = N / ((p-1) F^((p-2)/p)) and the derivative is
-    ((p-1) sum_e u_e^2 |v_e|^(p-2) - (p-2) N^2 / F) / ((p-1) F^((p-2)/p)); the weights are
-    divided by their largest magnitude first (the margin is 1-homogeneous, its derivative
-    0-homogeneous)."""
-    if link == ENTROPY:
-        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
-        N = 0.0
-        D = 0.0
-        for e in range(n):
-            v = tt[e] + tau * uu[e]
-            a = agg_term(ENTROPY, v, ml, p, balanced)
-            Z += a
-            N += uu[e] * phi(ENTROPY, v, ml, p, balanced)
-            D += uu[e] * uu[e] * a
-        mg = N / Z
-        return mg, D / Z - mg * mg
-    # PNORM
-    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
-    if sig == 0.0:
-        return 0.0, math.nan
-    F = (r1 / sig) ** p if rest > 0.0 else 0.0
-    N = 0.0
-    D = 0.0
-    for e in range(n):
-        v = (tt[e] + tau * uu[e]) / sig
-        av = abs(v)
-        t2 = av ** (p - 2.0)
-        t1 = t2 * av
-        F += t1 * av
-        N += uu[e] * (t1 if v >= 0.0 else -t1)
-        D += uu[e] * uu[e] * t2
-    s = F ** (-(p - 2.0) / p) / (p - 1.0)
-    return sig * N * s, ((p - 1.0) * D - (p - 2.0) * N * N / F) * s
 
 
 @njit
