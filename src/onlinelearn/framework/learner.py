@@ -10,8 +10,12 @@ compiled pass chosen by the three objects:
   presets of these objects (``Perceptron() == OnlineLearner('euclidean', Hinge(0),
   Conservative())`` up to defaults; ``tests/test_framework.py`` checks them bit for bit);
 * any other margin loss, the user's :class:`~onlinelearn.framework.CustomLoss` included, runs
-  the generic pass of :mod:`onlinelearn._core.generic` (Euclidean link), whose aggressive
-  step solves the round's 1-D dual to machine precision.
+  on every link: on the Euclidean link the generic pass of :mod:`onlinelearn._core.generic`,
+  on the entropy and p-norm links their own pass (:mod:`onlinelearn._core.online_loop`, with
+  the loss's functions), so averaging, label growth, balanced weights and the exp shift are
+  the hinge's.  The aggressive step solves the round's 1-D dual to machine precision: the root
+  of tau + C l'(z(tau)), z(tau) the margin after the step (a straight line on the Euclidean
+  link, the link's margin otherwise; :func:`onlinelearn._core.steps.root_tau`).
 
 Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' shell.
 """
@@ -22,6 +26,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from .._core import generic as G
+from .._core.online_loop import online_pass
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
 from ..shell.regression import REGRESSION, OnlineLinearRegressor
@@ -101,7 +106,7 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
     Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
-    1/2 ||w - w_t||^2 by the Bregman divergence of f)::
+    1/2 ||w - w_t||^2 by the Bregman divergence B_f(w, w_t) of their f, for every loss)::
 
         Aggressive(C, 'PA-I'):   w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))
         Aggressive(C, 'PA-II'):  w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))^2
@@ -119,8 +124,9 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
     ----------
     link : Link or {'euclidean', 'entropy', 'pnorm'}, default='euclidean'
         :class:`~onlinelearn.framework.Euclidean`, :class:`~onlinelearn.framework.Entropy`
-        (``eta``, ``balanced``), :class:`~onlinelearn.framework.PNorm` (``p``).  Losses other
-        than the hinge and COPA's run on the Euclidean link.
+        (``eta``, ``balanced``), :class:`~onlinelearn.framework.PNorm` (``p``).  Every
+        margin loss runs on every link, but COPA's (Euclidean only); ``Entropy(self_tuned=True)``
+        takes the conservative step only.
     loss : Loss or str, default='hinge'
         A margin loss: :class:`~onlinelearn.framework.Hinge` (``margin``), ``SquaredHinge``,
         ``Logistic``, ``Confusion`` (COPA: Euclidean link, aggressive step) or the user's
@@ -176,11 +182,6 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
         elif self.class_weight == "confusion":
             raise ValueError("class_weight='confusion' goes with loss=Confusion() (COPA)")
         if self._generic():
-            if not isinstance(link, Euclidean):
-                raise ValueError(
-                    f"{loss!r} runs on the Euclidean link (the hinge loss runs on every link); "
-                    f"got link={link!r}"
-                )
             if isinstance(step, Aggressive) and step.variant == "PA":
                 raise ValueError(
                     "Aggressive(variant='PA') (a zero-loss constraint) is the hinge loss's; "
@@ -202,6 +203,12 @@ class OnlineLearner(_AxesInModelFiles, ConvergenceStopMixin, OnlineLinearClassif
         if not self._generic():
             return super()._pass_kernel(ip)
         value, deriv = loss_cfuncs(as_loss(self.loss))
+        if not isinstance(as_link(self.link), Euclidean):
+
+            def link_kernel(*args):  # the link's own pass, with this loss's steps
+                return online_pass(*args, value, deriv)
+
+            return link_kernel
 
         def kernel(data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp,
                    pred_out, loss_out, scores, *rest):  # fmt: skip
