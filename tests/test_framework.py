@@ -459,7 +459,7 @@ def test_bad_input_changes_nothing():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(link=Entropy(), loss=Logistic()), "Euclidean link"),
+    (dict(link=Entropy(), loss=Confusion()), "Euclidean link"),
     (dict(loss=Logistic(), step=Aggressive(variant="PA")), "PA-I"),
     (dict(loss=Squared()), "OnlineRegressor"),
     (dict(loss=Confusion(), step=Conservative()), "COPA"),

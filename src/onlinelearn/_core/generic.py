@@ -15,11 +15,14 @@ root of the nondecreasing function::
     g(tau) = tau + C dl(z0 + tau q),    dl = l'  (PA-I)  or  2 l l'  (PA-II)
 
 (l convex makes dl nondecreasing; at a kink any subgradient).  g(0) = C dl(z0) and
-g(tau1) has the other sign at tau1 = -C dl(z0), so [0, tau1] brackets the root, which is found
-by regula falsi with the Illinois modification, forced to bisect whenever a step fails to halve
-the bracket, until the bracket is a few ulps wide (at most about 2 x 1100 evaluations, in
-practice 2-60).  For the hinge g jumps at the kink and the root is the jump: tau* =
-min(C, [gamma - z0]_+ / q), PA-I's closed form (eq. 7.11).
+g(tau1) has the other sign at tau1 = -C dl(z0), so [0, tau1] brackets the root, which
+:func:`onlinelearn._core.steps.root_tau` finds: one probe at the zero of the loss's tangent,
+then regula falsi with the Illinois modification, forced to bisect whenever a step fails to
+halve the bracket, until the bracket is 1e-15 relative or a few ulps wide (at most about
+2 x 1100 evaluations, in practice 2-60).  For the hinge g jumps at the kink and the root is the
+jump: tau* = min(C, [gamma - z0]_+ / q), PA-I's closed form (eq. 7.11).  The entropy and
+p-norm links solve the same condition with their nonlinear margin z(tau) in their own pass
+(:func:`onlinelearn._core.steps.aggressive_link_step`).
 
 For a residual loss l(r), r = <w, x> - y, the same solve runs with z0 = r0 and u = x
 (w' = w_t + tau x moves the residual by tau ||x||^2).
@@ -55,23 +58,10 @@ from .state import (
     N_UPDATES,
     S_SUM,
 )
-from .steps import CONSERVATIVE, PA2
+from .steps import CONSERVATIVE, PA2, root_tau
 
 OK = 0
 NONFINITE = 1
-#: the most evaluations of the 1-D solve (bisection alone needs at most ~1100 from any
-#: bracket of doubles; forced bisection at least every other step)
-MAX_EVALS = 2400
-EPS = 2.220446049250313e-16
-
-
-@njit
-def dual_derivative(value, deriv, z, squared):
-    """dl(z) of the module docstring: l'(z), or 2 l(z) l'(z) when ``squared``."""
-    d = deriv(z)
-    if squared:
-        d = 2.0 * value(z) * d
-    return d
 
 
 @njit
@@ -80,74 +70,7 @@ def aggressive_tau(value, deriv, z0, q, cap, squared):
     is 0; NaN/inf when the loss's derivative is not finite."""
     if q <= 0.0 or cap <= 0.0:
         return 0.0
-    t1 = -cap * dual_derivative(value, deriv, z0, squared)
-    if t1 == 0.0 or not finite(t1):
-        return t1
-    lo = 0.0
-    hi = t1
-    if t1 < 0.0:
-        lo = t1
-        hi = 0.0
-    glo = lo + cap * dual_derivative(value, deriv, z0 + lo * q, squared)
-    ghi = hi + cap * dual_derivative(value, deriv, z0 + hi * q, squared)
-    if glo >= 0.0:
-        return lo
-    if ghi <= 0.0:
-        return hi
-    # one candidate before the iterations: the zero of the loss's tangent at z0,
-    # z = z0 - l(z0) / l'(z0) (PA-I: where a piecewise-linear loss reaches its kink, the root of
-    # the hinge), probed at c and at c shifted by a few ulps towards the other end; for the
-    # hinge the bracket is then a few ulps wide in 3 evaluations; otherwise it only shrinks
-    lz = value(z0)
-    dz = deriv(z0)
-    if not squared and dz != 0.0 and lz > 0.0:
-        c = -lz / dz / q
-        for _ in range(2):
-            if not (lo < c < hi):
-                break
-            gc = c + cap * dual_derivative(value, deriv, z0 + c * q, squared)
-            if gc < 0.0:
-                lo = c
-                glo = gc
-                c = c + 4.0 * EPS * abs(c)
-            elif gc > 0.0:
-                hi = c
-                ghi = gc
-                c = c - 4.0 * EPS * abs(c)
-            else:
-                return c
-            if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
-                return 0.5 * (lo + hi)
-    side = 0
-    bisect = False
-    for _ in range(MAX_EVALS):
-        width = hi - lo
-        c = 0.5 * (lo + hi)
-        if not bisect:
-            rf = (lo * ghi - hi * glo) / (ghi - glo)
-            if lo < rf < hi:
-                c = rf
-        if not (lo < c < hi):
-            break  # the bracket is two adjacent doubles
-        gc = c + cap * dual_derivative(value, deriv, z0 + c * q, squared)
-        if gc < 0.0:
-            lo = c
-            glo = gc
-            if side == -1:
-                ghi *= 0.5
-            side = -1
-        elif gc > 0.0:
-            hi = c
-            ghi = gc
-            if side == 1:
-                glo *= 0.5
-            side = 1
-        else:
-            return c
-        bisect = hi - lo > 0.5 * width
-        if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
-            break
-    return 0.5 * (lo + hi)
+    return root_tau(value, deriv, z0, q, cap, squared, None)
 
 
 @njit

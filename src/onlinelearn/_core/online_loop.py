@@ -33,6 +33,7 @@ import numpy as np
 from .config import njit
 from .copa import copa_step
 from .fp import finite
+from .generic import margin_step
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_rows
@@ -176,7 +177,7 @@ def _update_column(data, indices, indptr, i, theta, A, lastS, st, k, cf, b, d, l
 @njit
 def online_pass(
     data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp, pred_out, loss_out,
-    scores, alpha, work_idx, work_val,
+    scores, alpha, work_idx, work_val, value=None, deriv=None,
 ):  # fmt: skip
     """Run the learner once over the rows ``order`` of a CSR batch. Returns OK or NONFINITE.
 
@@ -188,6 +189,11 @@ def online_pass(
     theta_y += tau x, theta_r -= tau x (binary: theta += tau y x).
     ``pred_out[i]`` receives the prediction made *before* the update (progressive validation) and
     ``loss_out[i]`` the loss suffered.
+
+    ``value``, ``deriv``: another margin loss l, as first-class compiled functions (the pass is
+    then compiled once for every such loss).  The loss suffered is l(margin); the conservative
+    step is tau = -l'(margin) on a mistake (times eta), the aggressive step PA-I / PA-II the root
+    of tau + C dl(margin(tau)) (:func:`.steps.link_tau`); the rest of the round is the hinge's.
     """
     link = ip[IP_LINK]
     step = ip[IP_STEP]
@@ -249,6 +255,10 @@ def online_pass(
 
         # ---- prediction, margin, loss
         pred, rival, ysign, margin, loss = predict_margin_loss(scores, yi, binary, gamma)
+        z_or_gamma = gamma  # what the link step reads: the hinge's margin, or l's z0
+        if value is not None:
+            loss = value(margin)
+            z_or_gamma = margin
         pred_out[i] = pred
         if pred != yi:
             st[N_MISTAKES] += 1.0
@@ -264,8 +274,8 @@ def online_pass(
             if root_step:
                 tau = aggressive_link_step(
                     step, link, data, indices, indptr, i, theta, st,
-                    0 if binary else yi, -1 if binary else rival, ysign, b, d, gamma, loss, C,
-                    wgt, p, balanced, buf_j, buf_k, buf_u, buf_t,
+                    0 if binary else yi, -1 if binary else rival, ysign, b, d, z_or_gamma, loss,
+                    C, wgt, p, balanced, buf_j, buf_k, buf_u, buf_t, value, deriv,
                 )  # fmt: skip
                 if not finite(tau):
                     return NONFINITE
@@ -274,8 +284,13 @@ def online_pass(
                     ksq = 0.0
                 else:
                     ksq = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
-                tau = hinge_step(step, loss, margin, ksq, C, wgt)
+                if value is None:
+                    tau = hinge_step(step, loss, margin, ksq, C, wgt)
+                else:  # (conservative: times eta below)
+                    tau = margin_step(value, deriv, step, margin, ksq, C, 1.0, wgt, False)
             updated = tau > 0.0
+            if value is not None:
+                updated = tau != 0.0  # l' may have either sign
             if updated:
                 if step == CONSERVATIVE:
                     tau *= eta

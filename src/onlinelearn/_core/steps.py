@@ -32,24 +32,47 @@ margin(0) >= gamma, C when margin(C) < gamma (PA-I).  For the Euclidean link thi
 for the entropy link and x in {-1, 0, 1}^n it is the closed form (7.13)-(7.14).  Here the root
 is found numerically by Newton's method kept inside a shrinking bracket (bisection when a Newton
 step leaves it or does not shrink it fast enough).  One evaluation of margin(tau) and its
-derivative costs O(nnz(x)) given the aggregate of the untouched weights (Z or sum |theta|^p).
+derivative costs O(nnz(x)) given the aggregate of the untouched weights (Z or sum |theta|^p):
+:mod:`.link_margin`.
 
 On the entropy link the margin is bounded: margin < M = max_e u_e over all weights (max_e |u_e|
 balanced), approached only as tau -> inf; PA (no cap) with gamma >= M has no finite step and
 returns inf (the pass reports it as a non-finite update).  On the p-norm link margin(tau) grows
 like tau ||u||_p^2 / (p - 1), so every step is finite.
+
+Any other convex margin loss l (given as first-class functions ``value``, ``deriv``; the loss
+of :class:`onlinelearn.framework.CustomLoss`), :func:`root_tau`.  The round's problem
+``w' = argmin_w B_f(w, w_t) + C l(z_t(w))`` (PA-I; PA-II: ``C l^2``) is, over the new dual
+variable, ``max_tau -f*(theta + tau u) - C l*(-tau / C)``, whose optimality condition is the
+root of the nondecreasing::
+
+    g(tau) = tau + C dl(margin(tau)),    dl = l'  (PA-I)  or  2 l l'  (PA-II)
+
+(for the hinge, gamma - margin(tau) - tau / (2C) = 0 of PA-II above, or the jump of g at
+margin = gamma of PA-I).  g(0) = C dl(z0) and g has the other sign at tau1 = -C dl(z0), so
+[0, tau1] brackets the root.  margin(tau) is z0 + tau ||u||^2 on the Euclidean link and
+:func:`.link_margin.link_margin` on the others.  The solve: one probe at the zero of the loss's
+tangent at z0, z0 - l(z0) / l'(z0) (for a piecewise-linear loss, its kink: the tau that reaches
+it is found as the hinge's PA-I step above, Newton's method on the margin, so that the bracket
+is then a few ulps wide), then regula falsi with the Illinois modification, forced to bisect
+whenever a step fails to halve the bracket, until the bracket is 1e-15 relative or two adjacent
+doubles.  The weights' scale (Z, ||theta||_p, the exp shift m) enters only through the margin,
+as for the hinge; ``Entropy(eta)``'s eta, like the hinge's, scales the conservative step only.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .config import njit
 from .fp import finite
-from .links import ENTROPY, agg_term, phi
-from .sparse import row_offset
+from .link_margin import (
+    exact_untouched_aggregate,
+    gather_touched,
+    link_margin,
+    log_aggregate,
+)
+from .links import ENTROPY, agg_term
 from .state import (
     AGGREGATE,
     EXP_SHIFT,
@@ -107,150 +130,6 @@ _XTOL = 1e-15
 #: Sum the aggregate of the untouched weights afresh when both it (as the running total minus
 #: the touched terms) and the aggregate at the step fall below this fraction of the total.
 _EXACT_REST = 1e-3
-
-
-@njit
-def gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt):
-    """List the weights row i moves: (row jj, column kk, direction uu, current theta tt).
-
-    Column ``kp`` moves along ysign * x, column ``kn`` (if >= 0) along -x; the intercept row
-    ``d`` has the feature value ``b``.  Returns the number of entries written."""
-    n = 0
-    start = indptr[i]
-    stop = indptr[i + 1]
-    off = row_offset(data, indices, start)
-    for q in range(start, stop + (1 if b != 0.0 else 0)):
-        if q < stop:
-            j = indices[q - off]
-            x = np.float64(data[q])
-        else:  # the intercept feature
-            j = d
-            x = b
-        n = _list_entry(jj, kk, uu, tt, n, j, kp, ysign * x, theta)
-        if kn >= 0:
-            n = _list_entry(jj, kk, uu, tt, n, j, kn, -x, theta)
-    return n
-
-
-@njit
-def _list_entry(jj, kk, uu, tt, n, j, k, u, theta):
-    jj[n] = j
-    kk[n] = k
-    uu[n] = u
-    tt[n] = theta[j, k]
-    return n + 1
-
-
-@njit
-def exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d, p, bal):
-    """Aggregate (Z in the frame of st[EXP_SHIFT], or sum |theta|^p) over the weights row i leaves
-    alone, summed afresh: one sweep over theta, the row's sorted indices merged in."""
-    m = st[EXP_SHIFT]
-    R, K = theta.shape
-    start = indptr[i]
-    end = indptr[i + 1]
-    off = row_offset(data, indices, start)
-    q = start
-    acc = 0.0
-    for j in range(R):
-        while q < end and indices[q - off] < j:
-            q += 1
-        row_touched = (q < end and indices[q - off] == j) or (b != 0.0 and j == d)
-        for k in range(K):
-            if row_touched and (k == kp or k == kn):
-                continue
-            acc += agg_term(link, theta[j, k], m, p, bal)
-    return acc
-
-
-@njit(inline="always")
-def _entropy_frame(uu, tt, n, tau, rest, m, balanced):
-    """(ml, Z0) at theta + tau u on the entropy link: the local exp shift ml, the largest of
-    m + log(rest) and the moved weights' exponents (|v| balanced), so that the largest term
-    is exp(0); and the untouched aggregate ``rest`` (frame m) moved to the frame ml."""
-    ml = -math.inf
-    if rest > 0.0:
-        ml = m + math.log(rest)
-    for e in range(n):
-        v = tt[e] + tau * uu[e]
-        a = abs(v) if balanced else v
-        if a > ml:
-            ml = a
-    return ml, rest * math.exp(m - ml) if rest > 0.0 else 0.0
-
-
-@njit(inline="always")
-def _pnorm_frame(uu, tt, n, tau, rest, p):
-    """(r1, sig) at theta + tau u on the p-norm link: r1 = rest^(1/p), the p-norm of the
-    untouched weights, and sig the largest of r1 and the moved |theta_e + tau u_e| (the
-    weights are divided by sig before their p-th powers are summed)."""
-    r1 = rest ** (1.0 / p) if rest > 0.0 else 0.0
-    sig = r1
-    for e in range(n):
-        a = abs(tt[e] + tau * uu[e])
-        if a > sig:
-            sig = a
-    return r1, sig
-
-
-@njit
-def log_aggregate(link, uu, tt, n, tau, rest, m, p, balanced):
-    """log of the aggregate (Z in the frame m, or sum |theta|^p) at theta + tau u."""
-    if link == ENTROPY:
-        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
-        for e in range(n):
-            Z += agg_term(ENTROPY, tt[e] + tau * uu[e], ml, p, balanced)
-        return math.log(Z) + ml - m
-    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
-    if sig == 0.0:
-        return -math.inf
-    F = (r1 / sig) ** p if rest > 0.0 else 0.0
-    for e in range(n):
-        F += abs((tt[e] + tau * uu[e]) / sig) ** p
-    return math.log(F) + p * math.log(sig)
-
-
-@njit
-def link_margin(link, uu, tt, n, tau, rest, m, p, balanced):
-    """(margin, d margin / d tau) at theta + tau u, for the entropy or p-norm link.
-
-    ``rest`` is the aggregate of the untouched weights (in the frame m for the entropy link).
-    Entropy: margin = N / Z with N = sum_e u_e phi(v_e), Z = rest + sum_e a(v_e); since
-    phi' = a and a' = phi, the derivative is sum_e u_e^2 a(v_e) / Z - margin^2.  The exp shift is
-    moved locally so that the largest term is exp(0).  p-norm: with F = sum |v|^p and
-    N = sum_e u_e sign(v_e) |v_e|^(p-1), margin = N / ((p-1) F^((p-2)/p)) and the derivative is
-    ((p-1) sum_e u_e^2 |v_e|^(p-2) - (p-2) N^2 / F) / ((p-1) F^((p-2)/p)); the weights are
-    divided by their largest magnitude first (the margin is 1-homogeneous, its derivative
-    0-homogeneous)."""
-    if link == ENTROPY:
-        ml, Z = _entropy_frame(uu, tt, n, tau, rest, m, balanced)
-        N = 0.0
-        D = 0.0
-        for e in range(n):
-            v = tt[e] + tau * uu[e]
-            a = agg_term(ENTROPY, v, ml, p, balanced)
-            Z += a
-            N += uu[e] * phi(ENTROPY, v, ml, p, balanced)
-            D += uu[e] * uu[e] * a
-        mg = N / Z
-        return mg, D / Z - mg * mg
-    # PNORM
-    r1, sig = _pnorm_frame(uu, tt, n, tau, rest, p)
-    if sig == 0.0:
-        return 0.0, math.nan
-    F = (r1 / sig) ** p if rest > 0.0 else 0.0
-    N = 0.0
-    D = 0.0
-    for e in range(n):
-        v = (tt[e] + tau * uu[e]) / sig
-        av = abs(v)
-        t2 = av ** (p - 2.0)
-        t1 = t2 * av
-        F += t1 * av
-        N += uu[e] * (t1 if v >= 0.0 else -t1)
-        D += uu[e] * uu[e] * t2
-    s = F ** (-(p - 2.0) / p) / (p - 1.0)
-    return sig * N * s, ((p - 1.0) * D - (p - 2.0) * N * N / F) * s
 
 
 @njit
@@ -347,18 +226,157 @@ def link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, b
     return t
 
 
+# ---------------------------------------------------------------- any loss: root of g(tau)
+#: the most evaluations of :func:`root_tau` (bisection alone needs at most ~1100 from any
+#: bracket of doubles; forced bisection at least every other step)
+MAX_EVALS = 2400
+EPS = 2.220446049250313e-16
+
+
+@njit
+def dual_derivative(value, deriv, z, squared):
+    """dl(z): l'(z) (PA-I), or 2 l(z) l'(z) when ``squared`` (PA-II)."""
+    d = deriv(z)
+    if squared:
+        d = 2.0 * value(z) * d
+    return d
+
+
+@njit
+def _margin_at(tau, z0, q, lk):
+    """z(tau), the margin after the step tau: z0 + tau q on the Euclidean link (``lk`` None),
+    else :func:`.link_margin.link_margin` of the touched weights,
+    lk = (link, uu, tt, n, rest, m, p, balanced)."""
+    if lk is None:
+        return z0 + tau * q
+    link, uu, tt, n, rest, m, p, balanced = lk
+    return link_margin(link, uu, tt, n, tau, rest, m, p, balanced)[0]
+
+
+@njit
+def _reach(z0, delta, hi, q, lk):
+    """The tau where z(tau) = z0 + delta (the probe of :func:`root_tau` at the zero of the
+    loss's tangent): delta / q on the Euclidean link; on the others PA-I's hinge step with the
+    margin z0 + delta and the cap hi (in (0, hi], Newton's method), NaN (no probe) unless
+    delta > 0 and hi > 0."""
+    if lk is None:
+        return delta / q
+    if not (delta > 0.0 and hi > 0.0):
+        return math.nan
+    link, uu, tt, n, rest, m, p, balanced = lk
+    return link_hinge_step(PA1, link, uu, tt, n, rest, m, z0 + delta, delta, hi, 1.0, p,
+                           balanced, True)  # fmt: skip
+
+
+@njit
+def root_tau(value, deriv, z0, q, cap, squared, lk):
+    """The root tau* of g(tau) = tau + cap dl(z(tau)) (the second part of the module
+    docstring), z(tau) as :func:`_margin_at` (``q``, ``lk``); z0 = z(0) as the pass computed it.
+    Returns 0 when dl(z0) = 0, NaN/inf when the loss's derivative is not finite."""
+    t1 = -cap * dual_derivative(value, deriv, z0, squared)
+    if t1 == 0.0 or not finite(t1):
+        return t1
+    lo = 0.0
+    hi = t1
+    if t1 < 0.0:
+        lo = t1
+        hi = 0.0
+    glo = lo + cap * dual_derivative(value, deriv, _margin_at(lo, z0, q, lk), squared)
+    ghi = hi + cap * dual_derivative(value, deriv, _margin_at(hi, z0, q, lk), squared)
+    if glo >= 0.0:
+        return lo
+    if ghi <= 0.0:
+        return hi
+    # one candidate before the iterations: the zero of the loss's tangent at z0,
+    # z = z0 - l(z0) / l'(z0) (PA-I: where a piecewise-linear loss reaches its kink, the root of
+    # the hinge), probed at c and at c shifted by a few ulps towards the other end; for the
+    # hinge the bracket is then a few ulps wide in 3 evaluations; otherwise it only shrinks
+    lz = value(z0)
+    dz = deriv(z0)
+    if not squared and dz != 0.0 and lz > 0.0:
+        c = _reach(z0, -lz / dz, hi, q, lk)
+        for _ in range(2):
+            if not (lo < c < hi):
+                break
+            gc = c + cap * dual_derivative(value, deriv, _margin_at(c, z0, q, lk), squared)
+            if gc < 0.0:
+                lo = c
+                glo = gc
+                c = c + 4.0 * EPS * abs(c)
+            elif gc > 0.0:
+                hi = c
+                ghi = gc
+                c = c - 4.0 * EPS * abs(c)
+            else:
+                return c
+            if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
+                return 0.5 * (lo + hi)
+    side = 0
+    bisect = False
+    for _ in range(MAX_EVALS):
+        width = hi - lo
+        c = 0.5 * (lo + hi)
+        if not bisect:
+            rf = (lo * ghi - hi * glo) / (ghi - glo)
+            if lo < rf < hi:
+                c = rf
+        if not (lo < c < hi):
+            break  # the bracket is two adjacent doubles
+        gc = c + cap * dual_derivative(value, deriv, _margin_at(c, z0, q, lk), squared)
+        if gc < 0.0:
+            lo = c
+            glo = gc
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        elif gc > 0.0:
+            hi = c
+            ghi = gc
+            if side == 1:
+                glo *= 0.5
+            side = 1
+        else:
+            return c
+        bisect = hi - lo > 0.5 * width
+        if hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
+            break
+    return 0.5 * (lo + hi)
+
+
+@njit
+def link_tau(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced, untouched,
+             value, deriv):  # fmt: skip
+    """The step on the touched weights: the hinge's (:func:`link_hinge_step`) when ``value``
+    is None, else the root of g(tau) = tau + C weight dl(margin(tau)) for the loss given by its
+    first-class functions ``value`` and ``deriv`` (:func:`root_tau`; ``gamma`` is then the
+    margin z0 before the step, ``loss`` is not read)."""
+    if value is None:
+        return link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p,
+                               balanced, untouched)  # fmt: skip
+    for e in range(n):
+        if uu[e] != 0.0:
+            return root_tau(value, deriv, gamma, 1.0, C * weight, step == PA2,
+                            (link, uu, tt, n, rest, m, p, balanced))  # fmt: skip
+    return 0.0  # the margin cannot change
+
+
 @njit
 def aggressive_link_step(
     step, link, data, indices, indptr, i, theta, st, kp, kn, ysign, b, d, gamma, loss, C,
-    weight, p, balanced, jj, kk, uu, tt,
+    weight, p, balanced, jj, kk, uu, tt, value=None, deriv=None,
 ):  # fmt: skip
     """tau of PA / PA-I / PA-II for row i on the entropy or p-norm link (theta unchanged).
 
     ``kp``, ``kn``, ``ysign``: as in :func:`gather_touched`; ``st`` the pass scalars
     (st[EXP_SHIFT] the exp shift, st[AGGREGATE] the aggregate); ``jj``, ``kk``, ``uu``, ``tt``
-    scratch of length at least 2 (nnz(x_i) + 1)."""
-    if weight <= 0.0 or loss <= 0.0:
+    scratch of length at least 2 (nnz(x_i) + 1).  With a loss's first-class functions
+    ``value`` and ``deriv``, PA-I / PA-II for that loss (:func:`link_tau`: ``gamma`` is then
+    the margin before the step, ``loss`` is not read)."""
+    if weight <= 0.0:
         return 0.0
+    if value is None:
+        if loss <= 0.0:
+            return 0.0
     n = gather_touched(data, indices, indptr, i, theta, kp, kn, ysign, b, d, jj, kk, uu, tt)
     R, K = theta.shape
     n_rows = indptr[i + 1] - indptr[i] + (1 if b != 0.0 else 0)
@@ -374,9 +392,9 @@ def aggressive_link_step(
     rest = total - s
     if rest < 0.0:
         rest = 0.0
-    tau = link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
-                          untouched)  # fmt: skip
-    if rest >= _EXACT_REST * total or not (tau > 0.0 and finite(tau)):
+    tau = link_tau(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                   untouched, value, deriv)  # fmt: skip
+    if rest >= _EXACT_REST * total or not (tau != 0.0 and finite(tau)):
         return tau
     t_end = tau / weight if step == PA else tau
     log_end = log_aggregate(link, uu, tt, n, t_end, rest, m, p, balanced)
@@ -384,5 +402,5 @@ def aggressive_link_step(
         return tau
     rest = exact_untouched_aggregate(link, data, indices, indptr, i, theta, st, kp, kn, b, d,
                                      p, balanced)  # fmt: skip
-    return link_hinge_step(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
-                           untouched)  # fmt: skip
+    return link_tau(step, link, uu, tt, n, rest, m, gamma, loss, C, weight, p, balanced,
+                    untouched, value, deriv)  # fmt: skip

@@ -10,12 +10,17 @@ compiled pass chosen by the three objects:
   presets of these objects (``Perceptron() == OnlineLearner('euclidean', Hinge(0),
   Conservative())`` up to defaults; ``tests/test_framework.py`` checks them bit for bit);
 * any other margin loss, the user's :class:`~onlinelearn.framework.CustomLoss` included, runs
-  the generic pass of :mod:`onlinelearn._core.generic` (Euclidean link), whose aggressive
-  step solves the round's 1-D dual to machine precision;
+  on every link: on the Euclidean link the generic pass of :mod:`onlinelearn._core.generic`,
+  on the entropy and p-norm links their own pass (:mod:`onlinelearn._core.online_loop`, with
+  the loss's functions), so averaging, label growth, balanced weights and the exp shift are
+  the hinge's.  The aggressive step solves the round's 1-D dual to machine precision: the root
+  of tau + C l'(z(tau)), z(tau) the margin after the step (a straight line on the Euclidean
+  link, the link's margin otherwise; :func:`onlinelearn._core.steps.root_tau`);
 * the steps that keep past rounds' dual variables (``LastK``, ``RowAction``, ``FTRL``,
   ``SelfTuned``, ``StronglyConvex``) run the dual ascent family
-  (:mod:`onlinelearn.dual_ascent.family`, whose preset is ``DualAscentClassifier``): the
-  estimator routes to it every attribute that family defines (:mod:`._route`).
+  (:mod:`onlinelearn.dual_ascent.family`, whose preset is ``DualAscentClassifier``), and the
+  ranking loss the label-ranking family (:mod:`onlinelearn.ranking.family`, ``LabelRanker``):
+  the estimator routes to it every attribute that family defines (:mod:`._route`).
 
 Regression (a residual loss) is :class:`OnlineRegressor`, on the regressors' shell.
 """
@@ -26,6 +31,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from .._core import generic as G
+from .._core.online_loop import online_pass
 from ..dual_ascent.family import DualAscentFamily, check_dual_ascent_configuration
 from ..ranking.family import LabelRankingFamily, check_ranking_configuration
 from ..shell.base import LINEAR, OnlineLinearClassifier
@@ -127,7 +133,7 @@ class OnlineLearner(
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
     Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
-    1/2 ||w - w_t||^2 by the Bregman divergence of f)::
+    1/2 ||w - w_t||^2 by the Bregman divergence B_f(w, w_t) of their f, for every loss)::
 
         Aggressive(C, 'PA-I'):   w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))
         Aggressive(C, 'PA-II'):  w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))^2
@@ -145,8 +151,9 @@ class OnlineLearner(
     ----------
     link : Link or {'euclidean', 'entropy', 'pnorm'}, default='euclidean'
         :class:`~onlinelearn.framework.Euclidean`, :class:`~onlinelearn.framework.Entropy`
-        (``eta``, ``balanced``), :class:`~onlinelearn.framework.PNorm` (``p``).  Losses other
-        than the hinge and COPA's run on the Euclidean link.
+        (``eta``, ``balanced``), :class:`~onlinelearn.framework.PNorm` (``p``).  Every
+        margin loss runs on every link, but COPA's (Euclidean only); ``Entropy(self_tuned=True)``
+        takes the conservative step only.
     loss : Loss or str, default='hinge'
         A margin loss: :class:`~onlinelearn.framework.Hinge` (``margin``), ``SquaredHinge``,
         ``Logistic``, ``Confusion`` (COPA: Euclidean link, aggressive step) or the user's
@@ -263,11 +270,6 @@ class OnlineLearner(
         elif self.class_weight == "confusion":
             raise ValueError("class_weight='confusion' goes with loss=Confusion() (COPA)")
         if self._generic():
-            if not isinstance(link, Euclidean):
-                raise ValueError(
-                    f"{loss!r} runs on the Euclidean link (the hinge loss runs on every link); "
-                    f"got link={link!r}"
-                )
             if isinstance(step, Aggressive) and step.variant == "PA":
                 raise ValueError(
                     "Aggressive(variant='PA') (a zero-loss constraint) is the hinge loss's; "
@@ -289,6 +291,12 @@ class OnlineLearner(
         if not self._generic():
             return super()._pass_kernel(ip)
         value, deriv = loss_cfuncs(as_loss(self.loss))
+        if not isinstance(as_link(self.link), Euclidean):
+
+            def link_kernel(*args):  # the link's own pass, with this loss's steps
+                return online_pass(*args, value, deriv)
+
+            return link_kernel
 
         def kernel(data, indices, indptr, y, weight, order, theta, A, lastS, st, ip, fp,
                    pred_out, loss_out, scores, *rest):  # fmt: skip

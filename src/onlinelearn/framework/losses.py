@@ -7,23 +7,24 @@ the residual r = <w, x> - y (regression).  Every loss here is convex.
 
 Each loss object carries two numba-compiled scalar functions, ``value(z)`` and
 ``derivative(z)`` (a subgradient where l has a kink); the generic steps of
-:mod:`onlinelearn.framework.steps` need nothing else.  Some losses also have a closed-form step
-in the library's own passes (the hinge loss with the conservative and aggressive steps, on every
-link; the eps-insensitive and squared losses of the regressors; COPA's confusion loss): a
-learner built from them runs that pass, and the tests check that the generic solve of the same
-problem gives the same step.
+:mod:`onlinelearn.framework.steps` need nothing else, on every link of a classifier (the
+Euclidean link's generic pass, or the entropy and p-norm links' own pass with the loss's
+functions).  Some losses also have a closed-form step in the library's own passes (the hinge
+loss with the conservative and aggressive steps, on every link; the eps-insensitive and squared
+losses of the regressors; COPA's confusion loss): a learner built from them runs that pass, and
+the tests check that the generic solve of the same problem gives the same step.
 
 ==========================  ============================================  ====================
 object                      l                                             closed-form pass
 ==========================  ============================================  ====================
 Hinge(margin=1)             [gamma - z]_+                                 yes (all links)
-SquaredHinge(margin=1)      [gamma - z]_+^2                               no (generic)
-Logistic()                  log(1 + exp(-z))                              no (generic)
+SquaredHinge(margin=1)      [gamma - z]_+^2                               no (all links)
+Logistic()                  log(1 + exp(-z))                              no (all links)
 Squared()                   r^2 / 2                     (residual)        yes (regressor)
 EpsInsensitive(eps=0.1)     [|r| - eps]_+               (residual)        yes (regressor)
 Confusion()                 COPA's squared confusion hinge (Thm. 3)       yes (COPA)
 RankingHinge(margin=1)      max_{r in Y, s not in Y} [gamma - (s_r - s_s)]_+  yes (ranking)
-CustomLoss(value, deriv)    the user's                                    no (generic)
+CustomLoss(value, deriv)    the user's                                    no (all links)
 ==========================  ============================================  ====================
 """
 
@@ -281,10 +282,12 @@ class CustomLoss(Loss):
         hinge).  Must be nondecreasing (l convex).
     kind : {'margin', 'residual'}, default='margin'
 
-    The learner needs nothing else: the aggressive step is the root of the optimality
-    condition of its 1-D dual, found by a safeguarded bracketing solve to machine precision
-    (:func:`onlinelearn._core.generic.aggressive_tau`); the conservative step follows the
-    subgradient on mistakes.  Plain Python functions are compiled with ``numba.njit``.
+    The learner needs nothing else, on any link (Euclidean, entropy, p-norm): the aggressive
+    step is the root of the optimality condition of its 1-D dual, tau + C l'(z(tau)) = 0 with
+    z(tau) the margin after the step, found by a safeguarded bracketing solve to machine
+    precision (:func:`onlinelearn._core.steps.root_tau`); the conservative step follows the
+    subgradient on mistakes.  Regression (``kind='residual'``) runs on the Euclidean link.
+    Plain Python functions are compiled with ``numba.njit``.
 
     Examples
     --------

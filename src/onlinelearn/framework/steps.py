@@ -7,12 +7,14 @@ says how far it moves:
 object                   the step
 =======================  ======================================================================
 Conservative(eta=1)      on a mistake only, the subgradient of the loss (thesis eq. 5.13: the
-                         Perceptron, Winnow); ``eta`` is 1/c.
+                         Perceptron, Winnow); ``eta`` is 1/c.  Any margin loss, any link.
 Aggressive(C, variant)   the new dual variable set to the maximiser of the dual (eq. 5.14), i.e.
                          w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C l(z_t(w))  ('PA-I'),
                          + C l(z_t(w))^2  ('PA-II'), or  s.t. l(z_t(w)) = 0  ('PA', hinge only);
-                         on the other links, the same 1-D maximisation with f in place of the
-                         squared norm (eq. 7.9).
+                         on the entropy and p-norm links, the same 1-D maximisation with the
+                         Bregman divergence of f in place of the squared norm (eq. 7.9), for
+                         every margin loss (the root of tau + C l'(z(tau)), z(tau) the margin
+                         after the step); not on Entropy(self_tuned=True).
 LastK(k, C, variant)     the last k dual variables jointly, exactly (eq. 5.18; k = 1 is PA)
 RowAction(k, C)          k single-variable steps, on t first, then t-1, ..., t-k+1 (Sec. 5.2.2)
 FTRL(C)                  every dual variable so far (regularised follow-the-leader, Sec. 5.2.2)
