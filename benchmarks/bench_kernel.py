@@ -6,6 +6,7 @@ Run from the repository root (reads ``$ONLINELEARN_DATA`` or ``../shared/data``)
     python benchmarks/bench_kernel.py                 # pendigits + mnist-10k, a few minutes
     python benchmarks/bench_kernel.py --quick         # subsamples, a smoke test
     python benchmarks/bench_kernel.py --extra ovr crammer_singer --datasets pendigits
+    python benchmarks/bench_kernel.py --datasets dna pmlb/optdigits pmlb/texture --no-budget
 
 The budgeted kernel Perceptron's stream alone (about 1 minute of CPU)::
 
@@ -46,6 +47,8 @@ def _load(name, quick):
     from sklearn.datasets import load_svmlight_file
 
     base = data_dir()
+    if name in ("dna",) or name.startswith("pmlb/"):
+        return _load_other(name, base)
     if name == "pendigits":
         X, y = load_svmlight_file(str(base / "pendigits/pendigits.scale.bz2"), n_features=16)
         Xt, yt = load_svmlight_file(str(base / "pendigits/pendigits.scale.t.bz2"), n_features=16)
@@ -60,6 +63,26 @@ def _load(name, quick):
     X, y = X[idx].toarray(), y[idx]
     Xt, yt = Xt[:n_test].toarray(), yt[:n_test]
     return X, y, Xt, yt
+
+
+def _load_other(name, base):
+    """dna (its own test file) or a PMLB set (a fixed stratified 30 % test split, seed 0),
+    features min-max scaled to [0, 1] on the training rows (as pendigits.scale)."""
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import MinMaxScaler
+
+    if name == "dna":
+        X, y = load_svmlight_file(str(base / "dna/dna.scale.bz2"), n_features=180)
+        Xt, yt = load_svmlight_file(str(base / "dna/dna.scale.t.bz2"), n_features=180)
+        X, Xt = X.toarray(), Xt.toarray()
+    else:
+        from onlinelearn.datasets import load_pmlb
+
+        Xa, ya = load_pmlb(name.split("/", 1)[1])
+        X, Xt, y, yt = train_test_split(Xa, ya, test_size=0.3, random_state=0, stratify=ya)
+    scaler = MinMaxScaler().fit(X)
+    return scaler.transform(X), y, np.clip(scaler.transform(Xt), -1.0, 2.0), yt
 
 
 def _timed(fn):

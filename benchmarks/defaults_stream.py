@@ -8,6 +8,13 @@ default could make, ``COPA``, and scikit-learn's ``PassiveAggressiveClassifier``
 ``learning_rate='pa1'``, its replacement) and ``Perceptron`` with their defaults; the seconds of
 the ``partial_fit`` call (after one warm-up call that compiles).
 
+Besides the sets of ``benchmarks/defaults.py``, four more sparse ones, built here from the
+shared raw data as a user would: ``news20_raw`` (the raw 20 newsgroups messages through
+scikit-learn's ``HashingVectorizer``, 2^18 columns, l2 rows; the bydate split), ``ud_pos`` (each
+token of UD English-EWT a row of ``onlinelearn.structured.text.token_features``, 2^18 hashed
+columns, its UPOS tag the label; train / test files), ``cora`` and ``citeseer`` (the nodes' bags
+of words, their labels, a fixed 30 % split).
+
     python benchmarks/defaults_stream.py [--sets news20 dna ...] [--seeds 0 1 2] [--out FILE]
 """
 
@@ -24,11 +31,70 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from defaults import SVMLIGHT, _load  # noqa: E402
+from defaults import SVMLIGHT  # noqa: E402
+from defaults import _load as _load_shared_set  # noqa: E402
 from sklearn import linear_model as sk  # noqa: E402
 
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron  # noqa: E402
-from onlinelearn.datasets import pmlb_names  # noqa: E402
+from onlinelearn.datasets import pmlb_names, shared_data_dir  # noqa: E402
+
+EXTRA = ["news20_raw", "ud_pos", "cora", "citeseer"]
+
+
+def _news20_raw(root):
+    import tarfile
+
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    docs = {"train": ([], []), "test": ([], [])}
+    with tarfile.open(root / "20newsgroups" / "20news-bydate.tar.xz") as tf:
+        for m in tf:
+            if m.isfile():
+                top, group = m.name.split("/")[:2]
+                split = docs["train" if "train" in top else "test"]
+                split[0].append(tf.extractfile(m).read().decode("latin-1"))
+                split[1].append(group)
+    hv = HashingVectorizer(n_features=2**18, alternate_sign=False, norm="l2")
+    (a, ya), (b, yb) = docs["train"], docs["test"]
+    return hv.transform(a), np.array(ya), hv.transform(b), np.array(yb)
+
+
+def _ud_pos(root):
+    import scipy.sparse as sp
+
+    from onlinelearn.structured.text import read_conllu, token_features
+
+    out = []
+    for split in ("train", "test"):
+        sents, tags = read_conllu(root / "ud_english_ewt" / f"en_ewt-ud-{split}.conllu.xz")
+        out += [sp.vstack(token_features(sents)).tocsr(), np.concatenate(tags)]
+    return tuple(out)
+
+
+def _bag_of_words(root, name):
+    import lzma
+
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.model_selection import train_test_split
+
+    X, _ = load_svmlight_file(str(root / name / f"{name}.features.svm.bz2"))
+    with lzma.open(root / name / f"{name}.labels.xz", "rt") as f:
+        pairs = np.array([line.split() for line in f if line.strip()], dtype=np.int64)
+    X = X.tocsr()[pairs[:, 0]]
+    return tuple(train_test_split(X, pairs[:, 1], test_size=0.3, random_state=0)[i]
+                 for i in (0, 2, 1, 3))  # fmt: skip
+
+
+def _load(name):
+    root = shared_data_dir()
+    if name == "news20_raw":
+        return _news20_raw(root)
+    if name == "ud_pos":
+        return _ud_pos(root)
+    if name in ("cora", "citeseer"):
+        return _bag_of_words(root, name)
+    return _load_shared_set(name)
+
 
 PA = PassiveAggressiveClassifier
 
@@ -56,7 +122,7 @@ COLUMNS = list(_learners(0))
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", nargs="+", default=SVMLIGHT + pmlb_names())
+    ap.add_argument("--sets", nargs="+", default=SVMLIGHT + EXTRA + pmlb_names())
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
