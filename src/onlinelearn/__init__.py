@@ -3,16 +3,16 @@
 Public re-exports only; see the modules for the mathematics.
 """
 
-from . import projections
+from . import framework, projections
 from .boosting import PrimalDualBoost
 from .dual_ascent import DualAscentClassifier
+from .engine import OnlineLearner, OnlineRegressor
 from .evaluation import (
     online_to_batch_average,
     online_to_batch_last,
     online_to_batch_validation,
     progressive_validation,
 )
-from .framework.learner import OnlineLearner, OnlineRegressor
 from .kernel_methods import KernelCOPA, KernelPassiveAggressive, KernelPerceptron, KernelSVC
 from .linear import COPA, PassiveAggressiveClassifier, Perceptron, PNormPerceptron, Winnow
 from .metrics import confusion_matrix_conditional, confusion_operator_norm, confusion_risk_bound
@@ -24,6 +24,10 @@ from .structured import SequenceTagger
 from .svm import DualCoordinateSVC, Pegasos
 
 __version__ = "0.1.0"
+
+# the framework's learners, also under the framework's name (the axes' package imports nothing
+# above itself: the learners stand above the families they run)
+framework.OnlineLearner, framework.OnlineRegressor = OnlineLearner, OnlineRegressor
 
 __all__ = [
     "OnlineLearner",

@@ -11,7 +11,7 @@ files), driven by the estimator's ``_configuration()`` and its five common param
 its ``class_weight`` where it has one (a multiplier of each example's cap, as
 ``sample_weight``).
 :class:`onlinelearn.DualAscentClassifier` is its preset; :class:`onlinelearn.OnlineLearner`
-routes to it when its step is one of these (:mod:`onlinelearn.framework._route`).
+routes to it when its step is one of these (:mod:`onlinelearn.engine._route`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ and a dual ascent step::
     OnlineLearner(link=Euclidean(), loss=Hinge(margin=1.0), step=Aggressive(C=1.0))  # PA-I
 
 A loss of one's own is two numba-compiled scalar functions (:class:`CustomLoss`).
+
+The learners themselves live above the families they run (:mod:`onlinelearn.engine`); the
+package ``onlinelearn`` hands them on here as ``OnlineLearner`` and ``OnlineRegressor`` (this
+module imports nothing above the axes).
 """
 
 from .links import Entropy, Euclidean, Link, PNorm
@@ -59,13 +63,3 @@ __all__ = [
     "Step",
     "StronglyConvex",
 ]
-
-
-def __getattr__(name):
-    # the learners are imported when first asked for: the presets import the axes from here,
-    # and the learners import the presets' shell (importing them here would make a circle)
-    if name in ("OnlineLearner", "OnlineRegressor"):
-        from . import learner
-
-        return getattr(learner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

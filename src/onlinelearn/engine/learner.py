@@ -33,17 +33,10 @@ from sklearn.utils._param_validation import StrOptions
 from .._core import generic as G
 from .._core.online_loop import online_pass
 from ..dual_ascent.family import DualAscentFamily, check_dual_ascent_configuration
-from ..ranking.family import LabelRankingFamily, check_ranking_configuration
-from ..shell.base import LINEAR, OnlineLinearClassifier
-from ..shell.meta import params_from_json
-from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
-from ..shell.regression import REGRESSION, OnlineLinearRegressor
-from ..shell.stop import STOP, ConvergenceStopMixin
-from . import links, losses, steps
-from ._axis import AxisObject
-from ._route import routed
-from .links import Entropy, Euclidean, Link, as_link
-from .losses import (
+from ..framework import links, losses, steps
+from ..framework._axis import AxisObject
+from ..framework.links import Entropy, Euclidean, Link, as_link
+from ..framework.losses import (
     MARGIN,
     RANKING,
     RESIDUAL,
@@ -54,7 +47,14 @@ from .losses import (
     as_loss,
     loss_cfuncs,
 )
-from .steps import Aggressive, Conservative, Step, as_step
+from ..framework.steps import Aggressive, Conservative, Step, as_step
+from ..ranking.family import LabelRankingFamily, check_ranking_configuration
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.meta import params_from_json
+from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
+from ..shell.regression import REGRESSION, OnlineLinearRegressor
+from ..shell.stop import STOP, ConvergenceStopMixin
+from ._route import routed
 
 __all__ = ["OnlineLearner", "OnlineRegressor"]
 
