@@ -47,6 +47,16 @@ def test_the_checks_of_a_pass_are_reached_through_validation():
         assert getattr(validation, name) is getattr(output_checks, name)
 
 
+def test_the_forms_the_core_reads_are_reached_through_validation():
+    """The batch layout and the label codes moved to ``shell.encoding`` (validation.py had
+    reached 500 lines); the estimators still import them from ``shell.validation``."""
+    from onlinelearn.shell import encoding, validation
+
+    for name in encoding.__all__:
+        assert getattr(validation, name) is getattr(encoding, name)
+        assert name in validation.__all__
+
+
 def test_the_public_base_path_gives_the_base_class():
     """``onlinelearn.base`` is public (learners derive from its class): it re-exports the class
     of :mod:`onlinelearn.shell.base`, and nothing else."""
