@@ -36,6 +36,7 @@ __all__ = [
     "MAX_EXACT_LABEL",
     "MAX_N_FEATURES",
     "CSRBatch",
+    "canonical",
     "check_X",
     "check_batch",
     "check_X_y",
@@ -227,7 +228,7 @@ def check_X(estimator, X, *, reset, finite=True):
     CSR matrix past ``indptr[-1]``, which no pass reads, is still checked here."""
     check_sparse_structure(X)  # before anything (scipy included) trusts the indices
     if not reset and _ready(estimator, X, finite):
-        return X
+        return canonical(X)
     kwargs = dict(
         reset=reset,
         accept_sparse="csr",
@@ -238,7 +239,20 @@ def check_X(estimator, X, *, reset, finite=True):
     Xv = validate_data(estimator, X, ensure_all_finite=False, **kwargs)
     if not (_finite_values(Xv) if finite else _finite_unused(Xv)):
         raise_nonfinite_x(estimator, Xv.data if sp.issparse(Xv) else Xv)
-    return Xv
+    return canonical(Xv)
+
+
+def canonical(X):
+    """X as scikit-learn reads a sparse matrix: duplicate entries summed and indices sorted (a
+    copy, made only when X is not so already; scipy keeps the answer on the matrix, so that
+    :class:`CSRBatch` does not pay for the question again).  Dense X is returned as it is.
+    Without it, a learner that reads the stored entries (stumps, squared norms) saw a value
+    split over two entries of one column as two values."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
 
 
 def _finite_unused(X):

@@ -1,0 +1,80 @@
+"""Defects found by the crash sweep (issue 22, item 7), one test each, each failing on the code
+before its fix.  The sweep's harness: ``tests/_sweep.py``, ``_sweep_inputs.py``,
+``_sweep_specs.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import onlinelearn
+
+HERE = Path(__file__).resolve().parent
+SRC = str(Path(onlinelearn.__file__).resolve().parents[1])
+sys.path.insert(0, str(HERE))
+
+from _sweep_inputs import state_of  # noqa: E402, F401
+from _sweep_specs import SPECS  # noqa: E402, F401
+
+TIMEOUT = 600
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([SRC, str(HERE), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _csr_with_index(X, pos, index, dtype=np.int32):
+    C = sp.csr_matrix(X)
+    out = sp.csr_matrix((C.data, C.indices, C.indptr), shape=C.shape)
+    out.indices = C.indices.astype(dtype)
+    out.indptr = C.indptr.astype(dtype)
+    out.indices[pos] = index
+    return out
+
+
+def _in_child(code):
+    """Run ``code`` in a child process (old code died there with a signal): its exit code and
+    output."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=_env(),
+                          capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("index", [-1, 2**40])
+@pytest.mark.parametrize("kernel", ["Polynomial(2).feature_map()", "RBF()"])
+def test_kernels_refuse_broken_csr(kernel, index):
+    """Out-of-range CSR indices reached the Gram program and the feature maps unchecked
+    (accepted in silence; index = n_features aborted the process in a feature map)."""
+    from onlinelearn import kernels as kn
+
+    fn = eval(kernel, vars(kn))  # noqa: S307 - one of the two expressions above
+    X = _csr_with_index(np.ones((3, 2)), 1, index, np.int64 if index > 2**31 else np.int32)
+    with pytest.raises(ValueError, match="broken CSR"):
+        fn.transform(X) if hasattr(fn, "transform") else fn(X)
+
+
+def test_duplicate_csr_entries_are_summed_by_boosting():
+    """Stumps read the stored values: a value split over two entries of one column was two
+    values (scikit-learn sums duplicates; so does every learner now, in check_X)."""
+    from onlinelearn import PrimalDualBoost
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.arange(40) % 2
+    clf = PrimalDualBoost(n_estimators=5).fit(X, y)
+    C = sp.csr_matrix(X[:6])
+    dup = sp.csr_matrix((np.repeat(C.data / 2, 2), np.repeat(C.indices, 2), 2 * C.indptr), C.shape)
+    assert not dup.has_canonical_format
+    np.testing.assert_array_equal(clf.decision_function(dup), clf.decision_function(X[:6]))
+    refit = PrimalDualBoost(n_estimators=5).fit(dup, y[:6])
+    np.testing.assert_array_equal(refit.decision_function(X), PrimalDualBoost(
+        n_estimators=5).fit(X[:6], y[:6]).decision_function(X))  # fmt: skip
