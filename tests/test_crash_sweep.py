@@ -63,6 +63,13 @@ def test_kernels_refuse_broken_csr(kernel, index):
         fn.transform(X) if hasattr(fn, "transform") else fn(X)
 
 
+def test_feature_map_refuses_an_overflow():
+    from onlinelearn.kernels import Polynomial
+
+    with pytest.raises(ValueError, match="overflows float64 on row 1"):
+        Polynomial(2).feature_map().transform(np.array([[1.0, 2.0], [1e300, 1.0]]))
+
+
 def test_duplicate_csr_entries_are_summed_by_boosting():
     """Stumps read the stored values: a value split over two entries of one column was two
     values (scikit-learn sums duplicates; so does every learner now, in check_X)."""

@@ -3,7 +3,8 @@
 * :func:`check_aggressive_steps`: a pass of a Euclidean aggressive learner in which a row with a
   loss made no update because its squared norm overflowed float64;
 * :func:`check_readout`: read-out weights ``grad f*(theta)`` that are not finite or underflowed;
-* :func:`check_scores`: decision values that overflowed.
+* :func:`check_scores`: decision values that overflowed;
+* :func:`check_mapped`: the columns of an explicit feature map that overflowed.
 
 The estimators reach them through :mod:`onlinelearn.shell.validation`, the one module they import
 for checks.  See ``docs/reliability.md`` for the promises these checks serve and how each is tested.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_aggressive_steps", "check_readout", "check_scores"]
+__all__ = ["check_aggressive_steps", "check_mapped", "check_readout", "check_scores"]
 
 
 # -- after a pass: degenerate steps and the weights that predict ------------------------------
@@ -99,4 +100,21 @@ def check_scores(scores) -> None:
     raise ValueError(
         f"the decision values of row {int(bad)} are not finite (an overflow of <w, x>: its "
         "feature values are too large for float64 with these weights); scale the features."
+    )
+
+
+def check_mapped(out, what) -> None:
+    """Refuse the output of a feature map (dense or CSR) in which a product of feature values
+    overflowed float64: a model learned on inf is garbage."""
+    values = out.data if hasattr(out, "indptr") else np.asarray(out).reshape(-1)
+    if np.isfinite(values).all():
+        return
+    pos = int(np.flatnonzero(~np.isfinite(values))[0])
+    if hasattr(out, "indptr"):
+        row = int(np.searchsorted(out.indptr, pos, side="right") - 1)
+    else:
+        row = pos // max(out.shape[1], 1)
+    raise ValueError(
+        f"{what} overflows float64 on row {row} (a product of its feature values is infinite); "
+        "scale the features."
     )

@@ -12,9 +12,10 @@ rejected batch leaves the model exactly as it was.
 * :func:`check_n_features`: a clear refusal of more than ``2**31 - 2`` columns (the compiled
   passes index weights with int32; a wider matrix would have its indices cut).
 * the checks of what a pass produced (:func:`check_aggressive_steps`, :func:`check_readout`,
-  :func:`check_scores`) live in :mod:`onlinelearn.shell.output_checks` and are re-exported here,
-  as are the forms the core reads once X and y are checked (:class:`CSRBatch`,
-  :func:`unique_labels`, :func:`label_codes`, in :mod:`onlinelearn.shell.encoding`).
+  :func:`check_scores`, :func:`check_mapped`) live in :mod:`onlinelearn.shell.output_checks`
+  and are re-exported here, as are the forms the core reads once X and y are checked
+  (:class:`CSRBatch`, :func:`unique_labels`, :func:`label_codes`, in
+  :mod:`onlinelearn.shell.encoding`).
 
 See ``docs/reliability.md`` for the promises these checks serve and how each is tested.
 """
@@ -30,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .encoding import CSRBatch, label_codes, unique_labels
-from .output_checks import check_aggressive_steps, check_readout, check_scores
+from .output_checks import check_aggressive_steps, check_mapped, check_readout, check_scores
 
 __all__ = [
     "MAX_EXACT_LABEL",
@@ -45,6 +46,7 @@ __all__ = [
     "check_class_weight_keys",
     "check_classes",
     "check_label_list",
+    "check_mapped",
     "check_n_features",
     "check_readout",
     "check_sample_weight",
