@@ -85,3 +85,30 @@ def test_duplicate_csr_entries_are_summed_by_boosting():
     refit = PrimalDualBoost(n_estimators=5).fit(dup, y[:6])
     np.testing.assert_array_equal(refit.decision_function(X), PrimalDualBoost(
         n_estimators=5).fit(X[:6], y[:6]).decision_function(X))  # fmt: skip
+
+
+def test_perceptron_intercept_scale_is_not_set_by_one_huge_row():
+    """'fit' takes b = the median row norm; when one row's squared norm overflowed, every row
+    was divided by 1e300, the ordinary rows underflowed to zero and b became 2e300 (and the
+    model could not predict clean rows)."""
+    from onlinelearn import Perceptron
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), np.arange(30) % 3
+    X[0] = 1e300
+    clf = Perceptron(random_state=0).fit(X, y)
+    assert clf.intercept_scaling_ == pytest.approx(np.median(np.linalg.norm(X[1:], axis=1)), 0.1)
+    assert np.isfinite(clf.decision_function(rng.normal(size=(5, 4)))).all()
+
+
+def test_an_intercept_that_overflows_is_refused():
+    """Rows of -1e300: b = 2e300 and the intercept b w[d] overflowed; fit returned a model
+    whose every prediction raised."""
+    from onlinelearn import Perceptron
+
+    rng = np.random.default_rng(0)
+    clf = Perceptron(random_state=0).fit(rng.normal(size=(30, 4)), np.arange(30) % 3)
+    before = state_of(clf)
+    with pytest.raises(FloatingPointError, match="overflow"):
+        clf.fit(np.full((30, 4), -1e300), np.arange(30) % 3)
+    assert state_of(clf) == before
