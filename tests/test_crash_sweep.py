@@ -87,6 +87,16 @@ def test_duplicate_csr_entries_are_summed_by_boosting():
         n_estimators=5).fit(X[:6], y[:6]).decision_function(X))  # fmt: skip
 
 
+@pytest.mark.parametrize("make", ["LabelRanker", "OnlineLearner(RankingHinge)"])
+def test_a_refused_fit_leaves_a_ranker_fitted(make):
+    """The ranking family's fit dropped classes_ before checking X."""
+    est = SPECS[make]().fitted
+    before = state_of(est)
+    with pytest.raises(ValueError):
+        est.fit(np.full((4, 4), np.nan), [0, 1, 2, 0])
+    assert state_of(est) == before
+
+
 def test_perceptron_intercept_scale_is_not_set_by_one_huge_row():
     """'fit' takes b = the median row norm; when one row's squared norm overflowed, every row
     was divided by 1e300, the ordinary rows underflowed to zero and b became 2e300 (and the
