@@ -97,6 +97,15 @@ def test_a_refused_fit_leaves_a_ranker_fitted(make):
     assert state_of(est) == before
 
 
+@pytest.mark.parametrize("name", ["OnlineRegressor", "PassiveAggressiveRegressor",
+                                  "OnlineLeastSquares"])  # fmt: skip
+def test_regressors_refuse_complex_targets(name):
+    """numpy cast a complex y to its real part, with only a warning."""
+    est = getattr(onlinelearn, name)()
+    with pytest.raises(ValueError, match="complex"):
+        est.fit(np.ones((3, 2)), np.array([1 + 1j, 2, 3]))
+
+
 def test_perceptron_intercept_scale_is_not_set_by_one_huge_row():
     """'fit' takes b = the median row norm; when one row's squared norm overflowed, every row
     was divided by 1e300, the ordinary rows underflowed to zero and b became 2e300 (and the

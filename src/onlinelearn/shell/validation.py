@@ -48,10 +48,14 @@ __all__ = [
     "check_label_list",
     "check_mapped",
     "check_n_features",
+    "check_one_label_kind",
+    "check_positions",
+    "check_real",
     "check_readout",
     "check_sample_weight",
     "check_scores",
     "check_sparse_structure",
+    "check_timing",
     "check_y",
     "first_inexact_label",
     "grown_labels",
@@ -256,7 +260,6 @@ def canonical(X):
     return X
 
 
-
 def _finite_unused(X):
     """True unless a CSR matrix holds a NaN or inf in its storage past ``indptr[-1]``."""
     if not sp.issparse(X) or X.data.shape[0] == X.indptr[-1]:
@@ -310,6 +313,54 @@ def check_y(y):
             )
     check_classification_targets(arr)
     return arr
+
+
+def check_real(values, what="X"):
+    """``values`` as an ndarray, refused when complex (numpy's conversion to float drops the
+    imaginary part with only a warning)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{what} is complex ({arr.dtype}); only real numbers can be learned.")
+    return arr
+
+
+def check_positions(values, bound, what):
+    """A 1-D int64 array of positions in ``[0, bound)`` (node ids, event codes, start frames):
+    integers or integral floats; NaN, booleans, strings and negative positions (which numpy
+    would count from the end) are refused, as are positions at or beyond ``bound`` (which the
+    compiled code would read out of its arrays)."""
+    arr = check_real(values, what)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D array of positions, got shape {arr.shape}.")
+    if arr.dtype.kind == "f" and not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
+        bad = int(np.flatnonzero(~np.isfinite(arr) | (arr != np.floor(arr)))[0])
+        raise ValueError(f"{what} must be integers; {what}[{bad}] is {arr[bad]}.")
+    if arr.dtype.kind not in "iuf" and arr.size:
+        raise ValueError(f"{what} must be integers, got dtype {arr.dtype}.")
+    if arr.size and (arr.min() < 0 or arr.max() >= bound):
+        bad = int(np.flatnonzero((arr < 0) | (arr >= bound))[0])
+        raise ValueError(f"{what}[{bad}] = {arr[bad]} is outside [0, {bound}).")
+    return arr.astype(np.int64)
+
+
+def check_timing(y, n_events, n_frames, what="the timing"):
+    """Start frames y_1 < ... < y_K of K = ``n_events`` events among ``n_frames`` frames:
+    positions as :func:`check_positions`, one per event, strictly increasing."""
+    y = check_positions(y, n_frames, what)
+    if y.shape[0] != n_events:
+        raise ValueError(f"{what} has {y.shape[0]} starts for {n_events} events.")
+    if y.size > 1 and not (np.diff(y) > 0).all():
+        i = int(np.flatnonzero(np.diff(y) <= 0)[0])
+        raise ValueError(f"{what} must increase: start {i + 1} is {y[i + 1]} after {y[i]}.")
+    return y
+
+
+def check_one_label_kind(arrays, what="y"):
+    """Refuse label arrays of which some hold numbers and others strings (numpy would join them
+    as strings without a word, e.g. the tags of two sequences)."""
+    kinds = {_label_kind(np.asarray(a).dtype.kind) for a in arrays}
+    if len(kinds) > 1:
+        raise ValueError(f"{what} mixes label types ({' and '.join(sorted(kinds))}s); use one.")
 
 
 def check_sample_weight(sample_weight, n):
