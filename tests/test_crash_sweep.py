@@ -131,3 +131,42 @@ def test_an_intercept_that_overflows_is_refused():
     with pytest.raises(FloatingPointError, match="overflow"):
         clf.fit(np.full((30, 4), -1e300), np.arange(30) % 3)
     assert state_of(clf) == before
+
+
+def test_aligner_feature_map_validates_timings_and_codes():
+    """The issue's crash: invalid timings or type codes killed the process (exit -11)."""
+    code, out = _in_child("""
+        import numpy as np
+        from onlinelearn.structured import Aligner, make_alignment
+        X, Y = make_alignment(8, random_state=0)
+        al = Aligner(random_state=0).fit(X, Y)
+        (frames, events, G), y = X[0], Y[0]
+        bad_events = events.copy(); bad_events[0] = 2**40
+        for x, t in [((frames, events, G), y + 10**6), ((frames, events, G), y[::-1]),
+                     ((frames, bad_events, G), y), ((frames, events, G[:-1]), y)]:
+            try:
+                al.feature_map(x, t)
+                print("accepted")
+            except ValueError as exc:
+                print("refused:", exc)
+    """)
+    assert code == 0, out
+    assert out.count("refused:") == 4, out
+    assert "outside [0, " in out and "must increase" in out
+
+
+@pytest.mark.parametrize("edit", ["events 1.5", "timing 1.5", "frames complex"])
+def test_aligner_fit_refuses_what_it_used_to_cut(edit):
+    """np.asarray(..., dtype=int64) cut 1.5 to 1; complex frames lost their imaginary part."""
+    from onlinelearn.structured import Aligner, make_alignment
+
+    X, Y = make_alignment(6, random_state=0)
+    (frames, events, G), y = X[0], Y[0]
+    if edit == "events 1.5":
+        events = np.r_[events[:-1], 1.5]
+    elif edit == "timing 1.5":
+        y = np.r_[y[:-1], y[-1] + 0.5]
+    else:
+        frames = frames + 1j
+    with pytest.raises(ValueError):
+        Aligner(random_state=0).fit([(frames, events, G), *X[1:]], [y, *Y[1:]])
