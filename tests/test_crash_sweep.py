@@ -170,3 +170,25 @@ def test_aligner_fit_refuses_what_it_used_to_cut(edit):
         frames = frames + 1j
     with pytest.raises(ValueError):
         Aligner(random_state=0).fit([(frames, events, G), *X[1:]], [y, *Y[1:]])
+
+
+@pytest.mark.parametrize("nodes", [[0, -1], [0, 1.5], [0, np.nan], [[0, 1]]])
+def test_graph_perceptron_checks_node_ids(nodes):
+    """-1 was read as the last node, 1.5 as node 1, a NaN id as -2**63 (an IndexError)."""
+    gp = SPECS["GraphPerceptron"]().fitted
+    for method in (gp.predict, gp.decision_function):
+        with pytest.raises(ValueError, match="node ids"):
+            method(np.asarray(nodes))
+
+
+def test_graph_perceptron_unfitted_and_bad_labels():
+    from sklearn.exceptions import NotFittedError
+
+    spec = SPECS["GraphPerceptron"]()
+    with pytest.raises(NotFittedError):
+        spec.make().predict([0, 1])
+    gp = spec.fitted
+    with pytest.raises(ValueError):
+        gp.partial_fit_predict([0, 1], [0.0, np.nan])
+    with pytest.raises(ValueError):
+        gp.partial_fit_predict([0, 1], ["a", "b"])  # the model's labels are numbers
