@@ -192,3 +192,30 @@ def test_graph_perceptron_unfitted_and_bad_labels():
         gp.partial_fit_predict([0, 1], [0.0, np.nan])
     with pytest.raises(ValueError):
         gp.partial_fit_predict([0, 1], ["a", "b"])  # the model's labels are numbers
+
+
+@pytest.mark.parametrize("case", ["index -1", "index = n_features", "tags 0.5", "mixed tags",
+                                  "complex"])  # fmt: skip
+def test_sequence_tagger_checks_its_sequences(case):
+    """The token matrices' structure was not checked (index -1 accepted, an index past the
+    features read out of bounds by predict), nor the tags (0.5 and [0, 'a'] became labels),
+    and complex tokens lost their imaginary part."""
+    spec = SPECS["SequenceTagger"]()
+    seqs, tags = list(spec.seqs), list(spec.tags)
+    d = seqs[0].shape[1]
+    if case.startswith("index"):
+        seqs[0] = _csr_with_index(seqs[0].toarray() + 1.0, 1, -1 if case == "index -1" else d)
+    elif case == "tags 0.5":
+        tags[0] = tags[0] + 0.5
+    elif case == "mixed tags":
+        tags[0] = [0, "a", 1, 2]
+    else:
+        seqs[0] = seqs[0].toarray() + 1j
+    est = spec.fitted
+    before = state_of(est)
+    with pytest.raises(ValueError):
+        est.partial_fit(seqs, tags)
+    if case.startswith("index") or case == "complex":
+        with pytest.raises(ValueError):
+            est.predict(seqs[:1])
+    assert state_of(est) == before
