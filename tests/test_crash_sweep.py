@@ -219,3 +219,15 @@ def test_sequence_tagger_checks_its_sequences(case):
         with pytest.raises(ValueError):
             est.predict(seqs[:1])
     assert state_of(est) == before
+
+
+def test_structured_learner_restores_a_refused_fit():
+    """fit on a fitted model failed mid-way (an oracle refused) and kept the half-done state."""
+    spec = SPECS["OnlineStructuredLearner"]()
+    est = spec.fitted
+    before = state_of(est)
+    X = list(spec.X0)
+    X[5] = np.full(3, -np.inf)
+    with pytest.raises(ValueError, match="feature_map returned NaN"), np.errstate(all="ignore"):
+        est.fit(X, list(spec.y0))
+    assert state_of(est) == before
