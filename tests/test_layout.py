@@ -31,8 +31,9 @@ FORMER = {
 def test_no_private_top_level_module_outside_the_shell():
     """The only top-level modules are public ones: private plumbing lives in shell/ (or in the
     package it serves), so a file's folder says what it serves."""
-    private = sorted(p.name for p in SRC.glob("_*.py") if p.name not in ("__init__.py",
-                                                                         "__main__.py"))
+    private = sorted(
+        p.name for p in SRC.glob("_*.py") if p.name not in ("__init__.py", "__main__.py")
+    )
     assert not private, private
     for old, new in FORMER.items():
         with pytest.raises(ModuleNotFoundError):
