@@ -102,12 +102,11 @@ def test_learning_on_the_generated_task():
     Xte, yte = make_alignment(40, random_state=1)
     al = Aligner(update="self-tuned", average=True, n_epochs=1, random_state=0).fit(Xtr, ytr)
     learnt = al.mean_cost(Xte, yte)
-    Xc, _ = al._inputs(Xte)
     single = []
     for k in range(7):
         w = np.zeros(7)
         w[k] = 1.0
-        single.append(np.mean([al.cost(y, al.argmax(w, x)) for x, y in zip(Xc, yte, strict=True)]))
+        single.append(np.mean([al.cost(y, al.argmax(w, x)) for x, y in zip(Xte, yte, strict=True)]))
     assert learnt < 0.5 * min(single), (learnt, single)
     assert al.score(Xte, yte) > 0.85
 
@@ -117,7 +116,7 @@ def test_bad_input():
     al = Aligner(random_state=0).fit(X, Y)
     w, mu = al.coef_.copy(), al.mu_.copy()
     bad = [Y[0] + 100] + Y[1:]
-    with pytest.raises(ValueError, match="constraints"):
+    with pytest.raises(ValueError, match="outside"):  # a start beyond the frames
         al.fit(X, bad)
     frames, ev, G = X[0]
     with pytest.raises(ValueError, match="cannot fit"):

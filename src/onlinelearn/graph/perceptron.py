@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from .._core.second_order import kernel_perceptron_pass
+from ..shell import validation as V
 from .features import laplacian_pinv
 
 
@@ -59,17 +61,14 @@ class GraphPerceptron:
     def partial_fit_predict(self, nodes, y):
         """Predict each node's label before learning it, in the order given; return the
         predictions (labels).  New labels extend ``classes_`` (sorted)."""
-        nodes = np.asarray(nodes)
-        y = np.asarray(y)
-        n = self.kernel.shape[0]
-        if nodes.ndim != 1 or y.shape != nodes.shape:
-            raise ValueError("nodes and y must be 1-D of the same length")
+        nodes = self._nodes(nodes)
+        y = V.check_y(y)
+        if y.shape != nodes.shape:
+            raise ValueError(f"{nodes.shape[0]} nodes but {y.shape[0]} labels; one label a node")
         if nodes.size == 0:
             raise ValueError("empty batch")
-        if nodes.dtype.kind not in "iu" or nodes.min() < 0 or nodes.max() >= n:
-            raise ValueError(f"node ids must be integers in [0, {n})")
         known = getattr(self, "classes_", np.array([], dtype=y.dtype))
-        classes = np.union1d(known, y)
+        classes = V.merge_labels(getattr(self, "classes_", None), y)
         sv = getattr(self, "_sv", np.zeros(0, dtype=np.int64))
         alpha = getattr(self, "_alpha", np.zeros((0, len(known))))
         n_sv = getattr(self, "_n_sv", 0)
@@ -91,11 +90,21 @@ class GraphPerceptron:
 
     def decision_function(self, nodes):
         """Scores f_k(i) of the nodes, shape (len(nodes), n_classes)."""
-        nodes = np.asarray(nodes, dtype=np.int64)
+        if not hasattr(self, "classes_"):
+            raise NotFittedError(
+                "This GraphPerceptron has learned nothing yet: call partial_fit_predict first."
+            )
+        nodes = self._nodes(nodes)
         return self.kernel[self._sv][:, nodes].T @ self._alpha
 
+    def _nodes(self, nodes):
+        """Node ids as int64 positions in [0, n): numpy would count a negative id from the end
+        and cut a fractional one."""
+        return V.check_positions(nodes, self.kernel.shape[0], "node ids")
+
     def predict(self, nodes):
-        return self.classes_[np.argmax(self.decision_function(nodes), axis=1)]
+        scores = self.decision_function(nodes)  # checks that the model has learned
+        return self.classes_[np.argmax(scores, axis=1)]
 
     @property
     def support_(self):

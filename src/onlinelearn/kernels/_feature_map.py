@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.kernel.feature_map import rowwise_kron_csr
+from ..shell import validation as V
 from . import _kernels as K
 from ._input import check_input
 
@@ -145,8 +146,11 @@ class FeatureMap:
             )
         sparse = sp.issparse(X)
         X = X.astype(np.float64)
-        out = _map(self.kernel, X, sparse)
-        return sp.csr_matrix(out) if sparse else np.asarray(out, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _map(self.kernel, X, sparse)
+        out = sp.csr_matrix(out) if sparse else np.asarray(out, dtype=np.float64)
+        V.check_mapped(out, f"the feature map of {self.kernel!r}")
+        return out
 
     def fit_transform(self, X, y=None):
         return self.transform(X)

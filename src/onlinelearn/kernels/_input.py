@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..shell import validation as V
+
 __all__ = ["check_input"]
 
 
 def check_input(X, what="X"):
-    """2-D finite float32/64 matrix, dense C-ordered or CSR (other dtypes go to float64)."""
+    """2-D finite float32/64 matrix, dense C-ordered or CSR (other dtypes go to float64); a
+    sparse matrix's structure is checked first (an index out of range would be read out of
+    bounds) and its duplicate entries are summed (:mod:`onlinelearn.shell.validation`)."""
     from sklearn.utils import check_array
 
-    return check_array(
+    V.check_sparse_structure(X)
+    X = check_array(
         X,
         accept_sparse="csr",
         dtype=[np.float64, np.float32],
@@ -21,3 +26,4 @@ def check_input(X, what="X"):
         ensure_all_finite=True,
         input_name=what,
     )
+    return V.canonical(X)

@@ -164,13 +164,13 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
 
 
 @njit
-def _row_sqnorms(data, indptr, scale, out):
-    """out[i] = sum_q (data_q / scale)^2 over the entries of row i; True if all are finite."""
+def _row_sqnorms(data, indptr, out):
+    """out[i] = sum_q data_q^2 over the entries of row i; True if all are finite."""
     ok = True
     for i in range(indptr.shape[0] - 1):
         acc = 0.0
         for q in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[q]) / scale
+            v = np.float64(data[q])
             acc += v * v
         out[i] = acc
         if not finite(acc):
@@ -178,21 +178,42 @@ def _row_sqnorms(data, indptr, scale, out):
     return ok
 
 
+@njit
+def _scaled_norms(data, indptr, sq):
+    """sq[i] <- ||x_i|| for every row: sqrt(sq[i]) where the sum of squares is finite, else the
+    sum again on the row scaled by its own largest |value| (the other rows keep their scale:
+    scaling them all by the batch's largest value underflowed ordinary rows to zero)."""
+    for i in range(indptr.shape[0] - 1):
+        if finite(sq[i]):
+            sq[i] = np.sqrt(sq[i])
+            continue
+        big = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            big = max(big, abs(np.float64(data[q])))
+        if not (big > 0.0 and finite(big)):
+            continue  # a NaN or an infinity in the row, which the pass then refuses
+        acc = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[q]) / big
+            acc += v * v
+        sq[i] = big * np.sqrt(acc)
+
+
 def median_row_norm(batch):
     """Median of ||x_i|| over the nonzero rows of a :class:`~onlinelearn.shell.validation.CSRBatch`
-    (dense or CSR: only ``data`` and ``indptr`` are read; one compiled pass, repeated on rows
-    scaled by the largest |value| if a square overflowed); 1.0 when there is no nonzero row or
-    the median is not a finite positive number."""
+    (dense or CSR: only ``data`` and ``indptr`` are read; one compiled pass; where a row's
+    sum of squares overflows, the norms are computed row by row, each row scaled by its own
+    largest |value|); 1.0 when there is no nonzero row or the median is not a finite positive
+    number."""
     n = batch.n_rows
     if n == 0 or batch.data.size == 0:
         return 1.0
     sq = np.empty(n)
-    scale = 1.0
-    if not _row_sqnorms(batch.data, batch.indptr, scale, sq):
-        scale = float(np.abs(batch.data).max())
-        _row_sqnorms(batch.data, batch.indptr, scale, sq)
-    sq = sq[sq > 0.0]
-    if sq.size == 0:
-        return 1.0
-    b = scale * float(np.sqrt(np.median(sq)))
+    if _row_sqnorms(batch.data, batch.indptr, sq):
+        sq = sq[sq > 0.0]
+        b = float(np.sqrt(np.median(sq))) if sq.size else 1.0
+    else:
+        _scaled_norms(batch.data, batch.indptr, sq)
+        sq = sq[sq > 0.0]
+        b = float(np.median(sq)) if sq.size else 1.0
     return b if np.isfinite(b) and b > 0.0 else 1.0

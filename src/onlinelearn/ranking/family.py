@@ -275,13 +275,13 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
         ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``).
         The label set is fixed by the first call (``fit`` starts afresh); later batches with
         other labels are refused.  Returns each row's mistake (thesis Sec. 8.2)."""
-        if fit_mode and hasattr(self, "classes_"):
-            for k in ("classes_", "_kind"):
-                self.__dict__.pop(k)
         first = fit_mode or not hasattr(self, "classes_")
         self._check_params()
         snap = self._snapshot()
         with restoring(self, snap):
+            if fit_mode:  # fit starts afresh; a refused fit puts the fitted labels back
+                for k in ("classes_", "_kind"):
+                    self.__dict__.pop(k, None)
             X = V.check_X(self, X, reset=first)
             batch = V.CSRBatch(X)
             n = batch.n_rows

@@ -7,6 +7,8 @@
 * :mod:`~onlinelearn.shell.validation`: every check of the input (X, y, sample weights, label
   sets, sparse structure), and through it those of a pass's output
   (:mod:`~onlinelearn.shell.output_checks`): the one module the estimators import for checks;
+  it re-exports the forms the core reads (:mod:`~onlinelearn.shell.encoding`: a batch as CSR
+  arrays, labels as int codes);
 * :mod:`~onlinelearn.shell.snapshot`: the snapshot restored when a call fails, so that a failed
   call changes nothing;
 * :mod:`~onlinelearn.shell.weights`: per-example step multipliers (``sample_weight`` times the

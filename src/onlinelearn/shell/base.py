@@ -317,7 +317,7 @@ class OnlineLinearClassifier(
             recompute_aggregate(
                 self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
             )
-        V.check_readout(self)  # the weights that predict, not only the state
+        V.check_readout(self, rows)  # the weights that predict, not only the state
 
     def _pass_kernel(self, ip):
         """The compiled pass of a call (a hook: projected updates substitute their own)."""

@@ -3,7 +3,8 @@
 * :func:`check_aggressive_steps`: a pass of a Euclidean aggressive learner in which a row with a
   loss made no update because its squared norm overflowed float64;
 * :func:`check_readout`: read-out weights ``grad f*(theta)`` that are not finite or underflowed;
-* :func:`check_scores`: decision values that overflowed.
+* :func:`check_scores`: decision values that overflowed;
+* :func:`check_mapped`: the columns of an explicit feature map that overflowed.
 
 The estimators reach them through :mod:`onlinelearn.shell.validation`, the one module they import
 for checks.  See ``docs/reliability.md`` for the promises these checks serve and how each is tested.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_aggressive_steps", "check_readout", "check_scores"]
+__all__ = ["check_aggressive_steps", "check_mapped", "check_readout", "check_scores"]
 
 
 # -- after a pass: degenerate steps and the weights that predict ------------------------------
@@ -57,27 +58,32 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
         )
 
 
-def check_readout(est) -> None:
+def check_readout(est, rows=None) -> None:
     """Refuse weights that predict nothing sensible: non-finite read-out weights, or read-out
     weights that underflowed to all zeros while the dual sum theta is not zero.
 
     The compiled pass checks theta; the weights that predict are ``grad f*(theta)`` (and their
     average), which can overflow or underflow for the multiplicative and p-norm links even when
     theta is finite (e.g. unbalanced Winnow with a large eta, or p = 500).  For the Euclidean
-    link the read-out is linear in theta and A, already checked by the pass."""
+    link the read-out is theta, or the average (S theta - U) / T, and the intercept is b times
+    the last row: finite theta and U can still give an infinite S theta or b w[d] (rows of
+    1e300, where b is their norm), so these are checked on ``rows``, the rows the pass could
+    change (all when None): O(batch), not O(model)."""
     from .._core import links as L
 
+    advice = "The model was left as it was before this call. Scale the features (e.g. to unit "
+    name = type(est).__name__
     if est._link == L.EUCLID:
-        # the read-out is theta, or (S theta - U) / T: finite when theta and U are,
-        # which the pass's own check covers on the rows it touched (O(batch), not O(model))
+        if not _euclid_readout_finite(est, rows):
+            raise FloatingPointError(
+                f"{name}: the weights read out from the learner's state (the average of the "
+                f"iterates, or the intercept b w[d] with b = {est._intercept_value():.3g}) "
+                f"overflow float64. {advice}norm)."
+            )
         return
     with np.errstate(all="ignore"):
         W = est._weights_matrix()
-    name = type(est).__name__
-    advice = (
-        "The model was left as it was before this call. Scale the features (e.g. to unit "
-        "norm), lower eta or p, or use the balanced or Euclidean learners."
-    )
+    advice += "norm), lower eta or p, or use the balanced or Euclidean learners."
     if not np.isfinite(W).all():
         raise FloatingPointError(
             f"{name}: the weights read out from the learner's state (grad f* of theta"
@@ -90,6 +96,24 @@ def check_readout(est) -> None:
         )
 
 
+def _euclid_readout_finite(est, rows):
+    b = est._intercept_value()
+    if not est.average and b == 0.0:
+        return True  # theta itself, checked by the pass
+    theta = est._theta if rows is None else est._theta[rows]
+    W = theta
+    with np.errstate(all="ignore"):
+        if est.average:
+            from .._core.euclid_pass import averaged_from_u
+
+            W = np.empty_like(theta)
+            averaged_from_u(theta, est._A if rows is None else est._A[rows], est._st, W)
+            if not np.isfinite(W).all():
+                return False
+        # the intercept row is the last row of the state, and the last of the touched rows
+        return b == 0.0 or bool(np.isfinite(b * W[-1].astype(np.float64)).all())
+
+
 def check_scores(scores) -> None:
     """Refuse decision values that overflowed (an argmax over inf or NaN is garbage)."""
     finite = np.isfinite(scores)
@@ -99,4 +123,21 @@ def check_scores(scores) -> None:
     raise ValueError(
         f"the decision values of row {int(bad)} are not finite (an overflow of <w, x>: its "
         "feature values are too large for float64 with these weights); scale the features."
+    )
+
+
+def check_mapped(out, what) -> None:
+    """Refuse the output of a feature map (dense or CSR) in which a product of feature values
+    overflowed float64: a model learned on inf is garbage."""
+    values = out.data if hasattr(out, "indptr") else np.asarray(out).reshape(-1)
+    if np.isfinite(values).all():
+        return
+    pos = int(np.flatnonzero(~np.isfinite(values))[0])
+    if hasattr(out, "indptr"):
+        row = int(np.searchsorted(out.indptr, pos, side="right") - 1)
+    else:
+        row = pos // max(out.shape[1], 1)
+    raise ValueError(
+        f"{what} overflows float64 on row {row} (a product of its feature values is infinite); "
+        "scale the features."
     )

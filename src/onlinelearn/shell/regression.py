@@ -67,7 +67,7 @@ def check_target(y, n_rows):
             "This regressor requires y to be passed, but the target y is None: give one "
             "numeric target per row of X."
         )
-    arr = np.asarray(y)
+    arr = V.check_real(y, "y")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = column_or_1d(arr, warn=True)
     if arr.ndim != 1:

@@ -12,7 +12,10 @@ rejected batch leaves the model exactly as it was.
 * :func:`check_n_features`: a clear refusal of more than ``2**31 - 2`` columns (the compiled
   passes index weights with int32; a wider matrix would have its indices cut).
 * the checks of what a pass produced (:func:`check_aggressive_steps`, :func:`check_readout`,
-  :func:`check_scores`) live in :mod:`onlinelearn.shell.output_checks` and are re-exported here.
+  :func:`check_scores`, :func:`check_mapped`) live in :mod:`onlinelearn.shell.output_checks`
+  and are re-exported here, as are the forms the core reads once X and y are checked
+  (:class:`CSRBatch`, :func:`unique_labels`, :func:`label_codes`, in
+  :mod:`onlinelearn.shell.encoding`).
 
 See ``docs/reliability.md`` for the promises these checks serve and how each is tested.
 """
@@ -27,12 +30,14 @@ from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .output_checks import check_aggressive_steps, check_readout, check_scores
+from .encoding import CSRBatch, label_codes, unique_labels
+from .output_checks import check_aggressive_steps, check_mapped, check_readout, check_scores
 
 __all__ = [
     "MAX_EXACT_LABEL",
     "MAX_N_FEATURES",
     "CSRBatch",
+    "canonical",
     "check_X",
     "check_batch",
     "check_X_y",
@@ -41,11 +46,16 @@ __all__ = [
     "check_class_weight_keys",
     "check_classes",
     "check_label_list",
+    "check_mapped",
     "check_n_features",
+    "check_one_label_kind",
+    "check_positions",
+    "check_real",
     "check_readout",
     "check_sample_weight",
     "check_scores",
     "check_sparse_structure",
+    "check_timing",
     "check_y",
     "first_inexact_label",
     "grown_labels",
@@ -170,35 +180,6 @@ def check_sparse_structure(X) -> None:
 # -- batches, labels and weights --------------------------------------------------------------
 
 
-class CSRBatch:
-    """A batch in the form the core reads: ``data`` (float32/64), ``indices`` (int32),
-    ``indptr`` (int64).  Dense C-contiguous X is wrapped without a copy (indices = arange(d))."""
-
-    __slots__ = ("data", "indices", "indptr", "n_rows", "n_cols")
-
-    def __init__(self, X):
-        if sp.issparse(X):
-            X = X.tocsr()
-            if not X.has_canonical_format:
-                X = X.copy()
-                X.sum_duplicates()
-            # entries past indptr[-1] are unused storage (scipy allows them): never read them
-            nnz = int(X.indptr[-1])
-            self.data = np.ascontiguousarray(X.data[:nnz])
-            idx = X.indices[:nnz]
-            self.indices = np.ascontiguousarray(idx, dtype=np.int32)
-            self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-        else:
-            X = np.ascontiguousarray(X)
-            n, d = X.shape
-            self.data = X.reshape(-1)
-            self.indices = np.arange(d, dtype=np.int32)
-            self.indptr = np.arange(0, n * d + 1, d if d > 0 else 1, dtype=np.int64)[: n + 1]
-            if d == 0:
-                self.indptr = np.zeros(n + 1, dtype=np.int64)
-        self.n_rows, self.n_cols = X.shape
-
-
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
@@ -253,7 +234,7 @@ def check_X(estimator, X, *, reset, finite=True):
     CSR matrix past ``indptr[-1]``, which no pass reads, is still checked here."""
     check_sparse_structure(X)  # before anything (scipy included) trusts the indices
     if not reset and _ready(estimator, X, finite):
-        return X
+        return canonical(X)
     kwargs = dict(
         reset=reset,
         accept_sparse="csr",
@@ -264,7 +245,19 @@ def check_X(estimator, X, *, reset, finite=True):
     Xv = validate_data(estimator, X, ensure_all_finite=False, **kwargs)
     if not (_finite_values(Xv) if finite else _finite_unused(Xv)):
         raise_nonfinite_x(estimator, Xv.data if sp.issparse(Xv) else Xv)
-    return Xv
+    return canonical(Xv)
+
+
+def canonical(X):
+    """X as scikit-learn reads a sparse matrix: duplicate entries summed and indices sorted (a
+    copy, made only when X is not so already; scipy keeps the answer on the matrix, so that
+    :class:`CSRBatch` does not pay for the question again).  Dense X is returned as it is.
+    Without it, a learner that reads the stored entries (stumps, squared norms) saw a value
+    split over two entries of one column as two values."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def _finite_unused(X):
@@ -322,6 +315,54 @@ def check_y(y):
     return arr
 
 
+def check_real(values, what="X"):
+    """``values`` as an ndarray, refused when complex (numpy's conversion to float drops the
+    imaginary part with only a warning)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{what} is complex ({arr.dtype}); only real numbers can be learned.")
+    return arr
+
+
+def check_positions(values, bound, what):
+    """A 1-D int64 array of positions in ``[0, bound)`` (node ids, event codes, start frames):
+    integers or integral floats; NaN, booleans, strings and negative positions (which numpy
+    would count from the end) are refused, as are positions at or beyond ``bound`` (which the
+    compiled code would read out of its arrays)."""
+    arr = check_real(values, what)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D array of positions, got shape {arr.shape}.")
+    if arr.dtype.kind == "f" and not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
+        bad = int(np.flatnonzero(~np.isfinite(arr) | (arr != np.floor(arr)))[0])
+        raise ValueError(f"{what} must be integers; {what}[{bad}] is {arr[bad]}.")
+    if arr.dtype.kind not in "iuf" and arr.size:
+        raise ValueError(f"{what} must be integers, got dtype {arr.dtype}.")
+    if arr.size and (arr.min() < 0 or arr.max() >= bound):
+        bad = int(np.flatnonzero((arr < 0) | (arr >= bound))[0])
+        raise ValueError(f"{what}[{bad}] = {arr[bad]} is outside [0, {bound}).")
+    return arr.astype(np.int64)
+
+
+def check_timing(y, n_events, n_frames, what="the timing"):
+    """Start frames y_1 < ... < y_K of K = ``n_events`` events among ``n_frames`` frames:
+    positions as :func:`check_positions`, one per event, strictly increasing."""
+    y = check_positions(y, n_frames, what)
+    if y.shape[0] != n_events:
+        raise ValueError(f"{what} has {y.shape[0]} starts for {n_events} events.")
+    if y.size > 1 and not (np.diff(y) > 0).all():
+        i = int(np.flatnonzero(np.diff(y) <= 0)[0])
+        raise ValueError(f"{what} must increase: start {i + 1} is {y[i + 1]} after {y[i]}.")
+    return y
+
+
+def check_one_label_kind(arrays, what="y"):
+    """Refuse label arrays of which some hold numbers and others strings (numpy would join them
+    as strings without a word, e.g. the tags of two sequences)."""
+    kinds = {_label_kind(np.asarray(a).dtype.kind) for a in arrays}
+    if len(kinds) > 1:
+        raise ValueError(f"{what} mixes label types ({' and '.join(sorted(kinds))}s); use one.")
+
+
 def check_sample_weight(sample_weight, n):
     """Non-negative finite per-row weights (1 when None)."""
     sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
@@ -363,63 +404,6 @@ def merge_labels(known, new):
             f"{known.dtype} (classes so far: {known[:10].tolist()})."
         ) from None
     return merged
-
-
-#: Integer labels whose range (max - min) is at most this, or at most twice their count, are
-#: mapped through a table of marks (:func:`unique_labels`, :func:`label_codes`), not sorted.
-_TABLE_RANGE = 1 << 16
-
-
-def _int_range(y):
-    """(lo, hi) of a non-empty 1-D array of integer labels when a table over [lo, hi] is small
-    (see :data:`_TABLE_RANGE`), else None (any other dtype, or a wide range)."""
-    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.size and y.dtype.kind in "iu"):
-        return None
-    if y.dtype.itemsize == 8 and y.dtype.kind == "u":
-        return None  # uint64 may not fit int64
-    lo, hi = int(y.min()), int(y.max())
-    if hi - lo > max(_TABLE_RANGE, 2 * y.size):
-        return None
-    return lo, hi
-
-
-def unique_labels(y):
-    """``np.unique(y)``: the sorted distinct labels, through a table of marks for integer labels
-    of a small range (mnist, 60 000 labels: 1.1 -> 0.2 ms), else by numpy's sort."""
-    rng = _int_range(y)
-    if rng is None:
-        return np.unique(y)
-    from .._core.checks import int_label_table
-
-    return int_label_table(y.astype(np.int64, copy=False), *rng).astype(y.dtype)
-
-
-def label_codes(classes, y):
-    """The int64 position of each label of ``y`` in the sorted ``classes``; a ValueError names
-    the first label that is not a class (``np.searchsorted`` would silently give a neighbour's
-    position).  Integer labels of a small range go through a table (mnist: 1.0 -> 0.1 ms)."""
-    y = np.asarray(y)
-    rng = _int_range(y) if np.asarray(classes).dtype.kind in "iu" else None
-    if rng is not None:
-        from .._core.checks import int_label_codes
-
-        codes = np.empty(y.shape[0], dtype=np.int64)
-        cls = np.asarray(classes).astype(np.int64)
-        bad = int_label_codes(y.astype(np.int64, copy=False), cls, *rng, codes)
-    else:
-        cls = np.asarray(classes)
-        codes = np.searchsorted(cls, y).astype(np.int64)
-        if cls.size:
-            miss = cls[np.minimum(codes, cls.size - 1)] != y
-        else:
-            miss = np.ones(y.shape[0], dtype=bool)
-        bad = int(np.flatnonzero(miss)[0]) if miss.any() else -1
-    if bad >= 0:
-        raise ValueError(
-            f"label {y[bad].item()!r} (row {bad}) is not one of the classes "
-            f"{np.asarray(classes)[:10].tolist()}."
-        )
-    return codes
 
 
 def _label_kind(kind: str) -> str:

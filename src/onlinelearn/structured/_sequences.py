@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ..shell import validation as V
+
 
 class SequenceBatch:
     """Sequences packed for the compiled core: one CSR matrix of all token rows and the
@@ -54,9 +56,12 @@ def pack_sequences(X_seqs, n_features=None, what="X_seqs"):
     offset = 0
     for s, X in enumerate(seqs):
         if sp.issparse(X):
-            X = X.tocsr()
+            # the structure before anything reads the indices, duplicates summed
+            V.check_sparse_structure(X)
+            X = V.canonical(X.tocsr())
+            V.check_real(X.data, f"{what}[{s}]")
         else:
-            X = np.asarray(X, dtype=np.float64)
+            X = np.asarray(V.check_real(X, f"{what}[{s}]"), dtype=np.float64)
             if X.ndim != 2:
                 raise ValueError(
                     f"{what}[{s}] must be 2-D (one row per token), got shape {X.shape}"
@@ -71,11 +76,12 @@ def pack_sequences(X_seqs, n_features=None, what="X_seqs"):
                 f"{what}[{s}] has {X.shape[1]} features, expected {n_features} "
                 "(all sequences share one feature space)"
             )
-        data = np.asarray(X.data, dtype=np.float64)
+        nnz = int(X.indptr[-1])  # storage past indptr[-1] is unused: never read it
+        data = np.asarray(X.data[:nnz], dtype=np.float64)
         if not np.all(np.isfinite(data)):
             raise ValueError(f"{what}[{s}] contains NaN or infinity")
         indptrs.append(X.indptr[1:].astype(np.int64) + offset)
-        indices.append(X.indices.astype(np.int32))
+        indices.append(X.indices[:nnz].astype(np.int32))
         datas.append(data)
         lengths.append(X.shape[0])
         offset += X.indptr[-1]
@@ -97,17 +103,16 @@ def check_tag_sequences(y_seqs, batch, what="y_seqs"):
     lengths = np.diff(batch.starts)
     out = []
     for s, y in enumerate(seqs):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"{what}[{s}] must be a 1-D array of tags, got shape {y.shape}")
+        if np.ndim(y) != 1:
+            raise ValueError(f"{what}[{s}] must be a 1-D array of tags, got shape {np.shape(y)}")
+        y = V.check_y(y)  # no NaN, no mixed types, class labels (not continuous values)
         if y.shape[0] != lengths[s]:
             raise ValueError(
                 f"{what}[{s}] has {y.shape[0]} tags but X_seqs[{s}] has {lengths[s]} "
                 "token rows: one tag per row is needed"
             )
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ValueError(f"{what}[{s}] contains NaN or infinity")
         out.append(y)
+    V.check_one_label_kind(out, what)
     return np.concatenate(out)
 
 

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import alignment as A
+from ..shell import validation as V
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 from .learner import STRUCTURED, OnlineStructuredLearner
 
@@ -21,24 +22,23 @@ __all__ = ["Aligner", "make_alignment"]
 
 
 def _check_input(x, n_types=None):
-    """An input is (frames (T, d), events (K,) int type codes, G (T, n_types) confidences)."""
-    try:
-        frames, events, G = x
-    except (TypeError, ValueError):
-        raise TypeError("an alignment input is a tuple (frames, events, G)") from None
-    frames = np.ascontiguousarray(frames, dtype=np.float64)
-    events = np.ascontiguousarray(events, dtype=np.int64)
-    G = np.asarray(G, dtype=np.float64)
+    """An input is (frames (T, d), events (K,) int type codes, G (T, n_types) confidences);
+    returns (frames, events, Gcum), the form the compiled oracles read."""
+    if not isinstance(x, tuple | list) or len(x) != 3:
+        raise TypeError("an alignment input is a tuple (frames, events, G)")
+    frames, events, G = x
+    frames = np.ascontiguousarray(V.check_real(frames, "frames"), dtype=np.float64)
+    G = np.asarray(V.check_real(G, "G"), dtype=np.float64)
     if frames.ndim != 2 or frames.shape[0] == 0:
         raise ValueError(f"frames must be a non-empty 2-D array, got shape {frames.shape}")
-    if events.ndim != 1 or events.shape[0] == 0:
-        raise ValueError("events must be a non-empty 1-D array of type codes")
     if G.ndim != 2 or G.shape[0] != frames.shape[0]:
         raise ValueError(f"G must have one row per frame ({frames.shape[0]}), got {G.shape}")
-    if events.min() < 0 or events.max() >= G.shape[1]:
-        raise ValueError(f"event codes must lie in [0, {G.shape[1]}) (the columns of G)")
     if n_types is not None and G.shape[1] != n_types:
         raise ValueError(f"G has {G.shape[1]} columns, the model knows {n_types} event types")
+    # the codes index the columns of G: a code outside them would be read out of bounds
+    events = V.check_positions(events, G.shape[1], "event codes")
+    if events.shape[0] == 0:
+        raise ValueError("events must be a non-empty 1-D array of type codes")
     if not (np.all(np.isfinite(frames)) and np.all(np.isfinite(G))):
         raise ValueError("frames and G must be finite")
     Gcum = np.zeros((G.shape[0] + 1, G.shape[1]))
@@ -98,6 +98,36 @@ class Aligner(BaseEstimator):
         return float(self.cost_scale * np.mean(np.abs(y - yp) > self.eps))
 
     def feature_map(self, x, y):
+        """phi(x, e, y) (eq. 9.3) of an input x = (frames, events, G) and a timing y: start
+        frames 0 <= y_1 < ... < y_K < T, one per event (checked: the compiled map reads the
+        frames and G at these positions)."""
+        check_is_fitted(self, "learner_")
+        x = _check_input(x, self.n_types_)
+        y = V.check_timing(y, x[1].shape[0], x[0].shape[0], "the timing y")
+        phi = self._phi(x, y)
+        if not np.isfinite(phi).all():
+            raise ValueError("phi(x, y) overflows float64 (frames too large); scale the frames")
+        return phi
+
+    def argmax(self, w, x):
+        """The timing of highest score <w, phi(x, e, y)> of an input x = (frames, events, G)."""
+        return self._argmax(self._weights(w), _check_input(x, getattr(self, "n_types_", None)))
+
+    def loss_augmented_argmax(self, w, x, y):
+        """argmax_y' <w, phi(x, e, y')> + rho(y, y') for an input x = (frames, events, G)."""
+        x = _check_input(x, getattr(self, "n_types_", None))
+        y = V.check_timing(y, x[1].shape[0], x[0].shape[0], "the timing y")
+        return self._aug(self._weights(w), x, y)
+
+    def _weights(self, w):
+        check_is_fitted(self, "learner_")
+        w = np.ascontiguousarray(V.check_real(w, "w"), dtype=np.float64)
+        if w.shape != (A.N_FEATURES,) or not np.isfinite(w).all():
+            raise ValueError(f"w must be {A.N_FEATURES} finite weights, got shape {w.shape}")
+        return w
+
+    # the oracles of the structured learner, on checked inputs (x with the cumulated G)
+    def _phi(self, x, y):
         frames, events, Gcum = x
         out = np.empty(A.N_FEATURES)
         A.feature_vector(frames, Gcum, events, self.mu_, self.sigma_,
@@ -117,10 +147,10 @@ class Aligner(BaseEstimator):
             )
         return out
 
-    def argmax(self, w, x):
+    def _argmax(self, w, x):
         return self._dp(w, x, np.zeros(x[1].shape[0], dtype=np.int64), 0.0)
 
-    def loss_augmented_argmax(self, w, x, y):
+    def _aug(self, w, x, y):
         return self._dp(w, x, np.asarray(y, dtype=np.int64), float(self.cost_scale))
 
     # ------------------------------------------------------------------ estimator
@@ -129,14 +159,13 @@ class Aligner(BaseEstimator):
         X = [_check_input(x, n_types) for x in X]
         if Y is None:
             return X, None
-        Y = [np.asarray(y, dtype=np.int64) for y in Y]
+        Y = list(Y)
         if len(Y) != len(X):
             raise ValueError(f"{len(X)} inputs but {len(Y)} timings")
         L = self.max_duration
-        for n, ((frames, events, _), y) in enumerate(zip(X, Y, strict=True)):
+        for n, (frames, events, _) in enumerate(X):
             T = frames.shape[0]
-            if y.shape != events.shape:
-                raise ValueError(f"timing {n} has {y.shape[0]} starts for {events.shape[0]} events")
+            Y[n] = y = V.check_timing(Y[n], events.shape[0], T, f"timing {n}")
             dur = np.diff(np.append(y, T))
             if y[0] < 0 or y[0] >= L or np.any(dur < 1) or np.any(dur > L):
                 raise ValueError(
@@ -163,7 +192,7 @@ class Aligner(BaseEstimator):
         self.sigma_ = np.array([max(np.std(d), 0.5) if len(d) > 1 else 1.0 for d in durs])
         self.n_types_ = n_types
         learner = OnlineStructuredLearner(
-            self.feature_map, self.argmax, self.cost, self.loss_augmented_argmax,
+            self._phi, self._argmax, self.cost, self._aug,
             update=self.update, loss="max", C=self.C, U=self.U, average=self.average,
             n_epochs=self.n_epochs, shuffle=self.shuffle, random_state=self.random_state,
         )  # fmt: skip

@@ -183,24 +183,42 @@ class OnlineStructuredLearner(BaseEstimator):
             raise
 
     def fit(self, X, Y):
-        """``n_epochs`` online passes from scratch over the examples (x_i, y_i)."""
+        """``n_epochs`` online passes from scratch over the examples (x_i, y_i); when a round
+        fails (an oracle's error, a non-finite step) the model is left as it was."""
         X, Y = self._check(X, Y)
         rng = check_random_state(self.random_state)
-        self._init(X, Y)
         order = np.arange(len(X))
-        for _ in range(self.n_epochs):
-            if self.shuffle:
-                rng.shuffle(order)
-            self._run(X, Y, order)
+
+        def epochs():
+            self._init(X, Y)
+            for _ in range(self.n_epochs):
+                if self.shuffle:
+                    rng.shuffle(order)
+                self._run(X, Y, order)
+
+        self._transaction(epochs)
         return self
 
     def partial_fit(self, X, Y):
-        """One online pass over the examples in their order."""
+        """One online pass over the examples in their order (none of it kept if it fails)."""
         X, Y = self._check(X, Y)
-        if not hasattr(self, "_w"):
-            self._init(X, Y)
-        self._run(X, Y, range(len(X)))
+
+        def one_pass():
+            if not hasattr(self, "_w"):
+                self._init(X, Y)
+            self._run(X, Y, range(len(X)))
+
+        self._transaction(one_pass)
         return self
+
+    def _transaction(self, body):
+        """Run ``body``; if it raises, put the learned state back as it was before."""
+        snap = save_attrs(self, self._STATE, copy_array)
+        try:
+            body()
+        except BaseException:
+            restore_attrs(self, self._STATE, snap)
+            raise
 
     @property
     def coef_(self):
