@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ..shell.validation import check_sparse_structure
+
 
 class SequenceBatch:
     """Sequences packed for the compiled core: one CSR matrix of all token rows and the
@@ -54,6 +56,12 @@ def pack_sequences(X_seqs, n_features=None, what="X_seqs"):
     offset = 0
     for s, X in enumerate(seqs):
         if sp.issparse(X):
+            try:
+                # the indices a compiled pass reads W's rows with, checked before scipy's
+                # conversions or the pass trust them (neither checks bounds)
+                check_sparse_structure(X)
+            except ValueError as exc:
+                raise ValueError(f"{what}[{s}]: {exc}") from None
             X = X.tocsr()
         else:
             X = np.asarray(X, dtype=np.float64)

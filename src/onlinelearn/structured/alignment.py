@@ -7,6 +7,7 @@ generates a task of the same shape, documented below.  It is *not* the thesis's 
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -20,14 +21,53 @@ from .learner import STRUCTURED, OnlineStructuredLearner
 __all__ = ["Aligner", "make_alignment"]
 
 
+class _Input(NamedTuple):
+    """An input checked by :func:`_check_input`: frames (T, d), event codes (K,) and the
+    cumulative confidences Gcum (T + 1, n_types), Gcum[s] = G[0] + ... + G[s - 1]."""
+
+    frames: np.ndarray
+    events: np.ndarray
+    Gcum: np.ndarray
+
+
+def _int_array(a, what):
+    """``a`` as an int64 array; non-integer values (a fraction, NaN, inf, bool, str, object)
+    and integers beyond 2**62 are refused, not cut."""
+    a = np.asarray(a)
+    kind = a.dtype.kind
+    if kind in "iuf" and a.size and not np.all(np.abs(a.astype(np.float64)) < 2.0**62):
+        raise ValueError(f"{what} must be integers below 2**62 in absolute value")
+    if kind == "f" and not np.all(a == np.round(a)):
+        raise ValueError(f"{what} must be integers, got non-integer values")
+    if kind not in "iuf":
+        raise ValueError(f"{what} must be integers, got values of dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _check_timing(y, K, T, what="the timing"):
+    """y as an int64 array of K start frames with 0 <= y_1 < ... < y_K < T: the positions
+    that the compiled feature map and dynamic program index with."""
+    y = _int_array(y, what)
+    if y.shape != (K,):
+        raise ValueError(
+            f"{what} must be a 1-D array of {K} start frames (one per event), got shape {y.shape}"
+        )
+    if y[0] < 0 or y[-1] >= T:
+        raise ValueError(f"{what} has start frames outside the sequence's {T} frames [0, {T})")
+    if np.any(np.diff(y) < 1):
+        raise ValueError(f"{what} must increase strictly (one start frame per event, in order)")
+    return y
+
+
 def _check_input(x, n_types=None):
-    """An input is (frames (T, d), events (K,) int type codes, G (T, n_types) confidences)."""
+    """An input is (frames (T, d), events (K,) int type codes, G (T, n_types) confidences);
+    returns it checked, as an :class:`_Input` (with the cumulative confidences)."""
     try:
         frames, events, G = x
     except (TypeError, ValueError):
         raise TypeError("an alignment input is a tuple (frames, events, G)") from None
     frames = np.ascontiguousarray(frames, dtype=np.float64)
-    events = np.ascontiguousarray(events, dtype=np.int64)
+    events = _int_array(events, "event codes")
     G = np.asarray(G, dtype=np.float64)
     if frames.ndim != 2 or frames.shape[0] == 0:
         raise ValueError(f"frames must be a non-empty 2-D array, got shape {frames.shape}")
@@ -43,7 +83,7 @@ def _check_input(x, n_types=None):
         raise ValueError("frames and G must be finite")
     Gcum = np.zeros((G.shape[0] + 1, G.shape[1]))
     np.cumsum(G, axis=0, out=Gcum[1:])
-    return frames, events, Gcum
+    return _Input(frames, events, Gcum)
 
 
 @parameters(
@@ -70,6 +110,11 @@ class Aligner(BaseEstimator):
         The duration statistics mu_e, sigma_e of eq. 9.6 are estimated in ``fit`` from the
         training timings.  ``average=False`` keeps the last hypothesis (the "Last"
         online-to-batch conversion of App. B.3 that the thesis used).
+        The oracles (``feature_map``, ``argmax``, ``loss_augmented_argmax``, ``cost``) take
+        an input as given to ``fit``; every timing, event code and weight vector is checked
+        before the compiled code indexes with it (a timing must be K integers with
+        0 <= y_1 < ... < y_K < T; ``feature_map`` takes any such timing, ``fit`` also needs
+        the durations in [1, L]): a bad one raises ValueError.
 
     Parameters
     ----------
@@ -93,21 +138,44 @@ class Aligner(BaseEstimator):
     """
 
     # ------------------------------------------------------------------ the oracles
+    # Each takes an input as given to ``fit`` (frames, events, G) or as checked by the
+    # estimator, and checks every position and code that the compiled code indexes with: a
+    # bad one raises ValueError (compiled code does not check bounds: it would read or write
+    # outside the arrays)
+    def _x(self, x):
+        check_is_fitted(self, "mu_")
+        if isinstance(x, _Input):
+            T, n_types = x.frames.shape[0], self.mu_.shape[0]
+            ev = x.events
+            if x.Gcum.shape == (T + 1, n_types) and ev.ndim == 1 and ev.shape[0] > 0:
+                if 0 <= ev.min() and ev.max() < n_types:
+                    return x
+        return _check_input(x, self.mu_.shape[0])
+
     def cost(self, y, yp):
-        y, yp = np.asarray(y), np.asarray(yp)
+        """rho(y, y') = ``cost_scale`` |{i : |y_i - y'_i| > eps}| / K (eq. 9.1)."""
+        y, yp = _int_array(y, "y"), _int_array(yp, "y'")
+        if y.ndim != 1 or y.shape != yp.shape or y.shape[0] == 0:
+            raise ValueError(
+                f"two timings of the same events are needed, got shapes {y.shape} and {yp.shape}"
+            )
         return float(self.cost_scale * np.mean(np.abs(y - yp) > self.eps))
 
     def feature_map(self, x, y):
-        frames, events, Gcum = x
+        """phi(x, e, y) (eq. 9.3), for any strictly increasing timing inside the sequence."""
+        frames, events, Gcum = x = self._x(x)
+        y = _check_timing(y, events.shape[0], frames.shape[0])
         out = np.empty(A.N_FEATURES)
-        A.feature_vector(frames, Gcum, events, self.mu_, self.sigma_,
-                         np.asarray(y, dtype=np.int64), out)  # fmt: skip
+        A.feature_vector(frames, Gcum, events, self.mu_, self.sigma_, y, out)
         return out
 
     def _dp(self, w, x, truth, scale):
         frames, events, Gcum = x
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (A.N_FEATURES,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"w must be {A.N_FEATURES} finite weights, got shape {w.shape}")
         out = np.empty(events.shape[0], dtype=np.int64)
-        w = np.ascontiguousarray(w, dtype=np.float64)
+        w = np.ascontiguousarray(w)
         L, eps = int(self.max_duration), int(self.eps)
         s = A.align(w, frames, Gcum, events, self.mu_, self.sigma_, L, truth, eps, scale, out)
         if s == -np.inf:
@@ -118,10 +186,15 @@ class Aligner(BaseEstimator):
         return out
 
     def argmax(self, w, x):
-        return self._dp(w, x, np.zeros(x[1].shape[0], dtype=np.int64), 0.0)
+        """argmax_y <w, phi(x, e, y)> by the dynamic program of Fig. 9.1."""
+        x = self._x(x)
+        return self._dp(w, x, np.zeros(x.events.shape[0], dtype=np.int64), 0.0)
 
     def loss_augmented_argmax(self, w, x, y):
-        return self._dp(w, x, np.asarray(y, dtype=np.int64), float(self.cost_scale))
+        """argmax_y' rho(y, y') + <w, phi(x, e, y')>: the same program with the cost term."""
+        x = self._x(x)
+        y = _check_timing(y, x.events.shape[0], x.frames.shape[0])
+        return self._dp(w, x, y, float(self.cost_scale))
 
     # ------------------------------------------------------------------ estimator
     def _inputs(self, X, Y=None, n_types=None):
@@ -129,14 +202,18 @@ class Aligner(BaseEstimator):
         X = [_check_input(x, n_types) for x in X]
         if Y is None:
             return X, None
-        Y = [np.asarray(y, dtype=np.int64) for y in Y]
+        Y = list(Y)
         if len(Y) != len(X):
             raise ValueError(f"{len(X)} inputs but {len(Y)} timings")
         L = self.max_duration
         for n, ((frames, events, _), y) in enumerate(zip(X, Y, strict=True)):
             T = frames.shape[0]
-            if y.shape != events.shape:
-                raise ValueError(f"timing {n} has {y.shape[0]} starts for {events.shape[0]} events")
+            if np.shape(y) != events.shape:
+                raise ValueError(
+                    f"timing {n} has {np.size(y)} starts for {events.shape[0]} events "
+                    f"(shape {np.shape(y)})"
+                )
+            Y[n] = y = _int_array(y, f"timing {n}")
             dur = np.diff(np.append(y, T))
             if y[0] < 0 or y[0] >= L or np.any(dur < 1) or np.any(dur > L):
                 raise ValueError(
@@ -195,9 +272,12 @@ class Aligner(BaseEstimator):
 
     def score(self, X, Y):
         """Fraction of events whose predicted start is within ``eps`` frames of the truth."""
-        Y = list(Y)
-        hits = [np.abs(np.asarray(y) - p) <= self.eps for y, p in zip(Y, self.predict(X),
-                                                                       strict=True)]  # fmt: skip
+        hits = []
+        for n, (y, p) in enumerate(zip(list(Y), self.predict(X), strict=True)):
+            y = _int_array(y, f"timing {n}")
+            if y.shape != p.shape:
+                raise ValueError(f"timing {n} has shape {y.shape} for {p.shape[0]} events")
+            hits.append(np.abs(y - p) <= self.eps)
         return float(np.mean(np.concatenate(hits)))
 
 
