@@ -92,6 +92,13 @@ class PrimalDualBoost(ScoresClassifier):
     C >= 2 min_t gamma_t), and exp(-2 gamma^2 T) with the assumed gamma for the conservative
     step (Sec. 6.1).  ``bounds_`` is exp(-t phi_a(min_{s<=t} gamma_s)).
 
+    Exact and approximate: nothing is solved iteratively.  The stump is the exact best one by
+    its criterion (one scan of each feature's sorted values), the aggressive step is the exact
+    maximiser of the dual over [0, C] in closed form (eq. 6.5), and the primal weights are
+    computed in closed form.  One step is not the maximiser: a hypothesis without error
+    (eps_t = 0) has the maximiser alpha_t = inf; the booster takes alpha_t = 1 (first round)
+    or 2 sum_s alpha_s + 1 (it then decides every training example alone) and stops there.
+
     The thesis gives no entropy-projected booster beyond these steps (its c-capped AdaBoost is
     ``C``); the weak learners are compiled decision stumps (dense and sparse X) or any
     scikit-learn classifier whose ``fit`` takes ``sample_weight``.

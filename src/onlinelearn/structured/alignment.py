@@ -116,6 +116,10 @@ class Aligner(BaseEstimator):
         0 <= y_1 < ... < y_K < T; ``feature_map`` takes any such timing, ``fit`` also needs
         the durations in [1, L]): a bad one raises ValueError.
 
+    Exact and approximate: nothing is solved iteratively.  argmax and the loss-augmented argmax
+    are the exact dynamic program (every admissible timing is scored); each round's step is
+    the closed form of :class:`OnlineStructuredLearner`.
+
     Parameters
     ----------
     max_duration : int, default=12

@@ -83,6 +83,13 @@ class DualCoordinateSVC(ScoresClassifier):
     gap) of the course's form is lambda times LIBLINEAR's.  ``history_`` and ``alpha_`` are
     reported in the form the parameters chose.
 
+    Exact and approximate: every step is exact (the clipped closed-form maximiser of the dual
+    along one coordinate; for Crammer-Singer the sub-problem of one example, solved exactly by
+    sorting), and the objectives of an evaluation are exact to rounding (the dual from w(alpha)
+    summed afresh from alpha, ~1e-15 relative).  The fit as a whole is approximate, to the
+    relative gap ``tol``: ``converged_`` says whether it was reached, and a fit that stops at
+    ``max_iter`` without it issues one ConvergenceWarning.
+
     Parameters
     ----------
     C : float, default=1.0
