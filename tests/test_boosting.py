@@ -195,6 +195,48 @@ def test_bound_and_monotone_dual_on_every_run(step, criterion):
         assert np.mean(ypm * f < -1e-9) - 1e-12 <= err <= np.mean(ypm * f <= 1e-9) + 1e-12
 
 
+def _phi(g, a):
+    """max_{0 <= b <= a} (2 b g - b^2 / 2), by a grid (independent of the closed form)."""
+    b = np.linspace(0.0, min(a, 1.0), 200001)  # (the maximiser min(a, 2 g) is <= 1)
+    return float(np.max(2 * b * g - b * b / 2))
+
+
+@pytest.mark.parametrize("pair", [(1, 2), (1, 3), (2, 3)])
+def test_what_a_round_gains_when_the_cap_binds(pair):
+    """Round by round on dna: with the cap C the dual D/c rises by exactly
+    -log(w+ e^-alpha + w- e^alpha) >= max_{0 <= a <= C} (2 a gamma_t - a^2 / 2), which is below
+    2 gamma_t^2 when C < 2 gamma_t (the claim of 2 gamma_t^2 fails there); bounds_ built on it
+    bounds the exp-loss and the training error after every round.  The conservative step
+    (alpha = 2 gamma) gains >= the same with a = 2 gamma."""
+    X, y = _dna_binary(pair=pair)
+    runs = [(dict(C=C), C) for C in (0.05, 0.2, 0.5, None)]
+    runs.append((dict(step="conservative", gamma=0.03), 0.06))
+    old_claim_failed = 0
+    for kw, a in runs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # conservative: may stop early
+            clf = PrimalDualBoost(40, **kw).fit(X, y)
+        a = math.inf if a is None else a
+        gain = np.diff(np.concatenate([[0.0], clf.dual_]))
+        g, al = clf.edges_, clf.alphas_
+        exact = -np.log((0.5 + g) * np.exp(-al) + (0.5 - g) * np.exp(al))
+        np.testing.assert_allclose(gain, exact, rtol=1e-9, atol=1e-12)
+        for t in range(clf.n_rounds_):
+            assert gain[t] >= 2 * al[t] * g[t] - al[t] ** 2 / 2 - 1e-12
+            assert gain[t] >= _phi(g[t], a) - 1e-9
+            old_claim_failed += gain[t] < 2 * g[t] ** 2 - 1e-12
+            if 2 * g[t] <= a:
+                assert gain[t] >= 2 * g[t] ** 2 - 1e-12
+        T = np.arange(1, clf.n_rounds_ + 1)
+        gmin = np.minimum.accumulate(g)
+        np.testing.assert_allclose(
+            clf.bounds_, np.exp(-T * np.array([_phi(v, a) for v in gmin])), rtol=1e-6
+        )
+        assert np.all(clf.exp_losses_ <= clf.bounds_ * (1 + 1e-9))
+        assert np.all(clf.train_errors_ <= clf.bounds_)
+    assert old_claim_failed >= 40  # C = 0.05 binds below 2 gamma_t in every round
+
+
 def test_conservative_stops_when_the_edge_assumption_fails():
     X, y = _dna_binary()
     with pytest.warns(UserWarning, match="below gamma"):

@@ -26,6 +26,14 @@ from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 _STEPS = ("aggressive", "conservative", "gentle")
 
 
+def _gain_bound(gamma, cap):
+    """phi_cap(gamma) = max_{0 <= a <= cap} (2 a gamma - a^2 / 2)
+    = 2 gamma^2 - 2 [gamma - cap/2]_+^2: the least rise of D/c in a round of edge gamma whose
+    step maximises the rise over [0, cap] (or takes alpha = cap <= 2 gamma)."""
+    over = max(0.0, gamma - 0.5 * cap)
+    return 2.0 * gamma * gamma - 2.0 * over * over
+
+
 class WeakLearnerError(ValueError):
     """The weak learner returned a hypothesis with weighted error >= 1/2."""
 
@@ -59,9 +67,37 @@ class PrimalDualBoost(ScoresClassifier):
         w_t+ / w_t- is the weight of the examples h_t gets right / wrong, eps_t = w_t-;
         ``C`` is 1/c, the cap of the aggressive step (None: no cap, AdaBoost);
         ``gamma`` is the edge the conservative step assumes (weak learnability, eq. 6.1).
-        Every step raises the dual by at least 2 alpha_t gamma_t - alpha_t^2 / 2; the
-        aggressive step by at least 2 gamma_t^2, so the training error is at most
-        exp(-2 sum_t gamma_t^2) <= exp(-2 gamma^2 T) with gamma = min_t gamma_t.
+
+    What each round gains (stumps with outputs +-1): the dual D/c (``dual_``) rises by exactly
+    Delta_t = -log(w_t+ e^-alpha_t + w_t- e^alpha_t) >= 2 alpha_t gamma_t - alpha_t^2 / 2
+    (Hoeffding's lemma, eqs. 6.8-6.9).  The aggressive step maximises Delta_t over
+    [0, C] (eq. 6.10), so Delta_t >= max_{0 <= a <= C} (2 a gamma_t - a^2 / 2) =
+    phi_C(gamma_t) with
+
+        phi_a(g) = 2 g^2 - 2 [g - a/2]_+^2
+                 = 2 g^2                  when 2 g <= a   (always without a cap: AdaBoost),
+                 = 2 a g - a^2 / 2 < 2 g^2  when 2 g > a   (the cap is below <w_t, v_t> = 2 g).
+
+    So 2 gamma_t^2 per round holds without a cap and when C >= 2 gamma_t, not when the cap
+    binds harder (C < 2 gamma_t; dna, C = 0.05: in every round).  The Gentle step
+    (alpha_t = 2 gamma_t) gains >= phi_inf = 2 gamma_t^2; the conservative step
+    (alpha_t = 2 gamma <= 2 gamma_t) gains >= 4 gamma gamma_t - 2 gamma^2 = phi_{2 gamma}(gamma_t)
+    >= 2 gamma^2.  phi_a increases with g, so after T rounds
+
+        training error <= mean exp-loss <= exp(-sum_t phi_a(gamma_t))
+                                         <= exp(-T phi_a(min_t gamma_t))
+
+    with a = C (aggressive; no cap: a = inf), 2 gamma (conservative) or inf (gentle): the bound
+    exp(-2 gamma^2 T), gamma = min_t gamma_t, of eq. 6.12 when a >= 2 gamma (no cap, gentle,
+    C >= 2 min_t gamma_t), and exp(-2 gamma^2 T) with the assumed gamma for the conservative
+    step (Sec. 6.1).  ``bounds_`` is exp(-t phi_a(min_{s<=t} gamma_s)).
+
+    Exact and approximate: nothing is solved iteratively.  The stump is the exact best one by
+    its criterion (one scan of each feature's sorted values), the aggressive step is the exact
+    maximiser of the dual over [0, C] in closed form (eq. 6.5), and the primal weights are
+    computed in closed form.  One step is not the maximiser: a hypothesis without error
+    (eps_t = 0) has the maximiser alpha_t = inf; the booster takes alpha_t = 1 (first round)
+    or 2 sum_s alpha_s + 1 (it then decides every training example alone) and stops there.
 
     The thesis gives no entropy-projected booster beyond these steps (its c-capped AdaBoost is
     ``C``); the weak learners are compiled decision stumps (dense and sparse X) or any
@@ -91,7 +127,9 @@ class PrimalDualBoost(ScoresClassifier):
     alphas_, edges_ : ndarray of shape (n_rounds,) — alpha_t and the measured gamma_t
     train_errors_, exp_losses_ : training 0-1 error and mean exp-loss after each round
     dual_ : ndarray — D / c = -log(mean exp-loss) after each round (never decreases)
-    bounds_ : ndarray — exp(-2 min_{s<=t} gamma_s^2 t) after each round
+    bounds_ : ndarray — exp(-t phi_a(min_{s<=t} gamma_s)) after each round (above): a bound on
+        the mean exp-loss and the training error; exp(-2 min_{s<=t} gamma_s^2 t) unless a cap
+        binds (C < 2 min_s gamma_s, or the conservative step)
     stumps_ : (features, thresholds, left values, right values) of the compiled stumps, or None
     estimators_ : the fitted weak learners when ``weak_learner`` is given
 
@@ -121,6 +159,15 @@ class PrimalDualBoost(ScoresClassifier):
         w_plus = 1.0 - w_minus
         alpha = math.inf if w_minus <= 0.0 else 0.5 * math.log(w_plus / w_minus)
         return alpha if self.C is None else min(float(self.C), alpha)
+
+    def _cap(self):
+        """The a of the guaranteed gain phi_a (see the class docstring): the largest alpha_t
+        the step may take below <w_t, v_t>."""
+        if self.step == "conservative":
+            return 2.0 * self.gamma
+        if self.step == "aggressive" and self.C is not None:
+            return float(self.C)
+        return math.inf
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
@@ -211,6 +258,7 @@ class PrimalDualBoost(ScoresClassifier):
         h = np.empty(m)
         hyps, alphas, edges, errs, exps, duals, bounds = [], [], [], [], [], [], []
         min_gamma = math.inf
+        cap = self._cap()
         w = np.empty(m)
         wy = np.empty(m)
         for t in range(self.n_estimators):
@@ -245,7 +293,7 @@ class PrimalDualBoost(ScoresClassifier):
             errs.append(err)
             exps.append(math.exp(log_mean))
             duals.append(-log_mean)
-            bounds.append(math.exp(-2.0 * min_gamma**2 * (t + 1)))
+            bounds.append(math.exp(-(t + 1) * _gain_bound(min_gamma, cap)))
             if perfect:
                 break
         if not hyps:

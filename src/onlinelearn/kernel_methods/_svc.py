@@ -71,6 +71,13 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
     and D computed exactly at each epoch end from the gradient kept for every coordinate
     (``_core/kernel/svc.py`` has the formulas); ``max_iter`` epochs at most.
 
+    Exact and approximate: every step is exact (the clipped closed-form coordinate step; in
+    'ovo' the exact minimiser over two coordinates on their box; for Crammer-Singer the
+    sub-problem of one example, solved exactly by sorting), so no inner solve stops short of
+    a tolerance of its own.  The fit as a whole is approximate, to the relative gap ``tol``:
+    a problem that has not reached it after ``max_iter`` epochs is counted, ``converged_`` is
+    then False and one ConvergenceWarning per ``fit`` says how many problems missed ``tol``.
+
     Parameters
     ----------
     kernel : Kernel or str, default='rbf'
@@ -115,7 +122,8 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
     alpha_im (Crammer-Singer), so that problem p decides by sum_i dual_coef_[p, i]
     k(sv_i, x) + intercept_[p]; decision_function is (n, n_classes) for more than two classes
     (one-vs-one: votes plus squashed confidences),
-    intercept_ (b^2 times the sum of each row of dual_coef_), n_iter_ (epochs),
+    intercept_ (b^2 times the sum of each row of dual_coef_), n_iter_ (epochs), converged_
+    (every problem reached ``tol``; None for a model file written before it was recorded),
     history_ (one dict per epoch: epoch, primal, dual, gap, time; summed over problems),
     duality_gap_, cache_hits_, cache_misses_.
 
@@ -239,6 +247,7 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
         t0 = time.perf_counter()
         n_iter = 0
         obj = np.zeros((P, 3))
+        n_missed = 0  # problems that did not reach tol
         if K >= 2:
             if SV.svc_init(*common, Y, alpha, G, cs, y_codes) != SV.OK:
                 self._nonfinite(kernel)
@@ -298,10 +307,12 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
                         n_active = SV.svc_active(alpha, G, U, done, active)
                     if n_active == 0:  # every gap term is 0: converged up to rounding
                         break
-            else:
-                self._warn_unconverged()
+            # from the exact objectives of the last epoch, however the loop ended
+            conv = obj_p[:, 2] <= self.tol * np.maximum(obj_p[:, 0], 1e-300)
+            n_missed = int(not conv[0]) if cs else int(np.count_nonzero(~(done | conv)))
         coef = alpha if cs else alpha * Y
-        return self._finish(coef.T, X, prog, y_codes, n_iter, cstate)
+        self._finish(coef.T, X, prog, y_codes, n_iter, cstate, n_missed)
+        return self
 
     def _rows(self, X, kernel, Kmat):
         """(program, rows, pre, ops, par, ranges) for the compiled core: the rows of X and the
@@ -325,9 +336,14 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
             self._nonfinite(kernel)
         return Qd
 
-    def _finish(self, coef, X, prog, y_codes, n_iter, cstate):
-        """The learned attributes from the dual coefficients ``coef`` (n_problems, n)."""
+    def _finish(self, coef, X, prog, y_codes, n_iter, cstate, n_missed):
+        """The learned attributes from the dual coefficients ``coef`` (n_problems, n), and
+        one ConvergenceWarning when ``n_missed`` of the problems did not reach ``tol``."""
         self.n_iter_ = n_iter
+        self.converged_ = n_missed == 0
+        if n_missed:
+            cs = self.multi_class == "crammer_singer" and len(self.classes_) > 2
+            self._warn_unconverged(n_missed, 1 if cs else coef.shape[0])
         self.cache_hits_ = int(cstate[SV.HITS])
         self.cache_misses_ = int(cstate[SV.MISSES])
         self.duality_gap_ = self.history_[-1]["gap"] if self.history_ else 0.0
@@ -397,14 +413,13 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
             done |= obj[:, 2] <= self.tol * np.maximum(obj[:, 0], 1e-300)
             if done.all():
                 break
-        else:
-            self._warn_unconverged()
         coef_sorted = np.zeros((P, n))
         for p, (idx, yl, _, _, al, _) in enumerate(local):
             coef_sorted[p, idx] = al * yl
         coef = np.empty_like(coef_sorted)
         coef[:, order] = coef_sorted
-        return self._finish(coef, X, prog, y_codes, n_iter, cstate)
+        self._finish(coef, X, prog, y_codes, n_iter, cstate, int(np.count_nonzero(~done)))
+        return self
 
     def _record(self, n_iter, obj, t0):
         """One epoch of ``history_``: primal, dual and gap (columns of ``obj``) summed over the
@@ -413,13 +428,14 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
         self.history_.append({"epoch": n_iter, "primal": primal, "dual": dual, "gap": gap,
                               "time": time.perf_counter() - t0})  # fmt: skip
 
-    def _warn_unconverged(self):
+    def _warn_unconverged(self, n_missed, n_problems):
         warnings.warn(
-            f"KernelSVC did not reach the relative duality gap tol={self.tol} in "
-            f"max_iter={self.max_iter} epochs (last gap {self.history_[-1]['gap']:.3g});"
-            " increase max_iter or tol.",
+            f"KernelSVC: {n_missed} of its {n_problems} dual problem(s) did not reach the "
+            f"relative duality gap tol={self.tol} in max_iter={self.max_iter} epochs (last "
+            f"gap, summed over the problems, {self.history_[-1]['gap']:.3g}); the model is "
+            "that of the last epoch. Increase max_iter or tol.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=5,
         )
 
     def _nonfinite(self, kernel):

@@ -106,6 +106,7 @@ class KernelSVCModelMixin:
             "cs": self._cs,
             "ovo": bool(getattr(self, "_ovo", False)),
             "n_iter_": int(self.n_iter_),
+            "converged_": bool(self.converged_) if self.converged_ is not None else None,
             "sparse_input": bool(self._sparse_input),
         }
         arrays = {
@@ -130,6 +131,7 @@ class KernelSVCModelMixin:
         est._cs = bool(meta["cs"])
         est._ovo = bool(meta.get("ovo", False))  # absent in files saved before 'ovo' existed
         est.n_iter_ = int(meta["n_iter_"])
+        est.converged_ = meta.get("converged_")  # absent in files saved before it was kept
         est._sparse_input = bool(meta["sparse_input"])
         est.history_ = []
         kernel = kernel_param(est.kernel, est)

@@ -224,9 +224,12 @@ class Aligner(BaseEstimator):
 
     def score(self, X, Y):
         """Fraction of events whose predicted start is within ``eps`` frames of the truth."""
-        Y = list(Y)
-        hits = [np.abs(np.asarray(y) - p) <= self.eps for y, p in zip(Y, self.predict(X),
-                                                                       strict=True)]  # fmt: skip
+        hits = []
+        for n, (y, p) in enumerate(zip(list(Y), self.predict(X), strict=True)):
+            y = V.check_positions(y, np.iinfo(np.int64).max, f"timing {n}")
+            if y.shape != p.shape:
+                raise ValueError(f"timing {n} has shape {y.shape} for {p.shape[0]} events")
+            hits.append(np.abs(y - p) <= self.eps)
         return float(np.mean(np.concatenate(hits)))
 
 

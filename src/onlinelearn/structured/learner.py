@@ -49,6 +49,10 @@ class OnlineStructuredLearner(BaseEstimator):
 
     Solution of the PA round: ``tau = min(C, [rho - <w_t, a>]_+ / ||a||^2)``, ``w += tau a``.
 
+    Exact and approximate: each round's step is that closed form (exact: one dual variable);
+    nothing is solved iteratively here.  The argmaxes are the oracles': a round is as exact as
+    the ``argmax`` and ``loss_augmented_argmax`` given.
+
     Where
         a = phi(x, y) - phi(x, y_hat); rho >= 0 the cost with rho(y, y) = 0 (range {0} u [1, inf)
         for 'self-tuned', as Fig. 5.4 assumes); theta the scaled dual sum (w = theta / c_t,

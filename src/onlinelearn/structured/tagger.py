@@ -40,6 +40,9 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
     Solution of the PA round (one dual variable, the closed form of thesis eq. 7.11):
     ``tau = min(C, [rho - <w_t, a>]_+ / ||a||^2)``, ``w_{t+1} = w_t + tau a``.
 
+    Exact and approximate: nothing is solved iteratively.  Both argmaxes are exact (Viterbi)
+    and the step is the closed form above.
+
     Where
         x = (x_1..x_n) are the token rows of one sequence (a CSR matrix), y its tags;
         phi(x, y) = sum_i x_i (x) e_{y_i} + sum_i e_{y_{i-1}} (x) e_{y_i} with y_0 = BOS

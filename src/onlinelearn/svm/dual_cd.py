@@ -83,6 +83,13 @@ class DualCoordinateSVC(ScoresClassifier):
     gap) of the course's form is lambda times LIBLINEAR's.  ``history_`` and ``alpha_`` are
     reported in the form the parameters chose.
 
+    Exact and approximate: every step is exact (the clipped closed-form maximiser of the dual
+    along one coordinate; for Crammer-Singer the sub-problem of one example, solved exactly by
+    sorting), and the objectives of an evaluation are exact to rounding (the dual from w(alpha)
+    summed afresh from alpha, ~1e-15 relative).  The fit as a whole is approximate, to the
+    relative gap ``tol``: ``converged_`` says whether it was reached, and a fit that stops at
+    ``max_iter`` without it issues one ConvergenceWarning.
+
     Parameters
     ----------
     C : float, default=1.0
@@ -151,12 +158,17 @@ class DualCoordinateSVC(ScoresClassifier):
         the start of the solver) and ``n_active`` (variables not shrunk), one entry per
         evaluation; row 0 is the starting point.  ``primal`` is the smallest P(w(alpha))
         among the evaluations so far (the weights the solver would return there) and
-        ``dual`` is D of the current alpha, so ``gap`` never goes up and bounds the primal
-        sub-optimality of the model returned.  For 'ovr' the sums over the binary problems.
+        ``dual`` is D of the current alpha, with w(alpha) summed afresh from alpha at each
+        evaluation (not the w that the coordinate steps update, whose rounding errors add
+        up), so ``gap`` does not go up (but for rounding, ~1e-15 relative) and bounds the
+        primal sub-optimality of the model returned: the last row is P(``coef_``,
+        ``intercept_``) - D(``alpha_``).  For 'ovr' the sums over the binary problems.
     n_iter_ : int
         Epochs run.
     converged_ : bool
-        Whether the gap reached ``tol``.
+        Whether the gap reached ``tol``: P(``coef_``, ``intercept_``) - D(``alpha_``)
+        <= tol P, both evaluated exactly (to rounding) at the model and the dual point
+        returned.
 
     Examples
     --------

@@ -29,7 +29,10 @@ an example whose cached margin is farther than that from 1 is known to have a ze
 in w and summed through v = sum_{alpha_i = C_i} C_i y_i x_i, brought up to date at each
 evaluation (the examples whose alpha_i reached or left C_i since the last one are added or
 removed: one row read per net change instead of one per step that moved alpha_i to or from
-C_i).  Only the remaining examples are read.
+C_i).  Only the remaining examples are read.  The dual is D(alpha) with w(alpha) summed
+afresh from alpha at each evaluation (:func:`binary_weights`), not from the w that the steps
+update, whose rounding errors add up: the rows with a nonzero alpha are read once more per
+evaluation (1-6% more nonzeros read in a fit at tol = 1e-3: a9a, w8a, news20, pendigits).
 """
 
 from __future__ import annotations
@@ -99,6 +102,22 @@ def binary_cd_step(alpha_i, G, Qbar, U):
     if G > 0.0:
         return 0.0
     return alpha_i
+
+
+@njit
+def binary_weights(nodes, ptr, base, sk, wk):
+    """wk = w(alpha) = sum_i alpha_i y_i x_i over the rows ``base``, summed from scratch
+    (``sk[i]`` the record of example i); returns the nonzeros read."""
+    for j in range(wk.shape[0]):
+        wk[j] = 0.0
+    work = 0
+    for s in range(base.shape[0]):
+        i = base[s]
+        a = sk[i, S_ALPHA]
+        if a != 0.0:
+            node_axpy(nodes, ptr, i, a * sk[i, S_Y], wk)
+            work += ptr[i + 1] - ptr[i]
+    return work
 
 
 @njit(nogil=False, fastmath=False)
@@ -219,13 +238,7 @@ def ovr_dcd(
     csum = np.zeros((K, 1))
     atc = np.zeros((K, n), dtype=np.bool_)
     for k in range(K):
-        for j in range(R):
-            W[k, j] = 0.0
-        for s in range(m):
-            i = base[s]
-            a = st[k, i, S_ALPHA]
-            if a != 0.0:
-                node_axpy(nodes, ptr, i, a * st[k, i, S_Y], W[k])
+        binary_weights(nodes, ptr, base, st[k], W[k])
 
     marg = np.zeros((K, n))
     mchain = np.zeros((K, n, 2))
@@ -346,11 +359,15 @@ def ovr_dcd(
                 at_stop = pg_conv[k] and active[k] == m and check_every == 0
                 if check_all or at_stop or sweep == 1:
                     te = now()
+                    # w = w(alpha) summed afresh, so that the dual is D(alpha) of the alpha
+                    # returned (the steps' updates of w round, and their errors add up)
+                    wwork = binary_weights(nodes, ptr, base, st[k], W[k])
                     wp = Wavg[k] if beta[k] > 0.0 else W[k]
                     p, q, ek = binary_objectives_screened(
                         nodes, ptr, l2, base, xn, st[k], wp, W[k], marg[k], mchain[k],
                         wsnap[k], chain[k], vC[k], csum[k], atc[k], False,
                     )  # fmt: skip
+                    ek += wwork
                     count_evaluation(stats, ek, te)
                     ecost_new += ek
                     n_eval += 1
