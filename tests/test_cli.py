@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -290,7 +291,10 @@ def test_python_dash_m(data_files, tmp_path):
 
 
 def test_console_script():
-    exe = shutil.which("onlinelearn")
+    # the script of the environment running the tests first (a PATH may hold another
+    # interpreter's script, e.g. a pyenv shim without this package)
+    beside = Path(sys.executable).with_name("onlinelearn")
+    exe = str(beside) if beside.exists() else shutil.which("onlinelearn")
     if exe is None:
         reason = "the onlinelearn console script is not installed (pip install -e .)"
         if os.environ.get("CI") == "true":

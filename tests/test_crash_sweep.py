@@ -76,7 +76,8 @@ def run_child(name, report):
 def sweep(request, tmp_path_factory):
     """The children of the selected estimators, started together (a few at a time)."""
     names = [item.callspec.params["name"] for item in request.session.items
-             if item.originalname == "test_crash_sweep" and hasattr(item, "callspec")]  # fmt: skip
+             if getattr(item, "originalname", None) == "test_crash_sweep"
+             and hasattr(item, "callspec")]  # fmt: skip
     folder = tmp_path_factory.mktemp("sweep")
     pool = ThreadPoolExecutor(int(os.environ.get("ONLINELEARN_SWEEP_JOBS", "2")))
     futures = {n: pool.submit(run_child, n, folder / f"{i}.jsonl") for i, n in enumerate(names)}

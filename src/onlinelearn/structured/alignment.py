@@ -71,6 +71,10 @@ class Aligner(BaseEstimator):
         training timings.  ``average=False`` keeps the last hypothesis (the "Last"
         online-to-batch conversion of App. B.3 that the thesis used).
 
+    Exact and approximate: nothing is solved iteratively.  argmax and the loss-augmented argmax
+    are the exact dynamic program (every admissible timing is scored); each round's step is
+    the closed form of :class:`OnlineStructuredLearner`.
+
     Parameters
     ----------
     max_duration : int, default=12
