@@ -30,6 +30,7 @@ from ..framework.steps import FTRL, LastK, RowAction, SelfTuned, StronglyConvex
 from ..shell import validation as V
 from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin
+from ..shell.params import validate_once
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
 from ..shell.weights import ExampleWeightsMixin
@@ -127,7 +128,14 @@ class DualAscentFamily(
     (see the module docstring; the math is :class:`onlinelearn.DualAscentClassifier`'s)."""
 
     def _plan(self) -> Plan:
-        return plan_of(*self._configuration())
+        """The plan of the configuration, built again only when a parameter changed (a stream
+        of small batches builds it once)."""
+
+        def build():
+            self.__dict__["_plan_cache"] = plan_of(*self._configuration())
+
+        validate_once(self, build, attr="_plan_params")
+        return self.__dict__["_plan_cache"]
 
     def _class_weight_mode(self):
         return getattr(self, "class_weight", None)
