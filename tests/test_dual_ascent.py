@@ -311,3 +311,38 @@ def test_bad_input_changes_nothing(params, tmp_path):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("step,k", [("last-k", 5), ("ftrl", 1)])
+def test_a_coordinate_ascent_stopped_by_max_sweeps_warns_once_per_call(step, k):
+    """The window steps with k > 2 and FTRL solve their round by coordinate ascent; a round that
+    stops at ``max_sweeps`` before ``tol`` is counted in ``n_unconverged_`` and the call that
+    produced it issues one ConvergenceWarning saying how many rounds and what to change."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data(3, n=80, d=6, K=3)
+    clf = DualAscentClassifier(step=step, k=k, C=10.0, tol=1e-14, max_sweeps=1)
+    with pytest.warns(ConvergenceWarning) as record:
+        clf.partial_fit(X[:40], y[:40], classes=[0, 1, 2])
+    first = [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(first) == 1  # once per call, not once per round
+    missed = clf.n_unconverged_
+    assert missed > 1 and f"{missed} round(s)" in str(first[0].message)
+    assert "max_sweeps=1" in str(first[0].message) and "raise max_sweeps" in str(first[0].message)
+    with pytest.warns(ConvergenceWarning, match=r"round\(s\) of this call") as record:
+        clf.fit(X, y)  # fit starts afresh: the count is of this call's rounds
+    assert sum(issubclass(w.category, ConvergenceWarning) for w in record) == 1
+    # a call in which every round converges says nothing, even though the model has old misses
+    loose = DualAscentClassifier(step=step, k=k, C=0.01, tol=1e-7, max_sweeps=5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        loose.fit(X, y)
+        assert loose.n_unconverged_ == 0
+    clf.set_params(max_sweeps=5000, tol=1e-7)
+    before = clf.n_unconverged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf.partial_fit(X[:5], y[:5])
+    assert clf.n_unconverged_ == before > 0

@@ -20,7 +20,9 @@ dual problem (thesis eq. (7.8)/(7.18) with tau = alpha / c and C = 1/c) is::
   t in [0, C]: Euclidean t = min{C, loss / (2 ||x||^2)}, entropy by a safeguarded Newton search;
 * UPD_III (optimal): the maximiser of (P).  Euclidean: exact in O(k log k) (Fig. 7.4, here as a
   walk over the merged knots of two piecewise-linear thresholds); entropy: the primal-dual
-  interior point method of Sec. 7.3.2 with the 2 x 2 reduced Newton system.
+  interior point method of Sec. 7.3.2 with the 2 x 2 reduced Newton system, its step certified
+  by a dual bound to STEP_RTOL and replaced by a safeguarded exact method where it is not
+  (:mod:`.ranking_exact`); ``st[N_INEXACT]`` counts the rounds that miss STEP_RTOL anyway.
 
 UPD_II and UPD_III act whenever the loss [gamma - (min_Y s_r - max_{not Y} s_s)]_+ is positive;
 UPD_I only on mistakes.  A row with no relevant or no irrelevant label has no pair: no loss, no
@@ -47,6 +49,7 @@ from .ranking_entropy import (  # noqa: F401 (re-export)
     ip_rank,
     pair_line_search,
 )
+from .ranking_exact import STEP_ROUNDING, STEP_RTOL, entropy_step_III  # noqa: F401 (re-export)
 from .ranking_state import (  # noqa: F401 (re-export)
     ENTROPY,
     EUCLID,
@@ -56,8 +59,11 @@ from .ranking_state import (  # noqa: F401 (re-export)
     IP_ITER_MAX,
     IP_ITER_SUM,
     L1_BALL,
+    N_EXACT,
+    N_INEXACT,
     N_MISTAKES,
     N_ST,
+    N_ST_V1,
     N_UPDATES,
     NO_CONSTRAINT,
     NONFINITE,
@@ -336,24 +342,12 @@ def rank_pass(
             tau[r0] = t
             tau[s0] = t
         else:
-            its = ip_rank(Yi, cap, gamma, single, v, amass, wv, xv, m, tau, work)
-            if its >= IP_MAX_ITER:
-                # not converged (has not happened on our tests): keep the better of its point
-                # and the optimal step on the most violating pair (update II)
-                t = pair_line_search(r0, s0, cap, gamma, single, v, amass, wv, xv, m)
-                ip_val = gamma * sum_relevant(tau, Yi)
-                pair_val = gamma * t
-                for k in range(K):
-                    if tau[k] > 0.0:
-                        ip_val -= ent_F(tau[k] if Yi[k] else -tau[k], k, single, v, amass, wv,
-                                        xv, m)[0]  # fmt: skip
-                pair_val -= ent_F(t, r0, single, v, amass, wv, xv, m)[0]
-                pair_val -= ent_F(-t, s0, single, v, amass, wv, xv, m)[0]
-                if pair_val > ip_val:
-                    for k in range(K):
-                        tau[k] = 0.0
-                    tau[r0] = t
-                    tau[s0] = t
+            # the interior point step if its dual bound certifies it, else the exact method's
+            its, fell_back, missed = entropy_step_III(
+                Yi, cap, gamma, single, v, amass, wv, xv, m, tau, work
+            )
+            st[N_EXACT] += fell_back
+            st[N_INEXACT] += missed
             st[IP_CALLS] += 1.0
             st[IP_ITER_SUM] += its
             if its > st[IP_ITER_MAX]:

@@ -56,6 +56,8 @@ def ent_F_general(t, wv, xv, m, rest):
             if u > M:
                 M = u
     den = rest * math.exp(-M) if rest > 0.0 else 0.0
+    if M < -700.0 and rest > 0.0:
+        den = math.exp(math.log(rest) - M)  # e^{-M} overflows (the mass off the row < 1e-304)
     s1 = 0.0
     s2 = 0.0
     for k in range(m):
@@ -87,11 +89,11 @@ def ent_G(t, r, single, v, amass, wv, xv, m):
         u = t * v
         if u > 0.0:
             den = a + rest * math.exp(-u)
-            qq = a / den if den > 0.0 else 1.0
+            qq = a / den if den > 0.0 else (1.0 if a > 0.0 else 0.0)
         else:
             e = math.exp(u)
             den = rest + a * e
-            qq = a * e / den if den > 0.0 else 1.0
+            qq = a * e / den if den > 0.0 else (1.0 if a > 0.0 else 0.0)
         return v * qq, v * v * qq * (1.0 - qq)
     F, g, c = ent_F_general(t, wv[r], xv, m, amass[1, r])
     return g, c
@@ -158,7 +160,8 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
     12 on the tests' random rounds (was 18-20 with sigma = 0.1 fixed).
 
     ``tau`` (K,) receives the solution; ``work`` (10, K + 1) is scratch.  Returns the number of
-    iterations."""
+    iterations and the final multipliers (nu_1, nu_2) of the two equality constraints, from
+    which :func:`.ranking_exact.entropy_step_III` certifies the step."""
     K = Y.shape[0]
     d = K + 1
     al = work[0]
@@ -282,7 +285,7 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
             tau[r] = tau[r] * zt / sy if sy > 0.0 else 0.0
         else:
             tau[r] = tau[r] * zt / sn if sn > 0.0 else 0.0
-    return it
+    return it, nu1, nu2
 
 
 @njit(fastmath=False)

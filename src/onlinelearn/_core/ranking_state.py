@@ -19,10 +19,13 @@ GAIN = 3  # gamma * sum of tau over the relevant labels, all rounds: D = GAIN - 
 IP_ITER_MAX = 4
 IP_ITER_SUM = 5
 IP_CALLS = 6
-N_ST = 7
+N_INEXACT = 7  # rounds of update III (entropy) whose step misses its certified tolerance
+N_EXACT = 8  # rounds of update III (entropy) whose interior point step was not certified
+N_ST = 9
+#: files written before the last two slots existed hold the first N_ST_V1 (both counts 0)
+N_ST_V1 = 7
 
 #: constraints on every weight vector, applied after each update (a projected update)
 NO_CONSTRAINT = 0
 L1_BALL = 1  # Euclidean: w_r <- the Euclidean projection onto {||w||_1 <= z}   (Fig. 7.2)
 FLOOR = 2  # entropy: w_r <- the entropic projection onto {w in simplex, w >= eps} (Fig. 7.3)
-

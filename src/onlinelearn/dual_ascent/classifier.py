@@ -104,7 +104,10 @@ class DualAscentClassifier(DualAscentFamily):
     update : {'optimal', 'subgradient'}, default='optimal'
         Growing-c steps: the maximising alpha_t, or Fig. 4.1's subgradient step.
     tol, max_sweeps : float, int
-        Stopping rule of the coordinate ascent of 'last-k' (k > 2) and 'ftrl'.
+        Stopping rule of the coordinate ascent of 'last-k' (k > 2) and 'ftrl': a round stops
+        when its projected gradient is below ``tol``, or after ``max_sweeps`` sweeps (then its
+        step is not the window's optimum: counted in ``n_unconverged_``, with one
+        ``ConvergenceWarning`` per call that had such rounds).  The other steps are exact.
     n_epochs, shuffle, random_state, fit_intercept, intercept_scaling
         As in :class:`onlinelearn.PassiveAggressiveClassifier`.
 
@@ -116,7 +119,8 @@ class DualAscentClassifier(DualAscentFamily):
     dual_coef_ : ndarray of shape (t_,)
         The dual variable of every round (tau_i, or alpha_i for the growing-c steps).
     n_unconverged_ : int
-        Rounds whose coordinate ascent stopped at ``max_sweeps`` before ``tol``.
+        Rounds whose coordinate ascent stopped at ``max_sweeps`` before ``tol`` (all epochs
+        and calls; a call that adds to it issues a ``ConvergenceWarning``).
 
     Examples
     --------

@@ -16,9 +16,11 @@ routes to it when its step is one of these (:mod:`onlinelearn.engine._route`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -247,6 +249,7 @@ class DualAscentFamily(
         ``classes``): the label predicted for each row before its round."""
         first = fit_mode or not hasattr(self, "_state")
         snap = self._snapshot()
+        missed = 0.0
         with restoring(self, snap):
             self._check_params()
             plan = self._plan()
@@ -285,6 +288,7 @@ class DualAscentFamily(
                 self._count_classes(y_codes)
             epochs = self.n_epochs if fit_mode else 1
             self._reserve(batch, n * epochs, plan)
+            missed = 0.0 if first else float(self._state["st"][DA.N_UNCONVERGED])
             rng = check_random_state(self.random_state)
             for _ in range(epochs):
                 if fit_mode and self.shuffle:
@@ -296,7 +300,23 @@ class DualAscentFamily(
                         f"{type(self).__name__}: a weight became infinite or NaN; the model was "
                         "left as it was before this call. Scale the features or lower C."
                     )
+            missed = float(self._state["st"][DA.N_UNCONVERGED]) - missed
+        if missed > 0:
+            self._warn_unconverged(int(missed), plan)
         return self.classes_[pred]
+
+    def _warn_unconverged(self, missed, plan):
+        """One ``ConvergenceWarning`` for the rounds of this call whose coordinate ascent (the
+        window steps with k > 2, FTRL) stopped at ``max_sweeps`` before ``tol``."""
+        step = plan.step
+        warnings.warn(
+            f"{type(self).__name__}: the coordinate ascent of {missed} round(s) of this call "
+            f"stopped at max_sweeps={step.max_sweeps} sweeps before reaching tol={step.tol}, "
+            "so their steps are not the optimum of their window problem (n_unconverged_ counts "
+            "them over all calls); raise max_sweeps, or raise tol to accept a looser step.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
     # ------------------------------------------------------------------ read-out
     def _c_next(self, plan):

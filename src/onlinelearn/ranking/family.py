@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -278,6 +280,7 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
         first = fit_mode or not hasattr(self, "classes_")
         self._check_params()
         snap = self._snapshot()
+        missed = 0.0
         with restoring(self, snap):
             if fit_mode:  # fit starts afresh; a refused fit puts the fitted labels back
                 for k in ("classes_", "_kind"):
@@ -298,6 +301,7 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
                 self._save_rows(snap, batch)
             mistakes = np.zeros(n, dtype=np.int8)
             losses = np.zeros(n)
+            missed = -float(self._st[RK.N_INEXACT])
             if fit_mode:
                 rng = check_random_state(self.random_state)
                 for _ in range(self.n_epochs):
@@ -306,6 +310,16 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
             else:
                 self._run(batch, Yb, sw, np.arange(n, dtype=np.int64), mistakes, losses)
             self._n_relevant += float(Yb.sum()) * (self.n_epochs if fit_mode else 1)
+            missed += float(self._st[RK.N_INEXACT])
+        if missed > 0:
+            warnings.warn(
+                f"{type(self).__name__}: the step of {int(missed)} round(s) of this call "
+                f"(update III, complexity 'entropy') is not certified within "
+                f"{RK.STEP_RTOL:g} (relative) of the optimum of its round "
+                "(n_inexact_steps_ counts them over all calls); scale the features or lower C.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return mistakes
 
     # ------------------------------------------------------------------ public API
@@ -321,6 +335,11 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
         return np.exp(self._theta - self._lZ[None, :])
 
     ip_iterations_max_ = counter(RK.IP_ITER_MAX)
+    n_inexact_steps_ = counter(
+        RK.N_INEXACT,
+        "Rounds of update III with 'entropy' whose step misses its certified tolerance (all "
+        "epochs and calls; a call that adds to it warns).",
+    )
 
     @property
     def label_cardinality_(self):
@@ -383,6 +402,8 @@ class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, Sparse
         est._n_relevant = float(meta["n_relevant"])
         est._since_exact = int(meta["since_exact"])
         est._theta, est._lZ, est._st = float_arrays(arrays, "theta", "lZ", "st")
+        if est._st.shape == (RK.N_ST_V1,):  # written before the inexact-step counters
+            est._st = np.concatenate([est._st, np.zeros(RK.N_ST - RK.N_ST_V1)])
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         K = len(est.classes_)
         if est._theta.shape != (R, K) or est._lZ.shape != (K,) or est._st.shape != (RK.N_ST,):
