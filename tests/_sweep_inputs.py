@@ -195,8 +195,9 @@ Y_CASES = [
 def state_of(obj, depth=0, seen=None):
     """A comparable image of everything ``obj`` holds: arrays by dtype, shape and bytes;
     containers and objects with a ``__dict__`` recursively; functions by name.  Left out:
-    attributes whose name holds ``cache`` (read-out caches) and ``_validated_params`` (the
-    memo of parameters found valid, which a first call may set before it refuses X)."""
+    attributes whose name holds ``cache`` (read-out caches), ``_validated_params`` and
+    ``_plan_params`` (the memos of parameters found valid or planned, which a first call may
+    set before it refuses X)."""
     seen = set() if seen is None else seen
     if isinstance(obj, np.ndarray):
         raw = repr(obj.tolist()) if obj.dtype == object else obj.tobytes()
@@ -229,7 +230,7 @@ def state_of(obj, depth=0, seen=None):
 
 
 def _memo(key):
-    return "cache" in str(key) or key == "_validated_params"
+    return "cache" in str(key) or key in ("_validated_params", "_plan_params")
 
 
 def changed_keys(before, after):
