@@ -22,7 +22,6 @@ row-normalised confusion matrix with a zero diagonal, the quantity COPA minimise
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -32,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from defaults import _load  # noqa: E402
+from defaults import _load, emit, mean_table  # noqa: E402
 from sklearn.metrics import balanced_accuracy_score  # noqa: E402
 
 from onlinelearn import COPA, OnlineLearner, PassiveAggressiveClassifier  # noqa: E402
@@ -88,16 +87,8 @@ def main(argv=None):
                       f"||C|| {row[2]:.3f} {secs:.1f}s", file=sys.stderr, flush=True)  # fmt: skip
     lines = []
     for title, i in (("accuracy", 0), ("balanced accuracy", 1), ("confusion norm ||C||_2", 2)):
-        lines += ["", f"**{title}**", "", "| data set | " + " | ".join(COLUMNS) + " |",
-                  "|---|" + "---|" * len(COLUMNS)]  # fmt: skip
-        for name, per in raw.items():
-            cells = [f"{np.mean([r[i] for r in per[c]]):.3f}" for c in COLUMNS]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines).strip()
-    print(table)
-    print(json.dumps(raw), file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(table + "\n")
+        lines += ["", f"**{title}**", ""] + mean_table(raw, COLUMNS, i, ".3f")
+    emit("\n".join(lines).strip(), raw, args.out)
     return 0
 
 

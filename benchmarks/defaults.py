@@ -76,6 +76,24 @@ def _learners(seed):
 COLUMNS = list(_learners(0))
 
 
+def mean_table(raw, columns, index, fmt):
+    """Markdown lines: one row per data set of ``raw``, the mean over seeds of item ``index``
+    of each column's records, formatted with ``fmt``."""
+    lines = ["| data set | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for name, per in raw.items():
+        cells = [format(np.mean([r[index] for r in per[c]]), fmt) for c in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def emit(table, raw, out):
+    """Print the table, the raw numbers as JSON on stderr, and write the table to ``out``."""
+    print(table)
+    print(json.dumps(raw), file=sys.stderr)
+    if out:
+        Path(out).write_text(table + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", nargs="+", default=SVMLIGHT + pmlb_names())
@@ -125,11 +143,7 @@ def main(argv=None):
             secs = np.mean([r[1] for r in cols[c]])
             cells.append(f"{ep:.1f} / {secs:.2f}" if ep > 0 else f"- / {secs:.2f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print(table)
-    print(json.dumps(raw), file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(table + "\n")
+    emit("\n".join(lines), raw, args.out)
     return 0
 
 

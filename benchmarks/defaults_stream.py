@@ -21,7 +21,6 @@ of words, their labels, a fixed 30 % split).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -31,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from defaults import SVMLIGHT  # noqa: E402
+from defaults import SVMLIGHT, emit, mean_table  # noqa: E402
 from defaults import _load as _load_shared_set  # noqa: E402
 from sklearn import linear_model as sk  # noqa: E402
 
@@ -146,21 +145,10 @@ def main(argv=None):
                 raw[name][col].append([acc, secs])
                 print(f"{name} seed {seed} {col}: {acc:.4f} {secs:.3f}s", file=sys.stderr,
                       flush=True)  # fmt: skip
-    cols = " | ".join(COLUMNS)
-    lines = [f"| data set | {cols} |", "|---|" + "---|" * len(COLUMNS)]
-    for name, per in raw.items():
-        cells = [f"{np.mean([r[0] for r in per[c]]):.4f}" for c in COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines = mean_table(raw, COLUMNS, 0, ".4f")
     lines += ["", "Seconds of the one `partial_fit` pass (mean over seeds)", ""]
-    lines += [f"| data set | {cols} |", "|---|" + "---|" * len(COLUMNS)]
-    for name, per in raw.items():
-        cells = [f"{np.mean([r[1] for r in per[c]]):.3f}" for c in COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print(table)
-    print(json.dumps(raw), file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(table + "\n")
+    lines += mean_table(raw, COLUMNS, 1, ".3f")
+    emit("\n".join(lines), raw, args.out)
     return 0
 
 
