@@ -84,7 +84,8 @@ class LabelRanker(LabelRankingFamily, ClassifierMixin, BaseEstimator):
       this is counted in ``n_inexact_steps_`` and the call warns (``ConvergenceWarning``); none
       did in our tests (C from 1e-3 to 1e3, random rounds, Enron, pen digits).  The interior
       point step alone missed it at C >= 10 (capped) and at small C or margin (its gap test
-      is absolute): at the default C with margin 1 it is always kept on Enron.
+      is absolute): with margin 1 it is kept on every Enron round at C = 0.01 and C = 1, on
+      74 % of them at the entropy's default C = 0.003 (the exact method takes the others).
 
     Updates II and III act whenever the loss is positive, I only on mistakes.  A row with no
     relevant label or with every label relevant has no pair (r, s): it has no loss, is not a
