@@ -48,7 +48,8 @@ class Round:
         self.x = x[on]
         self.w = W[on]  # (nnz, K)
         self.rest = W[~on].sum(axis=0)
-        self.logw = np.log(np.maximum(self.w, 1e-320))
+        with np.errstate(divide="ignore"):
+            self.logw = np.log(self.w)  # -inf where a weight underflowed to 0
 
     def f_change(self, t):
         """The change of every label r at t_r, to relative accuracy: log1p(sum_j w_rj

@@ -11,6 +11,12 @@ named learner computed when the file was recorded.  Every configuration x data v
   differently there.  A long online run can still take another branch on such a difference;
   the assertion message says which comparison was made.
 
+LabelRanker's entropic update III is compared at rtol=1e-8, atol=1e-10: its step is the interior
+point method's when a dual bound certifies it within 1e-9 of the round's optimum, else the exact
+method's, and a last-bit difference can move a round across that line (the two steps differ by
+up to about 1e-9 of the objective): measured on the floor-constrained configuration, the
+outputs of a fresh compile and of the on-disk cache differ by up to 1e-10.
+
 One exception, measured: the aggressive steps of the entropy and p-norm links (Winnow,
 PNormPerceptron and DualAscentClassifier off the Euclidean link), LabelRanker's entropic
 update III and the projected updates (``constraint``) are compiled with fastmath ('afn',
@@ -33,6 +39,8 @@ import pytest
 from recorded._configs import CONFIGS, OUTPUTS, data_digest, host, key, load, run
 
 RTOL, ATOL = 1e-10, 1e-12
+#: LabelRanker's entropic update III (module docstring)
+RTOL_CERTIFIED, ATOL_CERTIFIED = 1e-8, 1e-10
 
 CASES = [
     pytest.param(cfg, variant, id=key(cfg, *variant)) for cfg in CONFIGS
@@ -83,9 +91,16 @@ def _mode():
     )
 
 
-def _differs(got, want, exact=True):
+def _certified_step(cfg):
+    """LabelRanker's entropic update III: its own tolerance (module docstring)."""
+    p = dict(cfg.params)
+    return cfg.estimator == "LabelRanker" and (p.get("update"), p.get("complexity")) == (
+        "III", "entropy")  # fmt: skip
+
+
+def _differs(got, want, exact=True, tol=(RTOL, ATOL)):
     """None when ``got`` matches ``want`` under this host's rule, else a description;
-    ``exact=False``: the tolerance even on the recording CPU."""
+    ``exact=False``: the tolerance ``tol`` (rtol, atol) even on the recording CPU."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"dtype/shape {got.dtype}{got.shape}, recorded {want.dtype}{want.shape}"
     if _same_cpu() and exact:
@@ -93,7 +108,7 @@ def _differs(got, want, exact=True):
             return None
     else:
         try:
-            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+            np.testing.assert_allclose(got, want, rtol=tol[0], atol=tol[1])
             return None
         except AssertionError:
             pass
@@ -126,10 +141,11 @@ def test_recorded_outputs(cfg, variant):
     got = run(cfg, *variant)
     assert sorted(got) == sorted(want), "the run gives other outputs than were recorded"
     exact = not _compile_order_dependent(cfg)
+    tol = (RTOL_CERTIFIED, ATOL_CERTIFIED) if _certified_step(cfg) else (RTOL, ATOL)
     failures = [
         f"{name}: {msg}"
         for name in sorted(got)
-        if (msg := _differs(got[name], want[name], exact))
+        if (msg := _differs(got[name], want[name], exact, tol))
     ]
-    mode = _mode() if exact else f"rtol={RTOL}, atol={ATOL} (compile-order dependent)"
+    mode = _mode() if exact else f"rtol={tol[0]}, atol={tol[1]} (compile-order dependent)"
     assert not failures, f"compared {mode}:\n" + "\n".join(failures)

@@ -58,7 +58,7 @@ SIGNATURES = {
         "criterion='edge')"
     ),
     "onlinelearn.LabelRanker": (
-        "(update='III', complexity='euclidean', C=0.01, margin=1.0, fit_intercept=True, "
+        "(update='III', complexity='euclidean', C='auto', margin=1.0, fit_intercept=True, "
         "intercept_scaling=1.0, n_epochs=5, shuffle=True, random_state=None, constraint=None, "
         "radius=1.0, floor=1e-06)"
     ),

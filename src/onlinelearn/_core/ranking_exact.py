@@ -87,8 +87,9 @@ def price_step(c, r, sg, cap, single, v, amass, wv, xv, m, t0):
     """u = argmax_{t in [0, cap]} c t - F_r(sg t) (concave; its derivative c - sg F_r'(sg t) is
     nonincreasing), from ``t0``.  Returns (u, curvature, err): curvature = F_r''(sg u) when u
     is interior (the derivative of u in c is 1 / curvature), else 0; err >= the maximum minus
-    the value at u (|derivative at u| times the width of the final bracket).  Where the
-    derivative is 0 on a whole stretch (F_r' rounds to c there), u is near its lower end."""
+    the value at u (|derivative at u| times the width of the final bracket; u is the last
+    point evaluated).  Where the derivative is 0 on a whole stretch (F_r' rounds to c there),
+    u is near its lower end."""
     g, c2 = ent_G(0.0, r, single, v, amass, wv, xv, m)
     d = c - sg * g
     if d <= 0.0:
@@ -100,6 +101,8 @@ def price_step(c, r, sg, cap, single, v, amass, wv, xv, m, t0):
     for _ in range(ROOT_MAX_ITER):
         g, c2 = ent_G(sg * t, r, single, v, amass, wv, xv, m)
         d = c - sg * g
+        if abs(d) <= 4e-16 * (abs(c) + abs(g)):
+            break  # zero to working precision (c and F_r' agree to their last bits)
         if d > 0.0:
             lo = t
         else:
@@ -114,11 +117,8 @@ def price_step(c, r, sg, cap, single, v, amass, wv, xv, m, t0):
                 hi_checked = True
             tn = 0.5 * (lo + hi)
         if abs(tn - t) <= 1e-15 * tn or hi - lo <= 1e-15 * hi:
-            t = tn
             break
         t = tn
-    g, c2 = ent_G(sg * t, r, single, v, amass, wv, xv, m)
-    d = c - sg * g
     return t, c2, abs(d) * (hi - lo)
 
 
@@ -141,17 +141,18 @@ def side_sum(c, want, Y, cap, single, v, amass, wv, xv, m, u):
 
 @njit(fastmath=False)
 def _g(kind, x, Y, cap, gamma, single, v, amass, wv, xv, m, u):
-    """The nondecreasing function whose root is sought, and its derivative: kind 0 the
-    uncapped S_N(x) - S_Y(gamma - x); kind 1 S_N(x) - cap; kind 2 S_Y(x) - cap."""
+    """The nondecreasing function whose root is sought, its derivative and the scale of its
+    terms: kind 0 the uncapped S_N(x) - S_Y(gamma - x); kind 1 S_N(x) - cap; kind 2
+    S_Y(x) - cap."""
     if kind == 0:
         sn, dn = side_sum(x, False, Y, cap, single, v, amass, wv, xv, m, u)
         sy, dy = side_sum(gamma - x, True, Y, cap, single, v, amass, wv, xv, m, u)
-        return sn - sy, dn + dy
+        return sn - sy, dn + dy, sn + sy
     if kind == 1:
         sn, dn = side_sum(x, False, Y, cap, single, v, amass, wv, xv, m, u)
-        return sn - cap, dn
+        return sn - cap, dn, sn + cap
     sy, dy = side_sum(x, True, Y, cap, single, v, amass, wv, xv, m, u)
-    return sy - cap, dy
+    return sy - cap, dy, sy + cap
 
 
 @njit(fastmath=False)
@@ -162,43 +163,72 @@ def _copy_side(kind, Y, src, dst):
 
 
 @njit(fastmath=False)
+def _end(kind, x, lower, Y, cap, gamma, single, v, amass, wv, xv, m, w):
+    """g at an end of the first bracket and its u (into ``w``): kinds 1 and 2 know both ends
+    (every label of the side at 0 at the lower end, at C at the upper one: the largest
+    maximiser, where F_r' may round to the price before C); kind 0 evaluates."""
+    if kind == 0:
+        return _g(kind, x, Y, cap, gamma, single, v, amass, wv, xv, m, w)[0]
+    total = -cap
+    for r in range(Y.shape[0]):
+        if (kind == 1) == (Y[r] == 0):
+            w[r] = 0.0 if lower else cap
+            total += w[r]
+    return total
+
+
+@njit(fastmath=False)
 def price_root(kind, a, b, x0, Y, cap, gamma, single, v, amass, wv, xv, m, ua, ub, u):
     """The root of :func:`_g` ``kind`` in [a, b] (g(a) <= 0 <= g(b)) by Newton's method kept in
-    the bracket, from ``x0``.  Fills ``u`` (of the labels ``kind`` concerns) with the point
-    between u(a) and u(b) at which g is 0 (g is linear along that segment); returns the price
-    at the end with the smaller |g| (for the dual bound)."""
-    ga, _ = _g(kind, a, Y, cap, gamma, single, v, amass, wv, xv, m, ua)
-    if kind == 0:
-        gb, _ = _g(kind, b, Y, cap, gamma, single, v, amass, wv, xv, m, ub)
-    else:
-        # at b, C maximises every label of the side: take it (the largest maximiser; the
-        # smallest can be lower where F_r' rounds to b before C)
-        gb = -cap
-        for r in range(Y.shape[0]):
-            if (kind == 1) == (Y[r] == 0):
-                ub[r] = cap
-                gb += cap
-    _copy_side(kind, Y, ub, u)
-    x = x0 if a < x0 < b else 0.5 * (a + b)
+    the bracket, from ``x0`` (``u`` warm-starts the one-label steps).  Fills ``u`` (of the
+    labels ``kind`` concerns) with u(x) where g(x) is 0 to working precision, else with the point
+    between u(a) and u(b) of the final bracket at which g is 0 (g is linear along that
+    segment: exactly feasible even where g jumps); returns the price for the dual bound."""
+    have_a = False
+    have_b = False
+    ga = -math.inf
+    gb = math.inf
+    x = x0 if a < x0 < b else (a + 0.25 * (b - a) if x0 <= a else b - 0.25 * (b - a))
     floor = 1e-30 * (abs(a) + abs(b) + gamma)
+    fallbacks = 0
     for _ in range(ROOT_MAX_ITER):
-        if ga >= 0.0 or gb <= 0.0 or b - a <= 4e-16 * (abs(a) + abs(b)) + floor:
-            break
-        gx, dg = _g(kind, x, Y, cap, gamma, single, v, amass, wv, xv, m, u)
-        if gx <= 0.0:
+        gx, dg, total = _g(kind, x, Y, cap, gamma, single, v, amass, wv, xv, m, u)
+        if abs(gx) <= 1e-15 * total:
+            return x  # a root to the rounding of the sums
+        if gx < 0.0:
             a = x
             ga = gx
+            have_a = True
             _copy_side(kind, Y, u, ua)
-        if gx >= 0.0:
+        else:
             b = x
             gb = gx
+            have_b = True
             _copy_side(kind, Y, u, ub)
+        if b - a <= 4e-16 * (abs(a) + abs(b)) + floor:
+            break
         xn = x - gx / dg if dg > 0.0 and dg < math.inf else math.nan
+        if abs(xn - x) <= 4.5e-16 * abs(x):
+            # the root is within a unit of rounding of x: the next price on its side closes
+            # the bracket (never a far end: the segment to it would spread mass on labels
+            # that have none at the optimum)
+            xn = x + (4.5e-16 * abs(x) + floor) * (1.0 if gx < 0.0 else -1.0)
         if not (a < xn < b):
+            # Newton left the bracket (a kink: a label reached 0 or C): the secant of the
+            # bracket's ends (g is nearly piecewise linear), every third time its midpoint
+            fallbacks += 1
             xn = 0.5 * (a + b)
-        if xn == x:
+            if have_a and have_b and fallbacks % 3 != 0:
+                xs = (a * gb - b * ga) / (gb - ga)
+                if a < xs < b:
+                    xn = xs
+        if xn == a or xn == b:
             break
         x = xn
+    if not have_a:
+        ga = _end(kind, a, True, Y, cap, gamma, single, v, amass, wv, xv, m, ua)
+    if not have_b:
+        gb = _end(kind, b, False, Y, cap, gamma, single, v, amass, wv, xv, m, ub)
     # the point of the segment [u(a), u(b)] where g = 0 (theta = 1: u(a))
     theta = 1.0 if gb <= ga else gb / (gb - ga)
     theta = min(1.0, max(0.0, theta))
@@ -224,10 +254,36 @@ def primal_value(tau, Y, gamma, single, v, amass, wv, xv, m):
 
 
 @njit(fastmath=False)
-def dual_bound(cy, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u):
+def _closer(c, r, sg, cap, single, v, amass, wv, xv, m, t, err):
+    """A one-label step ``t`` of :func:`price_step` whose bound ``err`` is loose (its final
+    bracket still reaches an end of [0, C]): the derivative at t and at twice its Newton step
+    beyond; where they differ in sign the maximiser lies between them, and the bound is the
+    smaller |derivative| times that gap.  Returns (t, err)."""
+    g, c2 = ent_G(sg * t, r, single, v, amass, wv, xv, m)
+    d = c - sg * g
+    if c2 <= 0.0 or d == 0.0:
+        return t, err if d != 0.0 else 0.0
+    t2 = min(cap, max(0.0, t + 2.0 * d / c2))
+    g2, _ = ent_G(sg * t2, r, single, v, amass, wv, xv, m)
+    d2 = c - sg * g2
+    if (d > 0.0 and d2 > 0.0 and t2 < cap) or (d < 0.0 and d2 < 0.0 and t2 > 0.0):
+        return t, err  # no sign change: keep the first bound
+    if d > 0.0 and t2 >= cap and d2 >= 0.0:
+        return cap, 0.0  # C maximises
+    if d < 0.0 and t2 <= 0.0 and d2 <= 0.0:
+        return 0.0, 0.0  # 0 maximises
+    gap = abs(t2 - t)
+    if abs(d2) < abs(d):
+        return t2, abs(d2) * gap
+    return t, abs(d) * gap
+
+
+@njit(fastmath=False)
+def dual_bound(cy, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u, err_tol):
     """q(nu, kappa) >= max P at the prices c_Y = ``cy``, c_N = ``cn`` (kappa = gamma - cy - cn,
     clipped at 0 by lowering cy), and the sum of the absolute values of its terms; ``u``
-    warm-starts the one-label steps and receives them."""
+    warm-starts the one-label steps and receives them.  A label's bound on its distance to its
+    maximum above ``err_tol`` is tightened (:func:`_closer`)."""
     kappa = gamma - cy - cn
     if kappa < 0.0:
         kappa = 0.0
@@ -238,6 +294,8 @@ def dual_bound(cy, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u):
         sg = 1.0 if Y[r] else -1.0
         c = cy if Y[r] else cn
         t, c2, err = price_step(c, r, sg, cap, single, v, amass, wv, xv, m, u[r])
+        if err > err_tol:
+            t, err = _closer(c, r, sg, cap, single, v, amass, wv, xv, m, t, err)
         u[r] = t
         if t > 0.0:
             F = ent_dF(sg * t, r, single, v, amass, wv, xv, m)
@@ -254,47 +312,73 @@ def certified(P, p_scale, q, q_scale):
 
 
 @njit(fastmath=False)
-def exact_rank(Y, cap, gamma, nu0, single, v, amass, wv, xv, m, tau, ua, ub, u):
+def _err_tol(P, p_scale, K):
+    """The part of the tolerance one label's bound may take (a hundredth, shared by K)."""
+    return 0.01 * (STEP_RTOL * abs(P) + STEP_ROUNDING * p_scale) / K
+
+
+@njit(fastmath=False)
+def exact_rank(Y, cap, gamma, nu0, kappa0, single, v, amass, wv, xv, m, tau, ua, ub, u):
     """The safeguarded exact method (module docstring): the step into ``tau`` (exactly
-    feasible); returns a dual bound q >= max P and the scale of its terms
-    (:func:`dual_bound`).  ``nu0`` warm-starts the price search."""
+    feasible); returns its prices (c_Y, c_N) (for :func:`dual_bound`).  ``nu0``, ``kappa0``
+    (the interior point method's multipliers) and ``u`` (one value per label) warm-start the
+    searches; kappa0 > 0 tries the capped case first, which is optimal when its
+    kappa = gamma - c_Y - c_N is >= 0 (KKT)."""
     K = Y.shape[0]
     smin = math.inf
     smax = -math.inf
-    gy = -math.inf
-    gn = -math.inf
     for r in range(K):
         s, _ = ent_G(0.0, r, single, v, amass, wv, xv, m)
         if Y[r]:
             smin = min(smin, s)
-            gy = max(gy, ent_G(cap, r, single, v, amass, wv, xv, m)[0])
         else:
             smax = max(smax, s)
-            gn = max(gn, -ent_G(-cap, r, single, v, amass, wv, xv, m)[0])
-        ua[r] = 0.0
-        ub[r] = 0.0
-        u[r] = 0.0
-    nu = price_root(0, -smax, gamma - smin, nu0, Y, cap, gamma, single, v, amass, wv, xv, m,
-                    ua, ub, u)  # fmt: skip
-    z = 0.0
+    lo = -smax
+    hi = gamma - smin
+    capped = kappa0 > 0.0
+    cn = cy = 0.0
+    if not capped:
+        nu = price_root(0, lo, hi, nu0, Y, cap, gamma, single, v, amass, wv, xv, m, ua, ub, u)
+        z = 0.0
+        for r in range(K):
+            if Y[r]:
+                z += u[r]
+        capped = z > cap
+        cy = gamma - nu
+        cn = nu
+    if capped:
+        # each side sums to C at its own price; at the upper ends of the brackets every label
+        # of the side is at C
+        gy = smin
+        gn = -smax
+        for r in range(K):
+            if Y[r]:
+                gy = max(gy, ent_G(cap, r, single, v, amass, wv, xv, m)[0])
+            else:
+                gn = max(gn, -ent_G(-cap, r, single, v, amass, wv, xv, m)[0])
+        cn = price_root(1, -smax, gn, nu0, Y, cap, gamma, single, v, amass, wv, xv, m, ua, ub, u)
+        cy = price_root(2, smin, gy, gamma - nu0 - kappa0, Y, cap, gamma, single, v, amass, wv,
+                        xv, m, ua, ub, u)  # fmt: skip
+        if gamma - cy - cn < 0.0 and kappa0 > 0.0:
+            for r in range(K):
+                tau[r] = u[r]
+            if _g(0, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u)[0] <= 0.0:
+                # S_Y(gamma - cn) >= C = S_Y(cy) with gamma - cn < cy: S_Y is flat at C in
+                # between (every u_r is), so the capped step stands with kappa = 0
+                cy = gamma - cn
+                for r in range(K):
+                    u[r] = tau[r]
+            else:
+                # the cap does not bind: the uncapped root, in the bracket the capped prices
+                # leave (S_N(cn) = C > S_Y(gamma - cn), S_Y(cy) = C > S_N(gamma - cy))
+                nu = price_root(0, max(lo, gamma - cy), min(hi, cn), nu0, Y, cap, gamma, single,
+                                v, amass, wv, xv, m, ua, ub, u)  # fmt: skip
+                cy = gamma - nu
+                cn = nu
     for r in range(K):
         tau[r] = u[r]
-        if Y[r]:
-            z += u[r]
-    cy = gamma - nu
-    cn = nu
-    if z > cap:
-        # the cap binds: each side sums to C at its own price (kappa = gamma - cy - cn >= 0)
-        cn = price_root(1, -smax, max(gn, -smax), nu, Y, cap, gamma, single, v, amass, wv, xv,
-                        m, ua, ub, u)  # fmt: skip
-        cy = price_root(2, smin, max(gy, smin), gamma - nu, Y, cap, gamma, single, v, amass,
-                        wv, xv, m, ua, ub, u)  # fmt: skip
-        for r in range(K):
-            tau[r] = u[r]
     _feasible(Y, cap, tau)
-    for r in range(K):
-        u[r] = tau[r]
-    return dual_bound(cy, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u)
+    return cy, cn
 
 
 @njit(fastmath=False)
@@ -333,11 +417,15 @@ def entropy_step_III(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
         u[r] = tau[r]
     kappa = nu2 if nu2 > 0.0 else 0.0
     q, q_scale = dual_bound(gamma - nu1 - kappa, nu1, Y, cap, gamma, single, v, amass, wv, xv,
-                            m, u)  # fmt: skip
+                            m, u, _err_tol(P, p_scale, K))  # fmt: skip
     if certified(P, p_scale, q, q_scale):
         return its, 0, 0
-    q2, q2_scale = exact_rank(Y, cap, gamma, nu1, single, v, amass, wv, xv, m, alt, ua, ub, u)
+    cy, cn = exact_rank(Y, cap, gamma, nu1, kappa, single, v, amass, wv, xv, m, alt, ua, ub, u)
     P2, p2_scale = primal_value(alt, Y, gamma, single, v, amass, wv, xv, m)
+    for r in range(K):
+        u[r] = alt[r]
+    q2, q2_scale = dual_bound(cy, cn, Y, cap, gamma, single, v, amass, wv, xv, m, u,
+                              _err_tol(P2, p2_scale, K))  # fmt: skip
     if q2 < q or not (q == q):
         q = q2
         q_scale = q2_scale
