@@ -217,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .reproduce import register as _register_reproduce
 
     _register_reproduce(sub, fmt)
+    from .report import register as _register_report
+
+    _register_report(sub, fmt)
     return parser
 
 
