@@ -220,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .report import register as _register_report
 
     _register_report(sub, fmt)
+    from .serve import register as _register_serve
+
+    _register_serve(sub, fmt)
     return parser
 
 
