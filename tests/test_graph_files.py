@@ -39,7 +39,8 @@ def _write(g, folder, ids, *, sparse_features=True, shuffle_lines=None):
     for i in range(F.shape[0]):
         s, e = F.indptr[i], F.indptr[i + 1]
         if sparse_features:
-            vals = " ".join(f"{j}:{float(v)!r}" for j, v in zip(F.indices[s:e], F.data[s:e], strict=True))
+            pairs = zip(F.indices[s:e], F.data[s:e], strict=True)
+            vals = " ".join(f"{j}:{float(v)!r}" for j, v in pairs)
         else:
             vals = " ".join(repr(float(v)) for v in F[i].toarray().ravel())
         rows.append(f"{ids[i]} {vals}")
@@ -51,7 +52,7 @@ def _write(g, folder, ids, *, sparse_features=True, shuffle_lines=None):
 def test_loader_string_ids_weights_labels_and_features(tmp_path):
     (tmp_path / "e").write_text("# c\nb a\na,c,2.5\nc c\n\nd b  # tail\n")
     (tmp_path / "l").write_text("a x\nd y\nc x\n")
-    (tmp_path / "f").write_text("a 1 0 2\nb 0 0 0\nd 3 1 nan\n".replace("nan", "4"))
+    (tmp_path / "f").write_text("a 1 0 2\nb 0 0 0\nd 3 1 4\n")
     g = load_graph_files(tmp_path / "e", tmp_path / "l", tmp_path / "f")
     assert list(g.node_ids) == ["a", "b", "c", "d"] and g.name == "e"
     A = g.adjacency.toarray()
@@ -59,7 +60,8 @@ def test_loader_string_ids_weights_labels_and_features(tmp_path):
     assert A[1, 3] == 1 and A.sum() == 2 * (1 + 2.5 + 1)
     assert list(g.label_names) == ["x", "y"]
     np.testing.assert_array_equal(g.labels, [0, -1, 0, 1])
-    np.testing.assert_array_equal(g.features.toarray(), [[1, 0, 2], [0, 0, 0], [0, 0, 0], [3, 1, 4]])
+    expect = [[1, 0, 2], [0, 0, 0], [0, 0, 0], [3, 1, 4]]
+    np.testing.assert_array_equal(g.features.toarray(), expect)
     (tmp_path / "fs").write_text("c 0:1.5 4:2\nb 1:-1\n")
     gs = load_graph_files(tmp_path / "e", tmp_path / "l", tmp_path / "fs")
     assert gs.features.shape == (4, 5) and gs.features[2, 4] == 2 and gs.features[1, 1] == -1

@@ -197,8 +197,9 @@ def test_one_hot_model_file_and_old_files(tmp_path):
     save_model(a, tmp_path / "m.npz")
     c = load_model(tmp_path / "m.npz")
     assert c.label_encoding == "one-hot"
-    np.testing.assert_array_equal(c.partial_fit_predict(X[h:], y[h:]), a.partial_fit_predict(
-        X[h:], y[h:]))
+    np.testing.assert_array_equal(
+        c.partial_fit_predict(X[h:], y[h:]), a.partial_fit_predict(X[h:], y[h:])
+    )
     np.testing.assert_array_equal(c.coef_, a.coef_)
     # a file written before the parameter existed: its params have no label_encoding
     old = WeightedMinMax(margin="adaptive", b=b).partial_fit(X[:h], y[:h])
@@ -206,8 +207,9 @@ def test_one_hot_model_file_and_old_files(tmp_path):
     del meta["params"]["label_encoding"]
     back = WeightedMinMax._from_state(meta, arrays)
     assert back.label_encoding == "difference"
-    np.testing.assert_array_equal(back.partial_fit_predict(X[h:], y[h:]), old.partial_fit_predict(
-        X[h:], y[h:]))
+    np.testing.assert_array_equal(
+        back.partial_fit_predict(X[h:], y[h:]), old.partial_fit_predict(X[h:], y[h:])
+    )
 
 
 def test_bad_encoding_is_refused_and_model_unchanged():

@@ -444,8 +444,15 @@ def run_graph_nodes(
                     # the peers and reference lines do not depend on the encoding: run once
                     settings.append(
                         run_setting(
-                            g, f, k, n_orders, tuple(query_c), random_state, say,
-                            label_encoding=enc, learners=learners if i == 0 else "minmax",
+                            g,
+                            f,
+                            k,
+                            n_orders,
+                            tuple(query_c),
+                            random_state,
+                            say,
+                            label_encoding=enc,
+                            learners=learners if i == 0 else "minmax",
                         )  # fmt: skip
                     )
     params = {
