@@ -35,8 +35,18 @@ The note's claims, checked on every run
     * the mistake bounds of Lemma 1 (fixed) and Theorem 1 (adaptive) for the comparator U fitted
       in hindsight as in :mod:`onlinelearn.second_order.bounds` (U = s U_0, U_0 the
       Crammer-Singer linear SVM on all nodes, s minimising the right-hand side): right-hand
-      side >= measured mistakes.  Only for the full-covariance settings (the bounds are not
-      claimed for the diagonal one).
+      side >= measured mistakes.  Only for the full-covariance settings with the 'difference'
+      label encoding (the bounds are not claimed for the diagonal covariance nor for one-hot
+      label vectors);
+    * the note's closing remark Z <= M: the updates Z of the adaptive learner against the
+      updates M of the fixed one (its mistakes and ties), on every order (reported, not
+      assumed: it failed on every run we made, docs/graph.md).
+
+Label encodings: ``label_encoding`` ('difference', 'one-hot' or both) sets the min-max
+learners' label vectors; with both, every setting is run with each in the same orders.  Any
+graph: ``graphs`` maps a name to a :class:`onlinelearn.graph.GraphData`, e.g. one read by
+:func:`onlinelearn.graph.load_graph_files` (its features are appended to the graph features
+as the bag of words is for cora: setting 'graph+features').
 
 Run ``onlinelearn reproduce graph-nodes`` (``--quick`` for 3 orders and k = 32).
 """
