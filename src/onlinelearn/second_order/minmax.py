@@ -126,6 +126,10 @@ class WeightedMinMax(SecondOrderClassifier):
     >>> adaptive = WeightedMinMax(margin="adaptive")
     >>> [int((m.partial_fit_predict(X, y) != y).sum()) for m in (fixed, adaptive)]
     [276, 204]
+    >>> one_hot = [WeightedMinMax(margin=m, label_encoding="one-hot")
+    ...            for m in ("fixed", "adaptive")]
+    >>> [int((m.partial_fit_predict(X, y) != y).sum()) for m in one_hot]
+    [246, 175]
     """
 
     _extra_state = ("b_", "_rng", "_trace")
