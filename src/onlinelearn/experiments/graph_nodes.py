@@ -222,7 +222,8 @@ class GraphNodesResult:
             for name, (m, _) in s.references.items():
                 ax.axhline(m, ls="--", lw=0.8, color="k" if "SVC" in name else "grey")
                 ax.text(s.checkpoints[-1], m, name, fontsize=6, ha="right", va="bottom")
-            ax.set_title(f"{s.dataset}, {s.features} (d={s.dim})", fontsize=9)
+            enc = f", {s.label_encoding}" if len(self.params.get("label_encoding", [])) > 1 else ""
+            ax.set_title(f"{s.dataset}, {s.features} (d={s.dim}){enc}", fontsize=9)
             ax.set_xlabel("rounds")
             ax.set_ylabel("cumulative error rate")
             ax.set_ylim(0, 1)
