@@ -320,6 +320,7 @@ SPECS = {
     "OnlineRegressor": _tab(ol.OnlineRegressor, "regression", random_state=0),
     "DualAscentClassifier": _tab(ol.DualAscentClassifier, random_state=0),
     "WeightedMinMax": _tab(ol.WeightedMinMax),
+    "WeightedMinMax(one-hot)": _tab(ol.WeightedMinMax, label_encoding="one-hot"),
     "AROW": _tab(ol.AROW),
     "SCW": _tab(ol.SCW),
     "PassiveAggressiveRegressor": _tab(ol.PassiveAggressiveRegressor, "regression", random_state=0),

@@ -9,10 +9,12 @@ from scipy.stats import norm
 SQRT_HALF = np.sqrt(0.5)
 
 
-def minmax_reference(X, y, K, b, adaptive, u=None, c=1.0):
+def minmax_reference(X, y, K, b, adaptive, u=None, c=1.0, encoding="difference"):
     """Weighted min-max on the rows of X (already with any constant feature), labels 0..K-1.
 
-    A = b I + sum a x x', B = sum a x y_t', f = B' A^{-1} x computed with np.linalg.inv."""
+    A = b I + sum a x x', B = sum a x y_t', f = B' A^{-1} x computed with np.linalg.inv; the
+    label vector y_t is (e_y - e_r) / sqrt 2 or, with ``encoding='one-hot'``, e_y; the update
+    rule uses Delta = (f_y - f_r) / sqrt 2 in both."""
     n, R = X.shape
     A = b * np.eye(R)
     B = np.zeros((R, K))
@@ -27,6 +29,9 @@ def minmax_reference(X, y, K, b, adaptive, u=None, c=1.0):
         yt = np.zeros(K)
         yt[y[t]], yt[r] = SQRT_HALF, -SQRT_HALF
         delta = f @ yt
+        if encoding == "one-hot":
+            yt = np.zeros(K)
+            yt[y[t]] = 1.0
         m = x @ Ainv @ x
         a = 1.0 / (1.0 - m)
         A_next = A + a * np.outer(x, x)

@@ -68,7 +68,7 @@ SIGNATURES = {
     ),
     "onlinelearn.WeightedMinMax": (
         "(margin='fixed', b='auto', covariance='full', query=None, c=1.0, fit_intercept=True, "
-        "n_epochs=1, shuffle=False, random_state=None)"
+        "n_epochs=1, shuffle=False, random_state=None, label_encoding='difference')"
     ),
     "onlinelearn.AROW": (
         "(r=1.0, a=1.0, covariance='full', fit_intercept=True, n_epochs=1, shuffle=False, "

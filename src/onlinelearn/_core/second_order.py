@@ -10,7 +10,9 @@ Paper symbols:
   its diagonal), ``A`` = b I + sum_s a_s x_s x_s', ``B`` = sum_s a_s x_s y_s' (R x K),
   ``W`` = A^{-1} B (the ridge weights, kept so that a prediction costs O(nnz K)), ``m`` =
   x' A^{-1} x, ``a`` = 1 / (1 - m), ``sigma`` = a^2 x' A_t^{-1} x / 2 = (a - 1) / 2,
-  ``delta`` = f . y_t with y_t = (e_y - e_r) / sqrt 2 (see ``second_order.minmax``).
+  ``delta`` = (f_y - f_r) / sqrt 2 (= f . y_t for the label vector y_t = (e_y - e_r) / sqrt 2),
+  and the label vector of the update y_t = (e_y - e_r) / sqrt 2 ('difference' encoding) or
+  e_y (``onehot``, the 'one-hot' encoding; see ``second_order.minmax``).
 * AROW / SCW (``cw_pass_full`` / ``cw_pass_diag``): ``W`` the means, ``S`` = Sigma, ``v`` =
   x' Sigma x (times 2 for the multiclass difference feature), ``m`` the margin, ``alpha``,
   ``beta`` the step sizes of the published updates, ``phi`` = Phi^{-1}(eta), ``r``, ``C``.
@@ -150,7 +152,7 @@ def minmax_round(
 @njit
 def minmax_pass_full(
     data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st,
-    pred_out, upd_out, a_out, rival_out, delta_out, jj, xx, v, f,
+    pred_out, upd_out, a_out, rival_out, delta_out, jj, xx, v, f, onehot,
 ):  # fmt: skip
     """One pass of the weighted min-max learner with the full matrix A^{-1}.
 
@@ -161,6 +163,8 @@ def minmax_pass_full(
         A^{-1} <- A^{-1} - v v'            (Sherman-Morrison: a / (1 + a m) = 1)
         B   <- B + a x y'
         W   <- W + v (y - f)'              (= new A^{-1} new B, as a (1 - m) = 1)
+
+    with the label vector y = (e_y - e_r) / sqrt 2, or e_y when ``onehot``.
 
     Every ``refresh`` updates A^{-1} is recomputed from A (Cholesky) and W from B,
     which bounds the drift of the rank-one updates.  Returns OK or NOT_PD (x' A^{-1} x >= 1:
@@ -189,16 +193,22 @@ def minmax_pass_full(
             else:
                 for q in range(n):
                     A[jp, jj[q]] += axp * xx[q]
-            B[jp, yi] += axp * _SQRT_HALF
-            B[jp, r] -= axp * _SQRT_HALF
+            if onehot:
+                B[jp, yi] += axp
+            else:
+                B[jp, yi] += axp * _SQRT_HALF
+                B[jp, r] -= axp * _SQRT_HALF
         for s in range(R):
             vs = v[s]
             for t in range(R):
                 P[s, t] -= vs * v[t]
             for k in range(K):
                 W[s, k] -= vs * f[k]
-            W[s, yi] += vs * _SQRT_HALF
-            W[s, r] -= vs * _SQRT_HALF
+            if onehot:
+                W[s, yi] += vs
+            else:
+                W[s, yi] += vs * _SQRT_HALF
+                W[s, r] -= vs * _SQRT_HALF
         st[SINCE_REFRESH] += 1.0
         if refresh > 0 and st[SINCE_REFRESH] >= refresh:
             if refresh_inverse(A, B, P, W):
@@ -258,12 +268,13 @@ def refresh_inverse(A, B, P, W):
 @njit
 def minmax_pass_diag(
     data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, st,
-    pred_out, upd_out, a_out, rival_out, delta_out, jj, xx, f,
+    pred_out, upd_out, a_out, rival_out, delta_out, jj, xx, f, onehot,
 ):  # fmt: skip
     """One pass of the weighted min-max learner with a diagonal A (``covariance='diagonal'``).
 
     A = diag(b + sum_s a_s x_s^2) and P = 1 / A elementwise; m = sum_j x_j^2 P_j,
-    a = 1 / (1 - m), A_j += a x_j^2, B_j += a x_j y', W_j = P_j B_j on the touched rows only:
+    a = 1 / (1 - m), A_j += a x_j^2, B_j += a x_j y' (y as in the full pass), W_j = P_j B_j on
+    the touched rows only:
     O(nnz K) per round, exact (no drift)."""
     K = W.shape[1]
     for i in range(indptr.shape[0] - 1):
@@ -280,6 +291,9 @@ def minmax_pass_diag(
         )  # fmt: skip
         if flag == NO_UPDATE:
             continue
+        if onehot:
+            _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W)
+            continue
         for q in range(n):
             j = jj[q]
             axq = a * xx[q]
@@ -290,6 +304,20 @@ def minmax_pass_diag(
             for k in range(K):
                 W[j, k] = P[j] * B[j, k]
     return OK
+
+
+@njit
+def _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W):
+    """The diagonal update of one round with the one-hot label vector e_y."""
+    K = W.shape[1]
+    for q in range(n):
+        j = jj[q]
+        axq = a * xx[q]
+        A[j] += axq * xx[q]
+        P[j] = 1.0 / A[j]
+        B[j, yi] += axq
+        for k in range(K):
+            W[j, k] = P[j] * B[j, k]
 
 
 @njit

@@ -35,8 +35,18 @@ The note's claims, checked on every run
     * the mistake bounds of Lemma 1 (fixed) and Theorem 1 (adaptive) for the comparator U fitted
       in hindsight as in :mod:`onlinelearn.second_order.bounds` (U = s U_0, U_0 the
       Crammer-Singer linear SVM on all nodes, s minimising the right-hand side): right-hand
-      side >= measured mistakes.  Only for the full-covariance settings (the bounds are not
-      claimed for the diagonal one).
+      side >= measured mistakes.  Only for the full-covariance settings with the 'difference'
+      label encoding (the bounds are not claimed for the diagonal covariance nor for one-hot
+      label vectors);
+    * the note's closing remark Z <= M: the updates Z of the adaptive learner against the
+      updates M of the fixed one (its mistakes and ties), on every order (reported, not
+      assumed: it failed on every run we made, docs/graph.md).
+
+Label encodings: ``label_encoding`` ('difference', 'one-hot' or both) sets the min-max
+learners' label vectors; with both, every setting is run with each in the same orders.  Any
+graph: ``graphs`` maps a name to a :class:`onlinelearn.graph.GraphData`, e.g. one read by
+:func:`onlinelearn.graph.load_graph_files` (its features are appended to the graph features
+as the bag of words is for cora: setting 'graph+features').
 
 Run ``onlinelearn reproduce graph-nodes`` (``--quick`` for 3 orders and k = 32).
 """
@@ -65,6 +75,7 @@ class Curve:
     errors: np.ndarray  #: (n_orders, n_checkpoints)
     updates: np.ndarray  #: (n_orders,)
     queries: np.ndarray  #: (n_orders,) fraction of labels asked
+    mistakes: np.ndarray | None = None  #: (n_orders,) wrong predictions
 
     @property
     def final(self):
@@ -83,7 +94,15 @@ class SettingResult:
     references: dict = field(default_factory=dict)  #: name -> (mean, std) error
     bounds: list = field(default_factory=list)  #: (margin, order, BoundCheck)
     adaptive_worse: list = field(default_factory=list)  #: orders where adaptive > fixed
+    #: (order, Z, M): updates of the adaptive learner, updates (= mistakes and ties) of the
+    #: fixed one, per order (the note's remark "Z <= M")
+    z_vs_m: list = field(default_factory=list)
+    label_encoding: str = "difference"
     seconds: float = 0.0
+
+    def z_le_m(self):
+        """(orders where Z <= M, orders)."""
+        return sum(z <= m for _, z, m in self.z_vs_m), len(self.z_vs_m)
 
 
 @dataclass
@@ -97,22 +116,47 @@ class GraphNodesResult:
             "| data set | features | learner | online error | updates | labels asked |",
             "|---|---|---|---|---|---|",
         ]
+        encs = {s.label_encoding for s in self.settings}
         for s in self.settings:
             for c in s.curves.values():
+                name = c.name
+                if len(encs) > 1 and name.startswith("minmax"):
+                    name = f"{name} ({s.label_encoding})"
                 lines.append(
-                    f"| {s.dataset} | {s.features} | {c.name} | {c.final.mean():.3f} +- "
+                    f"| {s.dataset} | {s.features} | {name} | {c.final.mean():.3f} +- "
                     f"{c.final.std():.3f} | {c.updates.mean():.0f} | {c.queries.mean():.2f} |"
                 )
             for name, (m, sd) in s.references.items():
                 lines.append(f"| {s.dataset} | {s.features} | {name} | {m:.3f} +- {sd:.3f} | | |")
         return "\n".join(lines)
 
-    def format_claims(self):
-        """The note's claims: adaptive <= fixed mistakes per order; bounds >= mistakes."""
+    def format_encodings(self):
+        """Min-max mistakes by label encoding (mean +- std over the orders), fixed and adaptive
+        margin, one row per setting and encoding."""
         lines = [
-            "| data set | features | d | adaptive <= fixed (orders) | fixed: mistakes / Lemma 1 "
-            "RHS (min slack) | adaptive: mistakes / Theorem 1 RHS (min slack) |",
-            "|---|---|---|---|---|---|",
+            "| data set | features | d | encoding | fixed: mistakes | adaptive: mistakes | "
+            "fixed: updates | adaptive: updates |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for s in self.settings:
+            fx, ad = s.curves["minmax fixed"], s.curves["minmax adaptive"]
+            lines.append(
+                f"| {s.dataset} | {s.features} | {s.dim} | {s.label_encoding} | "
+                f"{fx.mistakes.mean():.1f} +- {fx.mistakes.std():.1f} | "
+                f"{ad.mistakes.mean():.1f} +- {ad.mistakes.std():.1f} | "
+                f"{fx.updates.mean():.0f} | {ad.updates.mean():.0f} |"
+            )
+        return "\n".join(lines)
+
+    def format_claims(self):
+        """The note's claims: adaptive <= fixed mistakes per order; bounds >= mistakes; and its
+        closing remark Z <= M (updates of the adaptive learner against those of the fixed one)
+        on every order."""
+        lines = [
+            "| data set | features | d | encoding | adaptive <= fixed (orders) | fixed: mistakes / "
+            "Lemma 1 RHS (min slack) | adaptive: mistakes / Theorem 1 RHS (min slack) | "
+            "Z <= M (orders) | Z / M (mean) | Z - M (min, max) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for s in self.settings:
             n = s.curves["minmax fixed"].final.size
@@ -121,18 +165,38 @@ class GraphNodesResult:
             for margin in ("fixed", "adaptive"):
                 bs = [b for m, _, b in s.bounds if m == margin]
                 if not bs:
-                    cells.append("not claimed (diagonal)")
+                    why = "one-hot" if s.label_encoding == "one-hot" else "diagonal"
+                    cells.append(f"not claimed ({why})")
                     continue
                 mis = np.mean([b.mistakes for b in bs])
                 rhs = np.mean([b.rhs for b in bs])
                 slack = min(b.rhs - b.mistakes for b in bs)
                 cells.append(f"{mis:.0f} / {rhs:.0f} ({slack:+.0f})")
             worse = f" (not on {s.adaptive_worse})" if s.adaptive_worse else ""
+            zok, zn = s.z_le_m()
+            Z = np.array([z for _, z, _ in s.z_vs_m])
+            M = np.array([m for _, _, m in s.z_vs_m])
             lines.append(
-                f"| {s.dataset} | {s.features} | {s.dim} | {ok}/{n}{worse} | {cells[0]} | "
-                f"{cells[1]} |"
+                f"| {s.dataset} | {s.features} | {s.dim} | {s.label_encoding} | {ok}/{n}{worse} | "
+                f"{cells[0]} | {cells[1]} | {zok}/{zn} | {Z.mean():.0f} / {M.mean():.0f} | "
+                f"{int((Z - M).min()):+d}, {int((Z - M).max()):+d} |"
             )
         return "\n".join(lines)
+
+    def format_z_vs_m(self):
+        """The remark Z <= M per run: one line per setting, Z - M for every order."""
+        lines = []
+        for s in self.settings:
+            diffs = " ".join(f"{z - m:+d}" for _, z, m in s.z_vs_m)
+            zok, zn = s.z_le_m()
+            lines.append(
+                f"{s.dataset} / {s.features} / {s.label_encoding}: Z <= M on {zok} of {zn} "
+                f"orders; Z - M per order: {diffs}"
+            )
+        return "\n".join(lines)
+
+    def z_le_m_everywhere(self):
+        return all(z <= m for s in self.settings for _, z, m in s.z_vs_m)
 
     def all_bounds_hold(self):
         return all(b.rhs >= b.mistakes for s in self.settings for _, _, b in s.bounds)
@@ -158,7 +222,8 @@ class GraphNodesResult:
             for name, (m, _) in s.references.items():
                 ax.axhline(m, ls="--", lw=0.8, color="k" if "SVC" in name else "grey")
                 ax.text(s.checkpoints[-1], m, name, fontsize=6, ha="right", va="bottom")
-            ax.set_title(f"{s.dataset}, {s.features} (d={s.dim})", fontsize=9)
+            enc = f", {s.label_encoding}" if len(self.params.get("label_encoding", [])) > 1 else ""
+            ax.set_title(f"{s.dataset}, {s.features} (d={s.dim}){enc}", fontsize=9)
             ax.set_xlabel("rounds")
             ax.set_ylabel("cumulative error rate")
             ax.set_ylim(0, 1)
@@ -218,8 +283,14 @@ def _label_spreading_error(adjacency, nodes, y, order, alpha=0.99):
     return float(np.mean(ls.transduction_[rest] != y[rest]))
 
 
-def run_setting(g, features, k, n_orders, query_c, random_state, progress, kind="pinv"):
-    """All learners on one graph and feature set; see the module docstring."""
+def run_setting(
+    g, features, k, n_orders, query_c, random_state, progress, kind="pinv",
+    label_encoding="difference", learners="all",
+):  # fmt: skip
+    """All learners on one graph and feature set; see the module docstring.  ``features``:
+    'graph', or the graph's spectral features with ``g.features`` appended (any other name,
+    e.g. 'graph+words').  ``learners``: 'all', or 'minmax' (the note's two learners, fixed
+    and adaptive margin, with ``query_c``; no peers and no reference lines)."""
     from sklearn.svm import LinearSVC
 
     from .. import AROW, SCW, PassiveAggressiveClassifier, Perceptron, WeightedMinMax
@@ -230,32 +301,38 @@ def run_setting(g, features, k, n_orders, query_c, random_state, progress, kind=
     nodes = g.labelled()
     y = np.asarray(g.labels)[nodes]
     classes = np.unique(y)
-    words = features == "graph+words"
+    words = features != "graph"
     F_all = node_features(g, k, kind=kind, words=words, random_state=random_state)
     X = F_all[nodes]
     n, d = X.shape
     cov = "full" if d + 1 <= FULL_MAX_DIM else "diagonal"
     checkpoints = np.unique(np.linspace(1, n, 100).astype(np.int64))
-    res = SettingResult(g.name, features, n, d, cov, checkpoints)
+    res = SettingResult(g.name, features, n, d, cov, checkpoints, label_encoding=label_encoding)
     progress(f"{g.name} / {features}: {n} nodes, d = {d}, covariance {cov}")
+    enc = label_encoding
 
     makers = {
-        "minmax fixed": lambda: WeightedMinMax(margin="fixed", covariance=cov),
-        "minmax adaptive": lambda: WeightedMinMax(margin="adaptive", covariance=cov),
+        "minmax fixed": lambda: WeightedMinMax(margin="fixed", covariance=cov, label_encoding=enc),
+        "minmax adaptive": lambda: WeightedMinMax(
+            margin="adaptive", covariance=cov, label_encoding=enc
+        ),
     }
     for margin in ("fixed", "adaptive"):
         for c in query_c:
             makers[f"minmax {margin}, query c={c:g}"] = lambda m=margin, c=c: WeightedMinMax(
-                margin=m, covariance=cov, query="margin", c=c, random_state=random_state
-            )
-    makers["PA-I"] = lambda: PassiveAggressiveClassifier(
-        variant="PA-I", C=1.0, n_epochs=1, shuffle=False
-    )
-    makers["AROW"] = lambda: AROW(r=1.0, covariance=cov)
-    makers["SCW-I"] = lambda: SCW(C=1.0, eta=0.9, covariance=cov)
+                margin=m, covariance=cov, query="margin", c=c, random_state=random_state,
+                label_encoding=enc,
+            )  # fmt: skip
+    peers = learners == "all"
+    if peers:
+        makers["PA-I"] = lambda: PassiveAggressiveClassifier(
+            variant="PA-I", C=1.0, n_epochs=1, shuffle=False
+        )
+        makers["AROW"] = lambda: AROW(r=1.0, covariance=cov)
+        makers["SCW-I"] = lambda: SCW(C=1.0, eta=0.9, covariance=cov)
 
     gp_kernel = None
-    if not words:
+    if not words and peers:
         if g.n_nodes <= EXACT_PINV_MAX_NODES:
             sub = g.adjacency[nodes][:, nodes]
             gp_kernel = "exact"
@@ -265,13 +342,14 @@ def run_setting(g, features, k, n_orders, query_c, random_state, progress, kind=
         else:
             gp_kernel = "low-rank"
     names = list(makers) + (["graph Perceptron"] if gp_kernel else [])
-    store = {nm: ([], [], []) for nm in names}
+    store = {nm: ([], [], [], []) for nm in names}
     rng = np.random.default_rng(random_state)
     orders = [rng.permutation(n) for _ in range(n_orders)]
-    full_cov = cov == "full"
+    # the note's bounds are claimed for the full matrix and the difference encoding only
+    full_cov = cov == "full" and label_encoding == "difference"
     Xa = augmented_rows(X, True) if full_cov else None
     U0 = svm_direction(Xa, np.searchsorted(classes, y), len(classes)) if full_cov else None
-    fixed_mistakes = {}
+    fixed_mistakes, fixed_updates = {}, {}
     for oi, order in enumerate(orders):
         Xo, yo = X[order], y[order]
         for nm, make in makers.items():
@@ -292,11 +370,15 @@ def run_setting(g, features, k, n_orders, query_c, random_state, progress, kind=
             wrong = pred != yo
             if nm == "minmax fixed":
                 fixed_mistakes[oi] = int(wrong.sum())
-            if nm == "minmax adaptive" and int(wrong.sum()) > fixed_mistakes[oi]:
-                res.adaptive_worse.append(oi)
+                fixed_updates[oi] = int(est.n_updates_)
+            if nm == "minmax adaptive":
+                if int(wrong.sum()) > fixed_mistakes[oi]:
+                    res.adaptive_worse.append(oi)
+                res.z_vs_m.append((oi, int(est.n_updates_), fixed_updates[oi]))
             store[nm][0].append(_cumulative(wrong, checkpoints))
             store[nm][1].append(est.n_updates_)
             store[nm][2].append(asked)
+            store[nm][3].append(int(wrong.sum()))
         if gp_kernel == "exact":
             gp = GraphPerceptron(K_full)
             pred = gp.partial_fit_predict(order.astype(np.int64), yo)
@@ -310,13 +392,19 @@ def run_setting(g, features, k, n_orders, query_c, random_state, progress, kind=
             store["graph Perceptron"][0].append(_cumulative(wrong, checkpoints))
             store["graph Perceptron"][1].append(upd)
             store["graph Perceptron"][2].append(1.0)
+            store["graph Perceptron"][3].append(int(wrong.sum()))
         progress(f"  order {oi + 1}/{n_orders} done ({time.perf_counter() - t0:.0f} s)")
     for nm in names:
         label = nm
         if nm == "graph Perceptron":
             label = f"graph Perceptron ({gp_kernel} L+)"
-        errs, upd, q = store[nm]
-        res.curves[nm] = Curve(label, np.array(errs), np.array(upd, float), np.array(q))
+        errs, upd, q, mis = store[nm]
+        res.curves[nm] = Curve(
+            label, np.array(errs), np.array(upd, float), np.array(q), np.array(mis, np.int64)
+        )
+    if not peers:
+        res.seconds = time.perf_counter() - t0
+        return res
     svc = LinearSVC(C=1.0, max_iter=5000).fit(X, y)
     res.references["LinearSVC, all labels (training error)"] = (
         float(np.mean(svc.predict(X) != y)),
@@ -339,23 +427,47 @@ def run_graph_nodes(
     progress=None,
     graphs=None,
     blas_threads=1,
+    label_encoding="difference",
+    learners="all",
 ):
     """Run the study; ``graphs`` (name -> :class:`onlinelearn.graph.GraphData`) replaces the
-    loaders (for tests).  ``blas_threads``: the BLAS thread pool's size during the run (None:
-    unchanged); the many small dense products of the bound check ran 20 times slower with the
-    default pool than with one thread on a busy 2-core machine.  Returns a
+    loaders (a graph read from files, :func:`onlinelearn.graph.load_graph_files`, or tests).
+    ``blas_threads``: the BLAS thread pool's size during the run (None: unchanged); the many
+    small dense products of the bound check ran 20 times slower with the default pool than
+    with one thread on a busy 2-core machine.  ``label_encoding``: the min-max learners'
+    encoding, or a sequence of them (every setting is run with each, in the same orders).
+    ``learners``: 'all' or 'minmax' (:func:`run_setting`).  Returns a
     :class:`GraphNodesResult`."""
     from threadpoolctl import threadpool_limits
 
     from ..graph import load_planetoid
 
+    encodings = (label_encoding,) if isinstance(label_encoding, str) else tuple(label_encoding)
     say = progress or (lambda s: None)
     settings = []
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         for name in datasets:
             g = graphs[name] if graphs is not None else load_planetoid(name)
-            feats = ["graph"] + (["graph+words"] if words and g.features is not None else [])
+            extra = "graph+words" if g.node_ids is None else "graph+features"
+            feats = ["graph"] + ([extra] if words and g.features is not None else [])
             for f in feats:
-                settings.append(run_setting(g, f, k, n_orders, tuple(query_c), random_state, say))
-    params = {"n_orders": n_orders, "k": k, "query_c": list(query_c), "seed": random_state}
+                for i, enc in enumerate(encodings):
+                    # the peers and reference lines do not depend on the encoding: run once
+                    settings.append(
+                        run_setting(
+                            g,
+                            f,
+                            k,
+                            n_orders,
+                            tuple(query_c),
+                            random_state,
+                            say,
+                            label_encoding=enc,
+                            learners=learners if i == 0 else "minmax",
+                        )  # fmt: skip
+                    )
+    params = {
+        "n_orders": n_orders, "k": k, "query_c": list(query_c), "seed": random_state,
+        "label_encoding": list(encodings), "learners": learners,
+    }  # fmt: skip
     return GraphNodesResult(settings, params)

@@ -19,6 +19,8 @@ import scipy.sparse as sp
 __all__ = [
     "GraphData",
     "load_edge_list",
+    "load_graph_files",
+    "GraphFileError",
     "load_planetoid",
     "load_cora",
     "load_citeseer",
@@ -36,12 +38,17 @@ class GraphData:
         an (n, n_labels) CSR 0/1 indicator matrix
     features : (n, d) CSR node features, or None
     name : str
+    node_ids : (n,) the node ids of the files (str), or None for 0..n-1
+    label_names : (n_classes,) the class names of the labels file (str), or None: the class
+        ids are their positions
     """
 
     adjacency: sp.csr_matrix
     labels: np.ndarray | sp.csr_matrix
     features: sp.csr_matrix | None
     name: str
+    node_ids: np.ndarray | None = None
+    label_names: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -119,6 +126,171 @@ def load_edge_list(edges, labels=None, *, n_nodes=None, multilabel=False, name="
         if lab_rows:
             y[lab_ids] = [int(r[1]) for r in lab_rows]
     return GraphData(W, y, None, name)
+
+
+class GraphFileError(ValueError):
+    """A malformed graph file; the message names the file and the line."""
+
+
+def _data_lines(path):
+    """(line number, fields) of the lines that hold data: '#' starts a comment, fields are
+    separated by white space or commas."""
+    with _open_text(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                yield lineno, line.replace(",", " ").split()
+
+
+def _node_order(ids):
+    """The ids sorted: numerically when every id is an integer, else as strings."""
+    try:
+        keys = [int(i) for i in ids]
+    except ValueError:
+        return sorted(ids)
+    return [i for _, i in sorted(zip(keys, ids, strict=True))]
+
+
+def load_graph_files(edges, labels, features=None, *, name=None):
+    """A labelled graph from text files whose node ids are arbitrary strings.
+
+    ``edges``: one edge per line, ``u v`` or ``u v weight`` (weight a finite number >= 0,
+    default 1), fields separated by white space or a comma; the graph is made undirected
+    (W = max(W, W')), self-loops are dropped, '#' starts a comment.  The nodes are the ids of
+    this file, numbered in sorted order (numerically when every id is an integer, else as
+    strings), so a graph's run does not depend on the order of its lines.
+    ``labels``: one node per line, ``node label`` (a label is any string: the classes are the
+    distinct labels, sorted as the ids are); nodes without a line are unlabelled.
+    ``features`` (optional): one node per line, the node id and then either its values
+    ``v1 v2 ... vd`` (dense; every line the same d) or ``index:value`` pairs (sparse, as in
+    svmlight with the node id in place of the target; indices >= 0, d = the largest + 1); a
+    node without a line gets a zero row.
+    Files may be plain, .xz, .bz2 or .gz.  A malformed line, a node of the labels or features
+    file that is not in the edge list, or a node given twice raises :class:`GraphFileError`
+    (a ValueError) naming the file and the line.
+    """
+    ids, rows, cols, w = {}, [], [], []
+    seen = []
+    for lineno, parts in _data_lines(edges):
+        if len(parts) not in (2, 3):
+            raise GraphFileError(
+                f"{edges}:{lineno}: expected 'u v' or 'u v weight', got {len(parts)} fields"
+            )
+        wt = 1.0
+        if len(parts) == 3:
+            try:
+                wt = float(parts[2])
+            except ValueError:
+                raise GraphFileError(
+                    f"{edges}:{lineno}: the weight {parts[2]!r} is not a number"
+                ) from None
+            if not (np.isfinite(wt) and wt >= 0):
+                raise GraphFileError(f"{edges}:{lineno}: weights must be finite and >= 0")
+        seen.append((parts[0], parts[1], wt))
+    if not seen:
+        raise GraphFileError(f"{edges}: no edges")
+    for u, v, _ in seen:
+        ids.setdefault(u, None)
+        ids.setdefault(v, None)
+    order = _node_order(list(ids))
+    index = {nid: i for i, nid in enumerate(order)}
+    n = len(order)
+    for u, v, wt in seen:
+        if u != v:
+            rows.append(index[u])
+            cols.append(index[v])
+            w.append(wt)
+    W = sp.coo_matrix((w, (rows, cols)), shape=(n, n)).tocsr()
+    W = W.maximum(W.T).tocsr()
+    W.sort_indices()
+
+    def node_of(path, lineno, nid, done):
+        if nid not in index:
+            raise GraphFileError(
+                f"{path}:{lineno}: unknown node {nid!r} (not in the edge list {edges})"
+            )
+        i = index[nid]
+        if i in done:
+            raise GraphFileError(f"{path}:{lineno}: node {nid!r} given twice (line {done[i]})")
+        done[i] = lineno
+        return i
+
+    lab_of, done = {}, {}
+    for lineno, parts in _data_lines(labels):
+        if len(parts) != 2:
+            raise GraphFileError(
+                f"{labels}:{lineno}: expected 'node label', got {len(parts)} fields"
+            )
+        lab_of[node_of(labels, lineno, parts[0], done)] = parts[1]
+    if not lab_of:
+        raise GraphFileError(f"{labels}: no labels")
+    names = _node_order(sorted(set(lab_of.values())))
+    code = {lab: k for k, lab in enumerate(names)}
+    y = np.full(n, -1, dtype=np.int64)
+    for i, lab in lab_of.items():
+        y[i] = code[lab]
+    F = None if features is None else _read_node_features(features, node_of, n)
+    return GraphData(
+        W, y, F, name or Path(edges).name.split(".")[0], np.array(order, dtype=object),
+        np.array(names, dtype=object),
+    )  # fmt: skip
+
+
+def _finite(tok):
+    v = float(tok)
+    if not np.isfinite(v):
+        raise ValueError(f"{tok!r} is not finite")
+    return v
+
+
+def _read_node_features(path, node_of, n):
+    rows, cols, vals, done = [], [], [], {}
+    dense_d = None
+    sparse = None
+    for lineno, parts in _data_lines(path):
+        if len(parts) < 2:
+            raise GraphFileError(f"{path}:{lineno}: expected a node id and its features")
+        i = node_of(path, lineno, parts[0], done)
+        is_sparse = ":" in parts[1]
+        if sparse is None:
+            sparse = is_sparse
+        elif sparse != is_sparse:
+            raise GraphFileError(
+                f"{path}:{lineno}: mixes dense values and index:value pairs (the first line "
+                f"was {'sparse' if sparse else 'dense'})"
+            )
+        try:
+            if sparse:
+                for tok in parts[1:]:
+                    j, v = tok.split(":")
+                    j = int(j)
+                    if j < 0:
+                        raise ValueError(f"negative index {j}")
+                    rows.append(i)
+                    cols.append(j)
+                    vals.append(_finite(v))
+            else:
+                if dense_d is None:
+                    dense_d = len(parts) - 1
+                elif len(parts) - 1 != dense_d:
+                    raise GraphFileError(
+                        f"{path}:{lineno}: {len(parts) - 1} values, the first line had {dense_d}"
+                    )
+                vals.extend(_finite(v) for v in parts[1:])
+                rows.extend([i] * dense_d)
+                cols.extend(range(dense_d))
+        except ValueError as exc:
+            if isinstance(exc, GraphFileError):
+                raise
+            raise GraphFileError(f"{path}:{lineno}: not a feature value ({exc})") from None
+    if not done:
+        raise GraphFileError(f"{path}: no feature lines")
+    vals = np.asarray(vals, dtype=np.float64)
+    d = dense_d if not sparse else max(cols) + 1
+    X = sp.coo_matrix((vals, (rows, cols)), shape=(n, d)).tocsr()
+    X.sum_duplicates()
+    X.sort_indices()
+    return X
 
 
 def _folder(name):
