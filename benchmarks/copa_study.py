@@ -130,9 +130,28 @@ DIAGNOSED = ["PA-I", "COPA sq plain b avg", "COPA hi plain b avg", "COPA sq conf
              "COPA hi conf b avg"]  # fmt: skip
 
 
+def _top_rival_share(S, codes, sq, C):
+    """Mean share of COPA's dual step sum_q alpha*_q that goes to the highest-scoring rival, over
+    the rows with a loss, if each row were learned by the model as it is (PA-I's own step puts
+    all of it there)."""
+    from onlinelearn._core.copa import copa_step
+
+    Q = S.shape[1]
+    alpha, idx, dual = np.zeros(Q), np.zeros(Q, dtype=np.int64), np.zeros(Q)
+    shares = []
+    for i in range(S.shape[0]):
+        if copa_step(np.ascontiguousarray(S[i]), int(codes[i]), float(sq[i]), C, alpha, idx,
+                     dual) > 0:  # fmt: skip
+            riv = S[i].copy()
+            riv[codes[i]] = -np.inf
+            shares.append(dual[int(np.argmax(riv))] / dual.sum())
+    return float(np.mean(shares)) if shares else 1.0
+
+
 def _diagnose(est, Xt, yt, labels):
     """[||C||, ||C_l||, mean rivals with positive loss, max column norm, max row norm,
-    share of the errors going to the most predicted wrong class] on the test part."""
+    share of the errors going to the most predicted wrong class, share of COPA's step on the
+    top rival] on the test part."""
     from onlinelearn.metrics import (
         confusion_matrix_conditional,
         hinge_confusion_losses,
@@ -151,6 +170,10 @@ def _diagnose(est, Xt, yt, labels):
     Cm = confusion_matrix_conditional(yt, pred, labels=labels)
     wrong = pred[pred != yt]
     share = (np.unique(wrong, return_counts=True)[1].max() / len(wrong)) if len(wrong) else 0.0
+    sq = np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel() if hasattr(Xt, "multiply") else (
+        np.einsum("ij,ij->i", Xt, Xt))  # fmt: skip
+    if est.fit_intercept:
+        sq = sq + 1.0
     return [
         operator_norm(Cm),
         operator_norm(online_confusion_risk(yt, L, labels)),
@@ -158,6 +181,7 @@ def _diagnose(est, Xt, yt, labels):
         float(np.linalg.norm(Cm, axis=0).max()),
         float(np.linalg.norm(Cm, axis=1).max()),
         float(share),
+        _top_rival_share(S, codes, sq, 1.0),
     ]
 
 
@@ -186,7 +210,8 @@ def factorial(args):
         lines += ["", f"**{title}**", ""] + _transposed(raw, cols, i)
     if args.diagnose:
         names = ["||C(h)||", "||C_l(h)||", "rivals with loss > 0", "max column norm",
-                 "max row norm", "errors to the top wrong class"]  # fmt: skip
+                 "max row norm", "errors to the top wrong class",
+                 "share of a COPA step (C = 1) on the top rival, at the model's weights"]  # fmt: skip
         for k, title in enumerate(names):
             lines += ["", f"**diagnostic: {title}**", ""] + mean_table(diag, DIAGNOSED, k, ".3f")
     emit("\n".join(lines).strip(), {"raw": raw, "diagnostics": diag}, args.out)
