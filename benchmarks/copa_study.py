@@ -211,7 +211,7 @@ def factorial(args):
     if args.diagnose:
         names = ["||C(h)||", "||C_l(h)||", "rivals with loss > 0", "max column norm",
                  "max row norm", "errors to the top wrong class",
-                 "share of a COPA step (C = 1) on the top rival, at the model's weights"]  # fmt: skip
+                 "share of a COPA step (C = 1) on the top rival, at the model's weights"]
         for k, title in enumerate(names):
             lines += ["", f"**diagnostic: {title}**", ""] + mean_table(diag, DIAGNOSED, k, ".3f")
     emit("\n".join(lines).strip(), {"raw": raw, "diagnostics": diag}, args.out)
