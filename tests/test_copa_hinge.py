@@ -384,3 +384,17 @@ def test_fast_pass_equals_generic_pass_for_the_hinge(K, layout, average, b, warm
     from onlinelearn._core import steps as S
 
     fast_vs_generic(S.COPA_HINGE, K, layout, np.float64, average, b, warm)
+
+
+def test_nonfinite_scores_end_the_round():
+    """A NaN score never enters (as in the squared step); an infinite one saturates at C (the
+    hinge caps the step) and, with C = inf, gives a non-finite step; the round ends."""
+    s = np.array([np.nan, 0.5, -1.0, 0.2])
+    n, alpha, dual, _ = run(s, 2, 1.5, 0.7)
+    ref = run(np.array([-1e300, 0.5, -1.0, 0.2]), 2, 1.5, 0.7)
+    np.testing.assert_array_equal(alpha, ref[1])
+    assert n == ref[0] == 2 and dual[0] == 0.0
+    n, alpha, dual, _ = run(np.array([np.inf, 0.5, -1.0]), 2, 1.5, 0.7)
+    np.testing.assert_array_equal(dual, [0.7, 0.7, 0.0])  # both rivals in loss saturate
+    n, alpha, _, _ = run(np.array([np.inf, 0.5, -1.0]), 2, 1.5, np.inf)
+    assert n >= 1 and not np.all(np.isfinite(alpha))

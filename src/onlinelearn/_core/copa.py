@@ -333,6 +333,8 @@ def copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
     any_loss = False
     for q in range(Q):
         ell = scores[q] + delta
+        if ell != ell:
+            ell = -np.inf  # a NaN score never enters (as in :func:`copa_step`)
         work_val[q] = ell
         if q != y:
             work_idx[m] = q
@@ -362,7 +364,9 @@ def copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
     while n_sat < n_act and work_val[work_idx[m - 1 - n_sat]] >= cap:
         S -= work_val[work_idx[m - 1 - n_sat]]
         n_sat += 1
-    while True:
+    # each pass crosses one event or stops: at most 2 (Q - 1) passes, also when a score is
+    # infinite and v is not a number
+    while n_act < m or n_sat < n_act:
         n_free = n_act - n_sat
         top = S + (n_sat * cap if n_sat > 0 else 0.0)
         v = top / (Q - n_free)
@@ -370,7 +374,7 @@ def copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
         e_sat = cap - work_val[work_idx[m - 1 - n_sat]] if n_sat < n_act else np.inf
         if v <= e_in and v <= e_sat:
             break
-        if e_in <= e_sat:
+        if n_act < m and (e_in <= e_sat or n_sat >= n_act):
             S += work_val[work_idx[m - 1 - n_act]]
             n_act += 1
         else:
