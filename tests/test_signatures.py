@@ -46,8 +46,8 @@ SIGNATURES = {
         "C=1.0, margin=1.0, dtype=None)"
     ),
     "onlinelearn.COPA": (
-        "(*, C=1.0, class_weight=None, n_epochs=5, shuffle=True, average=True, "
-        "random_state=None, fit_intercept=True, intercept_scaling=1.0, dtype=None)"
+        "(*, C=1.0, loss='squared', class_weight=None, n_epochs=5, shuffle=True, "
+        "average=True, random_state=None, fit_intercept=True, intercept_scaling=1.0, dtype=None)"
     ),
     "onlinelearn.SequenceTagger": (
         "(update='PA', *, loss='max', C=1.0, U=1.0, average=True, n_epochs=5, shuffle=True, "

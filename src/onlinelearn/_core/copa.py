@@ -99,6 +99,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
+from .steps import COPA, COPA_HINGE
 
 #: threshold passes of :func:`copa_step` before the heap takes over (see the module docstring)
 MAX_PASSES = 6
@@ -263,3 +264,167 @@ def copa_losses(scores, y, out):
     for q in range(Q):
         v = scores[q] + delta
         out[q] = v if (q != y and v > 0.0) else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# the hinge variant
+
+
+@njit
+def copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
+    """One round of COPA with the plain confusion hinge: the exact solution of
+
+        min_W   1/2 sum_{q=1}^{Q} ||w_q - w_q^t||^2  +  C sum_{q != y} [ <w_q, x> + 1/(Q-1) ]_+
+        s.t.    sum_{q=1}^{Q} w_q = 0
+
+    the problem (18) of the paper with the hinge of eq. (16) in place of its square (the
+    question left open in the paper's conclusion), C multiplying the sum as in PA-I.
+
+    Derivation (as the supplement's (S4)-(S19) for the square).  With slacks xi_q >= 0,
+    xi_q >= <w_q, x> + Delta, multipliers alpha_q >= 0 for the second and beta_q >= 0 for the
+    first, and lambda for the constraint: d/dxi_q gives C - alpha_q - beta_q = 0, i.e.
+    0 <= alpha_q <= C; d/dw_q gives, as (S14), w_q = w_q^t - (alpha_q - s_alpha/Q) x with
+    s_alpha = sum_q alpha_q (alpha_y = 0).  Substituting, the dual is (S15) without the 1/C
+    term, on a box::
+
+        max_{0 <= alpha_q <= C, alpha_y = 0}  H(alpha) = -r/2 sum_q alpha_q^2
+                                              + r/(2Q) (sum_q alpha_q)^2 + sum_q alpha_q ell_q
+
+    with ell_q = s_q + Delta and r = ||x||^2.  On the Q-1 rival coordinates the Hessian is
+    -r (I - 11^T/Q), eigenvalues -r and -r/Q: for r > 0 H is strictly concave and alpha* is
+    unique.  dH/dalpha_q = ell_q - r alpha_q + r s_alpha/Q = <w_q^{t+1}, x> + Delta, the loss
+    argument after the update; the KKT conditions of the box say alpha_q = 0 where it is < 0,
+    alpha_q = C where it is > 0, and it is 0 in between.  So, with v = r s_alpha / Q::
+
+        alpha*_q = clip((ell_q + v) / r, 0, C),   and v solves   G(v) = Q v,
+        G(v) = sum_{q != y} clip(ell_q + v, 0, r C)
+
+    G - Q id is continuous, piecewise linear and strictly decreasing (slope (number of free
+    rivals) - Q <= -1), and G(0) >= 0: the root v* >= 0 is unique, v* = 0 (the passive round)
+    exactly when no rival has ell_q > 0.  As v grows a rival becomes free at v = -ell_q and
+    saturates at v = rC - ell_q: both events come in the order of decreasing ell_q, so with the
+    rivals sorted (ell_sigma(1) >= ...) the saturated ones are a prefix {1..n_sat}, the free ones
+    the next block {n_sat+1..n_act}.  The walk starts at v = 0 and crosses the events in
+    increasing v; on a segment with fixed blocks the root of the linear piece is::
+
+        v = (sum_{free} ell_q + n_sat r C) / (Q - n_free)
+
+    accepted when it lies before the next event (G - Q id is then <= 0 there); else the event is
+    crossed.  The final blocks give v from a fresh sum, then alpha* and the update
+    w_q^{t+1} = w_q^t - (alpha*_q - s_alpha/Q) x, as (24).  With C = inf no rival saturates and
+    the step is the squared COPA step at C = inf (the hard-margin problem is the same).
+
+    Inputs and outputs as :func:`copa_step`: ``alpha`` returns the coefficients
+    s_alpha/Q - alpha*_q of x in each column's update, ``work_val`` the dual alpha*
+    (0 <= alpha*_q <= C), ``work_idx[:n]`` the rivals with alpha*_q > 0 by increasing class index;
+    the return value n is their number (0: passive round).  Degenerate input (Q < 2, r <= 0 or
+    not finite, C <= 0 or NaN) gives 0 with alpha = 0, as :func:`copa_step`.
+    """
+    Q = scores.shape[0]
+    r = sqnorm
+    if Q < 2 or not (0.0 < r < np.inf) or not (C > 0.0):
+        for q in range(Q):
+            alpha[q] = 0.0
+            work_val[q] = 0.0
+        return 0
+    delta = 1.0 / (Q - 1)
+    cap = r * C  # inf when C = inf (or the product overflows: no rival can reach it then)
+    m = 0
+    any_loss = False
+    for q in range(Q):
+        ell = scores[q] + delta
+        if ell != ell:
+            ell = -np.inf  # a NaN score never enters (as in :func:`copa_step`)
+        work_val[q] = ell
+        if q != y:
+            work_idx[m] = q
+            m += 1
+            if ell > 0.0:
+                any_loss = True
+    if not any_loss:  # also a NaN score: no rival with a positive loss
+        for q in range(Q):
+            alpha[q] = 0.0
+            work_val[q] = 0.0
+        return 0
+    # heap sort of the rivals by increasing ell (work_idx[m-1] has the largest)
+    for start in range(m // 2 - 1, -1, -1):
+        _sift_down(work_val, work_idx, start, m)
+    for end in range(m - 1, 0, -1):
+        t = work_idx[0]
+        work_idx[0] = work_idx[end]
+        work_idx[end] = t
+        _sift_down(work_val, work_idx, 0, end)
+    # position k = 0.. in decreasing order is work_idx[m - 1 - k]
+    n_act = 0  # rivals with ell + v > 0 (free or saturated): the first n_act
+    n_sat = 0  # rivals with ell + v >= rC: the first n_sat
+    S = 0.0  # sum of ell over the free block
+    while n_act < m and work_val[work_idx[m - 1 - n_act]] > 0.0:
+        S += work_val[work_idx[m - 1 - n_act]]
+        n_act += 1
+    while n_sat < n_act and work_val[work_idx[m - 1 - n_sat]] >= cap:
+        S -= work_val[work_idx[m - 1 - n_sat]]
+        n_sat += 1
+    # each pass crosses one event or stops: at most 2 (Q - 1) passes, also when a score is
+    # infinite and v is not a number
+    while n_act < m or n_sat < n_act:
+        n_free = n_act - n_sat
+        top = S + (n_sat * cap if n_sat > 0 else 0.0)
+        v = top / (Q - n_free)
+        e_in = -work_val[work_idx[m - 1 - n_act]] if n_act < m else np.inf
+        e_sat = cap - work_val[work_idx[m - 1 - n_sat]] if n_sat < n_act else np.inf
+        if v <= e_in and v <= e_sat:
+            break
+        if n_act < m and (e_in <= e_sat or n_sat >= n_act):
+            S += work_val[work_idx[m - 1 - n_act]]
+            n_act += 1
+        else:
+            S -= work_val[work_idx[m - 1 - n_sat]]
+            n_sat += 1
+    # v from a fresh sum over the final free block (no drift from the additions above)
+    S = 0.0
+    for k in range(n_sat, n_act):
+        S += work_val[work_idx[m - 1 - k]]
+    v = (S + (n_sat * cap if n_sat > 0 else 0.0)) / (Q - (n_act - n_sat))
+    # alpha*_q = clip((ell_q + v) / r, 0, C): C for the saturated block, 0 after the active one
+    for q in range(Q):
+        alpha[q] = 0.0
+    for k in range(n_act):
+        q = work_idx[m - 1 - k]
+        if k < n_sat:
+            a = C
+        else:
+            a = (work_val[q] + v) / r
+            a = C if a > C else a
+        alpha[q] = a if a > 0.0 else 0.0
+    n = 0
+    s_alpha = 0.0
+    for q in range(Q):
+        a = alpha[q]
+        s_alpha += a
+        if a > 0.0:
+            work_idx[n] = q
+            n += 1
+    mean = s_alpha / Q
+    for q in range(Q):
+        a = alpha[q]
+        work_val[q] = a
+        alpha[q] = mean - a
+    if n == 0:
+        for q in range(Q):
+            alpha[q] = 0.0
+    return n
+
+
+@njit
+def is_copa(step):
+    """True for the step codes of COPA's closed forms (squared and plain confusion hinge)."""
+    return step == COPA or step == COPA_HINGE
+
+
+@njit
+def copa_update(step, scores, y, sqnorm, C, alpha, work_idx, work_val):
+    """The COPA round of ``step``: :func:`copa_hinge_step` for ``COPA_HINGE``, else
+    :func:`copa_step` (the squared hinge of the paper)."""
+    if step == COPA_HINGE:
+        return copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val)
+    return copa_step(scores, y, sqnorm, C, alpha, work_idx, work_val)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
-from .copa import copa_step
+from .copa import copa_update, is_copa
 from .fp import finite
 from .margins import predict_margin_loss
 from .prefetch import (
@@ -72,7 +72,7 @@ from .state import (
     N_UPDATES,
     S_SUM,
 )
-from .steps import CONSERVATIVE, COPA, hinge_step
+from .steps import CONSERVATIVE, hinge_step
 
 OK = 0
 #: a feature value of the row ``order[i]`` was NaN or infinite: the pass stopped before it
@@ -172,11 +172,11 @@ def euclid_pass(
     K = work_idx.shape[0]
     Kw = theta.shape[1]
     d = R - 1 if b != 0.0 else R
-    binary = K == 1 and step != COPA
+    binary = K == 1 and not is_copa(step)
     kappa = 1.0 if binary else 2.0
     pf_on = average and U.size >= PREFETCH_MIN_ENTRIES
     pf_theta = theta.size >= PREFETCH_MIN_ENTRIES
-    pf_row = pf_on and step == COPA
+    pf_row = pf_on and is_copa(step)
 
     for ii in range(order.shape[0]):
         i = order[ii]
@@ -248,8 +248,8 @@ def euclid_pass(
         S = st[S_SUM]
         n_act = 0
         tau = 0.0
-        if step == COPA:
-            n_active = copa_step(scores[:K], yi, sq, C * wgt, alpha, work_idx, work_val)
+        if is_copa(step):
+            n_active = copa_update(step, scores[:K], yi, sq, C * wgt, alpha, work_idx, work_val)
             if n_active > 0:
                 st[N_UPDATES] += 1.0
                 n_act = K

@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from .config import njit
-from .copa import copa_step
+from .copa import copa_update, is_copa
 from .fp import finite
 from .generic import margin_step
 from .links import ENTROPY, EUCLID, PNORM, SELFTUNED, agg_term, link_term, phi, scale
@@ -60,7 +60,7 @@ from .state import (
     X_MAX,
 )
 from .status import NONFINITE, OK
-from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step, max_loss_alpha
+from .steps import CONSERVATIVE, aggressive_link_step, hinge_step, max_loss_alpha
 
 #: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
 _REFRAME_GAP = 60.0
@@ -207,9 +207,9 @@ def online_pass(
     log_n = fp[FP_LOG_N]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
-    binary = K == 1 and step != COPA
+    binary = K == 1 and not is_copa(step)
     # scratch of the root-finding aggressive step: the entries one row moves
-    root_step = (link == ENTROPY or link == PNORM) and step != CONSERVATIVE and step != COPA
+    root_step = (link == ENTROPY or link == PNORM) and step != CONSERVATIVE and not is_copa(step)
     nbuf = 0
     if root_step:
         for ii in range(order.shape[0]):
@@ -267,9 +267,9 @@ def online_pass(
         # ---- dual step and update
         agg_before = st[AGGREGATE]
         # alpha[k]: the coefficient of x in column k's update (COPA's closed form, or +-tau)
-        if step == COPA:
+        if is_copa(step):
             sq = row_sqnorm(data, indptr, i, b)
-            updated = copa_step(scores, yi, sq, C * wgt, alpha, work_idx, work_val) > 0
+            updated = copa_update(step, scores, yi, sq, C * wgt, alpha, work_idx, work_val) > 0
         else:
             if root_step:
                 tau = aggressive_link_step(

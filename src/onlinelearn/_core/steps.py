@@ -83,6 +83,8 @@ PA = 1
 PA1 = 2
 PA2 = 3
 COPA = 4
+#: COPA with the plain (not squared) confusion hinge: :func:`.copa.copa_hinge_step`
+COPA_HINGE = 5
 
 
 @njit

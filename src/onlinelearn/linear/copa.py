@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
+from .._core import steps as S
 from .._core.copa import copa_losses
 from .._core.online_loop import current_weights
 from ..framework.links import Euclidean
@@ -11,14 +13,20 @@ from ..framework.losses import Confusion
 from ..framework.steps import Aggressive
 from ..shell import validation as V
 from ..shell.base import LINEAR, OnlineLinearClassifier
-from ..shell.params import CONFUSION_CLASS_WEIGHT, parameters
+from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
 from ..shell.snapshot import restoring
 
 __all__ = ["COPA"]
 
+#: the per-round loss of COPA: the paper's squared confusion hinge, or the plain hinge
+LOSSES = ("squared", "hinge")
+
+
 @parameters(
-    "* C class_weight n_epochs shuffle average random_state fit_intercept intercept_scaling dtype",
+    "* C loss class_weight n_epochs shuffle average random_state fit_intercept intercept_scaling"
+    " dtype",
     LINEAR, class_weight=CONFUSION_CLASS_WEIGHT, average=True,
+    loss=Param("squared", StrOptions(set(LOSSES))),
 )  # fmt: skip
 class COPA(OnlineLinearClassifier):
     """COPA, COnfusion Passive-Aggressive (Ralaivola, NIPS 2012, Algorithm 1).
@@ -47,7 +55,21 @@ class COPA(OnlineLinearClassifier):
         alpha*_q  = (ell_q + ||x||^2 s_alpha / Q) / kappa  for q in I*, 0 otherwise     (20)
         w_q^{t+1} = w_q^t - (alpha*_q - s_alpha / Q) x_t                                (24)
 
-    No rival with positive loss (I* = 0) is a passive round.  The update coefficients sum to
+    No rival with positive loss (I* = 0) is a passive round.
+
+    With ``loss='hinge'`` a round solves instead (the plain hinge of eq. (16); the paper's
+    conclusion asks whether such an update exists in closed form)::
+
+        W^{t+1} = argmin_W  1/2 sum_q ||w_q - w_q^t||^2
+                            + C_t sum_{q != y_t} [<w_q, x_t> + 1/(Q-1)]_+
+                  s.t.      sum_q w_q = 0
+
+    whose dual is (S15) without its 1/C term, on the box 0 <= alpha_q <= C_t; its solution is
+    alpha*_q = clip((ell_q + v) / ||x_t||^2, 0, C_t) with v >= 0 the unique root of
+    sum_{q != y_t} clip(ell_q + v, 0, C_t ||x_t||^2) = Q v, found exactly by a walk over the
+    sorted rivals (:func:`onlinelearn._core.copa.copa_hinge_step`), and the same update (24).
+    The hinge bounds each rival's dual variable by C_t, as PA-I bounds its step; at C = inf
+    the two losses give the same (hard-margin) step.  The update coefficients sum to
     zero, so sum_q w_q = 0 holds after every round (up to rounding).
 
     Where
@@ -69,6 +91,11 @@ class COPA(OnlineLinearClassifier):
         The cost of the squared loss in (18): larger C moves further towards zero loss on the
         current example (C = inf is the hard-constraint version).  With
         ``class_weight='confusion'`` it is divided by T_y^2, so the useful range is much larger.
+    loss : {'squared', 'hinge'}, default='squared'
+        The per-round loss: ``'squared'`` the paper's squared confusion hinge (problem (18),
+        closed form of Theorem 3); ``'hinge'`` the plain confusion hinge with cost C (see
+        above), which separates the effect of the loss from that of the confusion cost.
+        Model files written before this parameter existed load as ``'squared'``.
     class_weight : dict, 'balanced', 'confusion' or None, default=None
         Multiplies C for the examples of each class: a dict {label: weight}; 'balanced' =
         n / (n_classes * n_class); 'confusion' = 1 / n_class^2, the cost of paper eq. (17).
@@ -137,6 +164,11 @@ class COPA(OnlineLinearClassifier):
 
     def _configuration(self):
         return Euclidean(), Confusion(), Aggressive(self.C)
+
+    def _step_code(self) -> int:
+        """COPA's closed form for ``loss``: the squared confusion hinge (``S.COPA``) or the
+        plain one (``S.COPA_HINGE``)."""
+        return S.COPA_HINGE if self.loss == "hinge" else S.COPA
 
     def partial_fit_confusion(self, X, y, classes=None, sample_weight=None):
         """:meth:`partial_fit`, also returning the per-class losses of the online confusion risk.

@@ -36,7 +36,7 @@ def check_aggressive_steps(est, batch, loss, weights, order, updates_before) -> 
     step = est._step_code()
     if est._link != L.EUCLID or step == S.CONSERVATIVE:
         return
-    if step == S.COPA:
+    if step == S.COPA or step == S.COPA_HINGE:
         # COPA's loss is not in ``loss`` (its own margin 1/(Q-1)): look at every weighted row
         rows = order[weights[order] > 0.0]
     else:
