@@ -11,8 +11,9 @@ Tasks
     ``ranking``         a set of relevant labels per row (multi-label svmlight: ``1,3 idx:val``)
 
 Learners that do not read rows of features are not on the command line: ``SequenceTagger``
-(sentences; ``onlinelearn reproduce pos-tagging``) and ``onlinelearn.graph.GraphPerceptron``
-(nodes of a graph; ``onlinelearn reproduce graph-nodes``); see :data:`PYTHON_ONLY`.
+(sentences; ``onlinelearn reproduce pos-tagging``), ``onlinelearn.graph.GraphPerceptron``
+(nodes of a graph; ``onlinelearn reproduce graph-nodes``) and the structured learners of
+``onlinelearn.structured``; see :data:`PYTHON_ONLY`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class LearnerSpec:
     resumable); otherwise it is a batch learner (``fit`` on the whole file).  ``params``: the
     parameters this name fixes (e.g. ``pa1`` is ``PassiveAggressiveClassifier(variant='PA-I')``).
     ``takes_C``: whether ``-C`` applies (None: whenever the class has a ``C`` parameter).
+    ``needs_classes``: the learner cannot add labels after its first call (the command line
+    then reads the labels of the data first, to pass them as ``classes=``).
     """
 
     name: str
@@ -54,6 +57,7 @@ class LearnerSpec:
     params: dict = field(default_factory=dict)
     binary_only: bool = False
     takes_C: bool | None = None
+    needs_classes: bool = False
 
 
 _SPECS = [
@@ -79,7 +83,8 @@ _SPECS = [
     LearnerSpec("dual-ascent", "DualAscentClassifier", "onlinelearn.dual_ascent",
                 "classification", "dual ascent on the last k dual variables, etc. (--param)"),
     LearnerSpec("class-dependent-pa", "ClassDependentPA", "onlinelearn.ranking",
-                "classification", "multiclass PA with class-dependent features, max-of-hinge"),
+                "classification", "multiclass PA with class-dependent features, max-of-hinge",
+                needs_classes=True),
     # -- classification, second order
     LearnerSpec("arow", "AROW", "onlinelearn.second_order", "classification",
                 "AROW, adaptive regularization of weights (second order)"),
@@ -129,6 +134,9 @@ PYTHON_ONLY: dict[str, str] = {
     "onlinelearn reproduce pos-tagging",
     "GraphPerceptron": "learns the labels of the nodes of a graph, not rows of features; see "
     "onlinelearn reproduce graph-nodes",
+    "OnlineStructuredLearner": "structured outputs through user-supplied feature map, cost and "
+    "argmax functions (Python callables)",
+    "Aligner": "aligns event sequences to signals (structured outputs), not rows of features",
 }
 
 

@@ -257,13 +257,14 @@ def _ranking_labels(y):
     return [tuple(int(v) if float(v).is_integer() else v for v in row) for row in y]
 
 
-def _learn_step(est, X, y, task: str):
+def _learn_step(est, X, y, task: str, classes=None):
     """Predict-then-learn one chunk: ``(predictions or None, loss of each row)``.
 
     Classification: the mistakes of ``partial_fit_predict`` (or, for a learner without it, of
     ``predict`` with the model before the chunk; the first row of a new model is learned alone
     first and counted as a mistake).  Regression: the squared errors.  Ranking: the ranking
-    mistakes of ``partial_fit_mistakes``.
+    mistakes of ``partial_fit_mistakes``.  ``classes``: every label, for the first call of a
+    learner that cannot add labels later.
     """
     import numpy as np
 
@@ -282,7 +283,8 @@ def _learn_step(est, X, y, task: str):
             pred = np.asarray(est.predict(X))
             est.partial_fit(X, y)
         except NotFittedError:
-            est.partial_fit(X[:1], y[:1])
+            first_call = {} if classes is None else {"classes": classes}
+            est.partial_fit(X[:1], y[:1], **first_call)
             rest = np.asarray(est.predict(X[1:])) if len(y) > 1 else np.empty(0, y.dtype)
             if len(y) > 1:
                 est.partial_fit(X[1:], y[1:])
@@ -295,10 +297,10 @@ def _learn_step(est, X, y, task: str):
     return pred, np.asarray(pred != y, dtype=np.float64)
 
 
-def _learn_chunk(est, X, y, path, first_line, last_line, task="classification"):
+def _learn_chunk(est, X, y, path, first_line, last_line, task="classification", classes=None):
     """:func:`_learn_step` on one chunk; a rejected chunk names the file and its lines."""
     try:
-        return _learn_step(est, X, y, task)
+        return _learn_step(est, X, y, task, classes)
     except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
         raise CLIError(f"{path}: lines {first_line}-{last_line}: {_error_message(exc)}") from None
 

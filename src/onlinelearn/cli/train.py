@@ -107,7 +107,8 @@ def _cmd_train(args) -> int:
     if args.resume is not None:
         n_features = int(est.n_features_in_)
     spooled = None
-    if STDIN in data and (n_features is None or args.epochs > 1 or not online):
+    needs_classes = spec is not None and spec.needs_classes and args.resume is None
+    if STDIN in data and (n_features is None or args.epochs > 1 or not online or needs_classes):
         spooled = _spool_stdin(say)
         data = [spooled if p == STDIN else p for p in data]
     try:
@@ -119,7 +120,7 @@ def _cmd_train(args) -> int:
             n_features, widest = 1, data[0]
             for path in data:
                 with _reading(path, lambda: "while scanning for the number of features"):
-                    width = scan_n_features(args.format, path)
+                    width = scan_n_features(args.format, path, task)
                 if width is not None and width > n_features:
                     n_features, widest = width, path
             scanned = f"{_shown(widest)}: the highest feature index, {n_features},"
@@ -129,10 +130,15 @@ def _cmd_train(args) -> int:
             _stderr_line,
             None if args.n_features is not None or args.resume is not None else scanned,
         )
+        classes = None
+        if needs_classes:  # a learner that cannot add labels: read them first
+            say(f"reading the labels first ({spec.name} needs them all at its first update)")
+            classes = _scan_labels(args, data, n_features, task)
         say(f"learner: {est!r}\nfeatures: {n_features}\n")
         with _announce_compilation(warn):
             if online:
-                summary = _train_online(args, est, data, n_features, task, say, warn, tqdm)
+                summary = _train_online(args, est, data, n_features, task, say, warn, tqdm,
+                                        classes)  # fmt: skip
             else:
                 summary = _train_batch(args, est, data, n_features, task, say, tqdm)
     finally:
@@ -159,7 +165,18 @@ def _advance(bar, reader, rows):
         bar.update(rows)
 
 
-def _train_online(args, est, data, n_features, task, say, warn, tqdm) -> str:
+def _scan_labels(args, data, n_features, task):
+    import numpy as np
+
+    labels = set()
+    for path in data:
+        with _open_reader(args, path, n_features, task) as reader:
+            for _, y in _chunks(reader, _shown(path)):
+                labels.update(np.unique(y).tolist())
+    return np.asarray(sorted(labels))
+
+
+def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=None) -> str:
     import numpy as np
 
     table = _ProgressTable(say) if not args.quiet else None
@@ -171,7 +188,7 @@ def _train_online(args, est, data, n_features, task, say, warn, tqdm) -> str:
 
     def learn(X, y, path, first_line, last_line, epoch):
         nonlocal total_rows, total_loss
-        pred, loss = _learn_chunk(est, X, y, path, first_line, last_line, task)
+        pred, loss = _learn_chunk(est, X, y, path, first_line, last_line, task, classes)
         total_rows += len(y)
         total_loss += float(np.sum(loss))
         if table is not None:

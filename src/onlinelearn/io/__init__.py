@@ -343,14 +343,16 @@ def _blocks_of(source, opt: _Options, sink: bool = False):
                 raw.close()
 
 
-def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000) -> int:
+def svmlight_n_features(
+    path, zero_based: bool = False, chunk_size: int = 10000, *, multilabel: bool = False
+) -> int:
     """Highest feature index in an svmlight file, as a number of columns (one pass over it).
 
     The result can be lower than the true dimension of the data set, so prefer a known value.
     Returns at least 1.  ``chunk_size`` is accepted for compatibility and unused (the file is
-    read in blocks of bytes).
+    read in blocks of bytes).  ``multilabel``: the labels are comma-separated lists (``1,3``).
     """
-    opt = _Options(_source_name(path), None, np.float64, zero_based, None, True)
+    opt = _Options(_source_name(path), None, np.float64, zero_based, None, True, multilabel)
     width = 1
     for block, _ in _blocks_of(path, opt):
         width = max(width, block.max_index + 1)
