@@ -301,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="passes over the training set before testing (default: 1)",
     )
+    _add_quiet(p, "no progress bar")
     p.set_defaults(func=_run_command("_cmd_demo"))
 
     from .reproduce import register as _register_reproduce

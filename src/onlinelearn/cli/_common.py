@@ -449,12 +449,13 @@ class _LabelRuns:
             return None
         self.warned = True
         return (
-            f"warning: the labels arrive in long sorted runs ({self.changes} changes of label "
+            f"warning: the labels arrive in long sorted runs ({self.changes} change(s) of label "
             f"in the first {self.rows} rows, where a shuffled order would give about "
-            f"{expected:.0f}; longest run {self.longest} rows): an online learner then mostly "
-            "predicts the label it saw last, and the progressive loss looks low while the "
-            "model is poor; shuffle the file first (e.g. shuf), or pass --shuffle-buffer N "
-            f"with N larger than the runs (e.g. --shuffle-buffer {max(10 * self.longest, 1000)})"
+            f"{expected:.0f}; longest run so far {self.longest} rows): an online learner then "
+            "mostly predicts the label it saw last, and the progressive loss looks low while "
+            "the model is poor; shuffle the file first (e.g. shuf), or pass --shuffle-buffer N "
+            f"with N much larger than the runs (e.g. --shuffle-buffer "
+            f"{max(20 * self.longest, 10000)}; as many rows as the file shuffles it fully)"
         )
 
 
