@@ -432,3 +432,68 @@ def test_format_label():
     assert _format_label(np.int64(4)) == "4" and _format_label(2.5) == "2.5"
     assert _format_label((1, 3)) == "1,3" and _format_label(()) == "-"
     assert _format_label(None) == "-"
+
+
+# -- evaluate's measures, against scikit-learn's ----------------------------------------------
+
+
+def _printed(out: str) -> dict[str, float]:
+    values = {}
+    for line in out.splitlines():
+        key, sep, rest = line.partition(":")
+        if sep and rest.split():
+            try:
+                values[key.strip()] = float(rest.split()[0])
+            except ValueError:
+                pass
+    return values
+
+
+def test_evaluate_regression_measures(task_files, capsys, tmp_path):
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+    data, model = task_files["regression"]["all"], tmp_path / "m.npz"
+    argv = ["train", data, "-m", model, "-q", "--learner", "least-squares"]
+    assert _run(argv, capsys)[0] == 0
+    code, out, _ = _run(["evaluate", data, "-m", model, "-q"], capsys)
+    X, y = _load(data, "regression")
+    pred = load_model(model).predict(X)
+    got = _printed(out)
+    assert code == 0 and got["examples"] == N_ROWS
+    assert got["mean squared error"] == pytest.approx(mean_squared_error(y, pred), rel=1e-5)
+    assert got["mean absolute error"] == pytest.approx(mean_absolute_error(y, pred), rel=1e-5)
+    assert got["R^2"] == pytest.approx(r2_score(y, pred), abs=1e-6)
+
+
+def test_evaluate_ranking_measures(task_files, capsys, tmp_path):
+    from sklearn.metrics import (
+        coverage_error,
+        label_ranking_average_precision_score,
+        label_ranking_loss,
+    )
+
+    from onlinelearn.io import load_svmlight
+
+    data, model = task_files["ranking"]["all"], tmp_path / "m.npz"
+    argv = ["train", data, "-m", model, "-q", "--learner", "label-ranker", "--param", "C=1"]
+    assert _run(argv, capsys)[0] == 0
+    code, out, _ = _run(["evaluate", data, "-m", model, "-q"], capsys)
+    assert code == 0
+    est = load_model(model)
+    X, sets = load_svmlight(data, n_features=N_FEATURES, multilabel=True)
+    Y = np.array([[float(c) in s for c in est.classes_] for s in sets], dtype=int)
+    S = est.decision_function(X)
+    keep = (Y.sum(1) > 0) & (Y.sum(1) < Y.shape[1])
+    got = _printed(out)
+    assert got["ranking loss"] == pytest.approx(label_ranking_loss(Y[keep], S[keep]), abs=2e-6)
+    assert got["coverage"] == pytest.approx(coverage_error(Y[keep], S[keep]), abs=2e-6)
+    assert got["average precision"] == pytest.approx(
+        label_ranking_average_precision_score(Y[keep], S[keep]), abs=2e-6
+    )
+
+
+def test_unknown_format_is_one_line(task_files, capsys, tmp_path):
+    argv = ["train", task_files["classification"]["all"], "-m", tmp_path / "m.npz",
+            "--format", "nope"]  # fmt: skip
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and err.count("\n") == 1 and "--format nope" in err and "svmlight" in err

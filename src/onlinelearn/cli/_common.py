@@ -490,6 +490,14 @@ def _announce_compilation(say):
         event.unregister("numba:compile", listener)
 
 
+def _check_format(fmt: str) -> None:
+    """A one-line error for an unknown ``--format``, before any reading."""
+    from onlinelearn.io.formats import FORMATS
+
+    if fmt not in FORMATS:
+        raise CLIError(f"--format {fmt}: unknown format (known: {', '.join(FORMATS)})")
+
+
 def _stderr_line(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 

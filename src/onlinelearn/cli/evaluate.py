@@ -47,6 +47,9 @@ def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True):
 
     from onlinelearn.io.formats import chunk_reader, open_stdin
 
+    from ._common import _check_format
+
+    _check_format(fmt)
     shown = "standard input" if str(path) == "-" else path
     source = open_stdin() if str(path) == "-" else path
     n_features = int(est.n_features_in_)

@@ -9,6 +9,7 @@ import time
 from ._common import (
     CLIError,
     _announce_compilation,
+    _check_format,
     _check_model_size,
     _chunks,
     _LabelRuns,
@@ -73,6 +74,7 @@ def _cmd_train(args) -> int:
         raise CLIError("--chunk-size must be at least 1")
     if not 0 < args.delta <= 1:
         raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
+    _check_format(args.format)
     model_path = args.model if args.model is not None else args.resume
     data = [str(p) for p in args.data]
     if data.count(STDIN) > 1:
