@@ -202,6 +202,8 @@ def test_every_public_name_still_imports():
         "from onlinelearn.framework import OnlineLearner, OnlineRegressor\n"
         "assert OnlineLearner is en.OnlineLearner and fw.OnlineRegressor is en.OnlineRegressor\n"
         "assert onlinelearn.__version__\n"
+        "import onlinelearn as ol2\n"
+        "assert ol2.datasets.load_dna and ol2.io.load_svmlight  # subpackages as attributes\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=_env())
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
@@ -497,3 +499,26 @@ def test_unknown_format_is_one_line(task_files, capsys, tmp_path):
             "--format", "nope"]  # fmt: skip
     code, _, err = _run(argv, capsys)
     assert code == 2 and err.count("\n") == 1 and "--format nope" in err and "svmlight" in err
+
+
+def test_shuffle_buffer_is_seeded_and_resumable(task_files, capsys, tmp_path):
+    data = task_files["classification"]["all"]
+
+    def train(name, *extra):
+        model = tmp_path / name
+        argv = ["train", data, "-m", model, "-q", "--learner", "perceptron", "--chunk-size",
+                "16", "--shuffle-buffer", "50", *extra]  # fmt: skip
+        code, _, err = _run(argv, capsys)
+        assert code == 0, err
+        return load_model(model)
+
+    _same_model(train("a.npz", "--seed", "3"), train("b.npz", "--seed", "3"))
+    _same_model(train("c.npz"), train("d.npz", "--seed", "0"))  # the default seed is 0
+    with pytest.raises(AssertionError):
+        _same_model(train("e.npz", "--seed", "3"), train("f.npz", "--seed", "4"))
+    resumed = tmp_path / "r.npz"
+    argv = ["train", data, "--resume", tmp_path / "a.npz", "-m", resumed, "-q",
+            "--shuffle-buffer", "50", "--seed", "5"]  # fmt: skip
+    code, _, err = _run(argv, capsys)
+    assert code == 0, err
+    assert load_model(resumed).t_ == 2 * N_ROWS

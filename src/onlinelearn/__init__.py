@@ -53,6 +53,14 @@ _LAZY = {
 def __getattr__(name: str):
     where = _LAZY.get(name)
     if where is None:
+        # a subpackage used as an attribute (``onlinelearn.datasets``), as when this module
+        # imported them all
+        if not name.startswith("__"):
+            try:
+                return importlib.import_module(f".{name}", __name__)
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(where, __name__)
     value = module if where.lstrip(".") == name else getattr(module, name)

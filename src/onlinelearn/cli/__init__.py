@@ -252,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_positive_int,
         default=None,
-        help="learn the rows in a random order within a buffer of N rows (seeded by --seed): "
-        "for files that come sorted by label",
+        help="learn the rows in a random order within a buffer of N rows (seeded by --seed, "
+        "default 0): for files that come sorted by label",
     )
     p.add_argument(
         "--n-features",

@@ -268,12 +268,9 @@ def _learn_step(est, X, y, task: str, classes=None):
     """
     import numpy as np
 
-    if task == "ranking":
+    if task == "ranking":  # the ranking learners count their mistakes (thesis Sec. 8.2)
         y = _ranking_labels(y)
-        if hasattr(est, "partial_fit_mistakes"):
-            return None, np.asarray(est.partial_fit_mistakes(X, y), dtype=np.float64)
-        est.partial_fit(X, y)
-        return None, np.zeros(len(y))
+        return None, np.asarray(est.partial_fit_mistakes(X, y), dtype=np.float64)
     if hasattr(est, "partial_fit_predict"):
         pred = np.asarray(est.partial_fit_predict(X, y))
     else:
@@ -282,16 +279,15 @@ def _learn_step(est, X, y, task: str, classes=None):
         try:
             pred = np.asarray(est.predict(X))
             est.partial_fit(X, y)
-        except NotFittedError:
-            first_call = {} if classes is None else {"classes": classes}
-            est.partial_fit(X[:1], y[:1], **first_call)
+        except NotFittedError:  # a new model has no prediction for its first row: a mistake
+            est.partial_fit(X[:1], y[:1], **({} if classes is None else {"classes": classes}))
             rest = np.asarray(est.predict(X[1:])) if len(y) > 1 else np.empty(0, y.dtype)
             if len(y) > 1:
                 est.partial_fit(X[1:], y[1:])
-            first = np.asarray([y[0]]) if np.asarray(y).dtype.kind == "f" else np.asarray(
-                [y[0] + 1]
-            )  # no prediction yet: not the label, so a mistake
-            pred = np.concatenate([first.astype(rest.dtype, copy=False), rest])
+            pred = np.empty(len(y), dtype=object)
+            pred[0], pred[1:] = None, rest
+            loss = np.concatenate([[1.0], np.asarray(rest != y[1:], dtype=np.float64)])
+            return pred, loss
     if task == "regression":
         return pred, (pred - y) ** 2
     return pred, np.asarray(pred != y, dtype=np.float64)
@@ -309,10 +305,12 @@ def _resumed_learner(args):
     """The model of ``--resume``, after checking that no option contradicts it."""
     from onlinelearn.model_io import load_model
 
+    # --seed seeds the shuffle buffer, if any; the learner's own seed is in the model file
+    seed = None if getattr(args, "shuffle_buffer", None) else args.seed
     for flag, value in (
         ("--learner", args.learner),
         ("-C", args.C),
-        ("--seed", args.seed),
+        ("--seed", seed),
         ("--param", getattr(args, "param", None) or None),
     ):
         if value is not None:

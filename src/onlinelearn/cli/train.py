@@ -184,7 +184,8 @@ def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=No
     table = _ProgressTable(say) if not args.quiet else None
     pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
     runs = _LabelRuns() if task != "regression" else None
-    shuffle = _ShuffleBuffer(args.shuffle_buffer, args.seed) if args.shuffle_buffer else None
+    seed = 0 if args.seed is None else args.seed
+    shuffle = _ShuffleBuffer(args.shuffle_buffer, seed) if args.shuffle_buffer else None
     total_rows, total_loss = 0, 0.0
     t0 = time.perf_counter()
 
