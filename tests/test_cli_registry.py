@@ -522,3 +522,14 @@ def test_shuffle_buffer_is_seeded_and_resumable(task_files, capsys, tmp_path):
     code, _, err = _run(argv, capsys)
     assert code == 0, err
     assert load_model(resumed).t_ == 2 * N_ROWS
+
+
+@pytest.mark.parametrize(
+    "key, advice", [("regression", "--learner pa-regressor"), ("ranking", "label-ranker")]
+)
+def test_a_file_of_another_task_gets_command_line_advice(task_files, capsys, tmp_path, key,
+                                                         advice):  # fmt: skip
+    model = tmp_path / "m.npz"
+    code, _, err = _run(["train", task_files[key]["all"], "-m", model, "-q"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "line 1" in err and advice in err
+    assert "pass " not in err and not model.exists()

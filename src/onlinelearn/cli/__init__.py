@@ -321,6 +321,16 @@ def _add_quiet(p, what="print nothing but errors"):
     p.add_argument("-q", "--quiet", action="store_true", help=what)
 
 
+#: the reader's advice to Python callers -> the same advice on the command line
+_CLI_ADVICE = (
+    ("pass label_dtype=None to keep float labels",
+     "for real targets choose a regressor: --learner pa-regressor, least-squares or "
+     "online-regressor"),
+    ("multi-label data: pass multilabel=True",
+     "multi-label data: --learner label-ranker learns it"),
+)  # fmt: skip
+
+
 def _list_learners() -> int:
     width = max(len(n) for n in registry.LEARNERS)
     print(f"{'learner':<{width}}  {'task':<14}  {'kind':<6}  class")
@@ -366,7 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         if os.environ.get("ONLINELEARN_DEBUG"):
             raise
-        print(f"onlinelearn {args.command}: error: {_error_message(exc)}", file=sys.stderr)
+        message = _error_message(exc)
+        for python_advice, cli_advice in _CLI_ADVICE:  # the reader speaks to Python callers
+            message = message.replace(python_advice, cli_advice)
+        print(f"onlinelearn {args.command}: error: {message}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, with the way to see more
         if os.environ.get("ONLINELEARN_DEBUG"):
