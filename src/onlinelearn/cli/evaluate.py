@@ -92,7 +92,19 @@ def _same_file(a, b) -> bool:
         return False
 
 
+def _compiling_notice(args):
+    """'compiling, once' on stderr when numba compiles (nothing with -q)."""
+    from ._common import _announce_compilation, _stderr_line
+
+    return _announce_compilation((lambda s: None) if args.quiet else _stderr_line)
+
+
 def _cmd_predict(args) -> int:
+    with _compiling_notice(args):
+        return _predict(args)
+
+
+def _predict(args) -> int:
     from onlinelearn.model_io import load_model
     from onlinelearn.shell.atomic import atomic_write
 
@@ -137,6 +149,11 @@ def _format_matrix(M, labels, fmt) -> str:
 
 
 def _cmd_evaluate(args) -> int:
+    with _compiling_notice(args):
+        return _evaluate(args)
+
+
+def _evaluate(args) -> int:
     from sklearn.metrics import balanced_accuracy_score, confusion_matrix
 
     from onlinelearn.model_io import load_model
