@@ -81,7 +81,7 @@ _SPECS = [
     LearnerSpec("online-learner", "OnlineLearner", "onlinelearn.engine", "classification",
                 "the framework's learner: --param link=, loss=, step= (e.g. loss=logistic)"),
     LearnerSpec("dual-ascent", "DualAscentClassifier", "onlinelearn.dual_ascent",
-                "classification", "dual ascent on the last k dual variables, etc. (--param)"),
+                "classification", "dual ascent: --param step=last-k|row-action|ftrl|..."),
     LearnerSpec("class-dependent-pa", "ClassDependentPA", "onlinelearn.ranking",
                 "classification", "multiclass PA with class-dependent features, max-of-hinge",
                 needs_classes=True),

@@ -105,17 +105,14 @@ def _train_epilog() -> str:
     lines = ["learners (--learner NAME; --list-learners shows their tasks):"]
     for spec in registry.LEARNERS.values():
         lines.append(f"  {spec.name:<19} {spec.summary}")
-    lines.append(
-        "  (also in Python only: "
-        + ", ".join(registry.PYTHON_ONLY)
-        + ", which do not read rows of features)"
-    )
+    lines.append("  in Python only (they do not read rows of features):")
+    lines.append("    " + ", ".join(registry.PYTHON_ONLY))
     lines += [
         "",
         "parameters: the typed flags -C, --average, --seed, or any parameter of the learner's",
         "class as --param NAME=VALUE (VALUE a Python literal or a string), checked as in Python.",
         "",
-        "example: (and one per task)",
+        "example:",
         "  onlinelearn train a9a.bz2 -m a9a.npz --learner pa1 -C 0.1 --n-features 123 --average",
         "  onlinelearn train cpusmall.svm -m reg.npz --learner pa-regressor --param epsilon=0.1",
         "  onlinelearn train enron.svm -m rank.npz --learner label-ranker --param update=II",
