@@ -4,17 +4,22 @@ pieces of their argument parsers."""
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import lzma
+import math
 import os
+import sys
 import zlib
 
-import numpy as np
+from .. import registry
 
 #: what a damaged compressed file raises while it is read (gzip and bz2 raise OSError)
 _DECOMPRESSION_ERRORS = (lzma.LZMAError, zlib.error, OSError)
 
-#: learner name on the command line -> (class name in ``onlinelearn``, fixed parameters, takes C)
+#: the first command line's learners (kept for compatibility; every learner of
+#: :mod:`onlinelearn.registry` is on the command line):
+#: name -> (class name in ``onlinelearn``, fixed parameters, takes C)
 LEARNERS: dict[str, tuple[str, dict, bool]] = {
     "perceptron": ("Perceptron", {}, False),
     "pa": ("PassiveAggressiveClassifier", {"variant": "PA"}, False),
@@ -41,24 +46,103 @@ def _learner_class(class_name: str):
     return cls
 
 
-def _make_learner(name: str, C: float | None, average: bool | None, seed: int | None):
-    class_name, fixed, takes_c = LEARNERS[name]
-    params = dict(fixed)
-    if C is not None:
-        if not takes_c:
-            with_c = ", ".join(k for k, v in LEARNERS.items() if v[2])
-            raise CLIError(f"-C applies only to the learners {with_c}, not to {name}")
-        params["C"] = C
-    if average is not None:  # None: the learner's own default
-        params["average"] = average
-    if seed is not None:
-        params["random_state"] = seed
-    return _learner_class(class_name)(**params)
+def _init_params(cls) -> list[str]:
+    import inspect
+
+    return [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
+
+
+def _takes_C(spec, cls=None) -> bool:
+    if spec.takes_C is not None:
+        return spec.takes_C
+    return "C" in _init_params(cls or registry.learner_class(spec))
+
+
+def _parse_param(text: str):
+    """``--param NAME=VALUE``: VALUE as a Python literal (number, string, tuple, dict, True,
+    None; also true / false / none), else as the string itself."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    value = value.strip()
+    lowered = {"true": True, "false": False, "none": None}
+    if value.lower() in lowered:
+        return name, lowered[value.lower()]
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return name, value
+
+
+def _make_learner(name, C=None, average=None, seed=None, params=()):
+    """The estimator of the command-line learner ``name`` with the typed flags (None: the
+    learner's own default) and the ``--param`` pairs, checked by its own validation."""
+    try:
+        spec = registry.get(name)
+    except KeyError as exc:
+        raise CLIError(exc.args[0]) from None
+    try:
+        cls = registry.learner_class(spec)
+    except (ImportError, AttributeError) as exc:  # pragma: no cover - broken installation
+        raise CLIError(f"learner {spec.class_name} is not available: {exc}") from None
+    allowed = _init_params(cls)
+    kw = dict(spec.params)
+    for key, value in params:
+        if key not in allowed:
+            raise CLIError(
+                f"--param {key}: {cls.__name__} has no parameter {key!r} (its parameters: "
+                f"{', '.join(allowed)})"
+            )
+        if key in spec.params and value != spec.params[key]:
+            raise CLIError(
+                f"--param {key}: the learner {name} fixes {key}={spec.params[key]!r}"
+            )
+        kw[key] = value
+    for flag, key, value in (("-C", "C", C), ("--average", "average", average),
+                             ("--seed", "random_state", seed)):  # fmt: skip
+        if value is None:
+            continue
+        usable = _takes_C(spec, cls) if key == "C" else key in allowed
+        if not usable:
+            with_it = [s.name for s in registry.LEARNERS.values()
+                       if (_takes_C(s) if key == "C"
+                           else key in _init_params(registry.learner_class(s)))]  # fmt: skip
+            raise CLIError(
+                f"{flag} applies only to the learners {', '.join(with_it)}, not to {name}"
+            )
+        if key in kw and dict(params).get(key, value) != value:
+            raise CLIError(f"{flag} and --param {key} disagree; give one of them")
+        kw[key] = value
+    est = cls(**kw)
+    _check_learner_params(est, name)
+    return est
+
+
+def _check_learner_params(est, name) -> None:
+    """Run the estimator's own parameter validation now, not at the first chunk."""
+    for method in ("_validate_params", "_check_params"):
+        check = getattr(est, method, None)
+        if check is None:
+            continue
+        try:
+            check()
+        except (ValueError, TypeError) as exc:
+            msg = " ".join(str(exc).split())
+            raise CLIError(f"invalid parameter of the learner {name}: {msg}") from None
+        except Exception:  # a check that needs a fitted model: it runs at the first chunk
+            pass
 
 
 def _format_label(v) -> str:
-    if isinstance(v, float | np.floating) and float(v).is_integer():
-        return str(int(v))
+    if v is None:
+        return "-"
+    if isinstance(v, tuple | list):  # a set of labels (ranking)
+        return ",".join(_format_label(u) for u in v) if len(v) else "-"
+    if hasattr(v, "is_integer") and not isinstance(v, bool | int):
+        if v.is_integer() and abs(v) < 2**63:
+            return str(int(v))
+        return f"{float(v):.6g}"
     return str(v)
 
 
@@ -93,20 +177,28 @@ class _ProgressTable:
         )
         self.last_seen, self.last_mistakes = self.seen, self.mistakes
 
-    def update(self, y, pred) -> None:
+    def update(self, y, pred, loss=None) -> None:
+        """Add a chunk: labels ``y``, predictions ``pred`` (None: not shown) and the loss of each
+        row (default: the mistakes ``y != pred``)."""
+        import numpy as np
+
         n = len(y)
         if n == 0:
             return
-        cum = np.cumsum(np.asarray(y != pred, dtype=np.int64))
+        if loss is None:
+            loss = np.asarray(y != pred)
+        if pred is None:
+            pred = [None] * n
+        cum = np.cumsum(np.asarray(loss, dtype=np.float64))
         base_seen, base_mistakes = self.seen, self.mistakes
         while self.next_print <= base_seen + n:
             i = self.next_print - base_seen - 1  # row of this chunk that reaches the count
             self.seen = self.next_print
-            self.mistakes = base_mistakes + int(cum[i])
+            self.mistakes = base_mistakes + float(cum[i])
             self._line(y[i], pred[i])
             self.next_print *= 2
         self.seen = base_seen + n
-        self.mistakes = base_mistakes + int(cum[-1])
+        self.mistakes = base_mistakes + float(cum[-1])
         self._last = (y[-1], pred[-1])
 
     def finish(self) -> None:
@@ -150,10 +242,61 @@ def _chunks(reader, path):
         yield chunk
 
 
-def _learn_chunk(est, X, y, path, first_line, last_line):
-    """``partial_fit_predict`` on one chunk; a rejected chunk names the file and its lines."""
+def _model_task(est) -> str:
+    """The task of a fitted estimator: that of its learner in the registry; a LabelRanker fitted
+    on one label per row (in Python) is a classifier."""
+    spec = registry.spec_of_estimator(est)
+    task = spec.task if spec is not None else "classification"
+    if task == "ranking" and getattr(est, "_kind", None) == "multiclass":
+        return "classification"
+    return task
+
+
+def _ranking_labels(y):
+    """Multi-label rows (tuples of floats) as tuples of ints where they are whole numbers."""
+    return [tuple(int(v) if float(v).is_integer() else v for v in row) for row in y]
+
+
+def _learn_step(est, X, y, task: str, classes=None):
+    """Predict-then-learn one chunk: ``(predictions or None, loss of each row)``.
+
+    Classification: the mistakes of ``partial_fit_predict`` (or, for a learner without it, of
+    ``predict`` with the model before the chunk; the first row of a new model is learned alone
+    first and counted as a mistake).  Regression: the squared errors.  Ranking: the ranking
+    mistakes of ``partial_fit_mistakes``.  ``classes``: every label, for the first call of a
+    learner that cannot add labels later.
+    """
+    import numpy as np
+
+    if task == "ranking":  # the ranking learners count their mistakes (thesis Sec. 8.2)
+        y = _ranking_labels(y)
+        return None, np.asarray(est.partial_fit_mistakes(X, y), dtype=np.float64)
+    if hasattr(est, "partial_fit_predict"):
+        pred = np.asarray(est.partial_fit_predict(X, y))
+    else:
+        from sklearn.exceptions import NotFittedError
+
+        try:
+            pred = np.asarray(est.predict(X))
+            est.partial_fit(X, y)
+        except NotFittedError:  # a new model has no prediction for its first row: a mistake
+            est.partial_fit(X[:1], y[:1], **({} if classes is None else {"classes": classes}))
+            rest = np.asarray(est.predict(X[1:])) if len(y) > 1 else np.empty(0, y.dtype)
+            if len(y) > 1:
+                est.partial_fit(X[1:], y[1:])
+            pred = np.empty(len(y), dtype=object)
+            pred[0], pred[1:] = None, rest
+            loss = np.concatenate([[1.0], np.asarray(rest != y[1:], dtype=np.float64)])
+            return pred, loss
+    if task == "regression":
+        return pred, (pred - y) ** 2
+    return pred, np.asarray(pred != y, dtype=np.float64)
+
+
+def _learn_chunk(est, X, y, path, first_line, last_line, task="classification", classes=None):
+    """:func:`_learn_step` on one chunk; a rejected chunk names the file and its lines."""
     try:
-        return np.asarray(est.partial_fit_predict(X, y))
+        return _learn_step(est, X, y, task, classes)
     except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
         raise CLIError(f"{path}: lines {first_line}-{last_line}: {_error_message(exc)}") from None
 
@@ -162,10 +305,13 @@ def _resumed_learner(args):
     """The model of ``--resume``, after checking that no option contradicts it."""
     from onlinelearn.model_io import load_model
 
+    # --seed seeds the shuffle buffer, if any; the learner's own seed is in the model file
+    seed = None if getattr(args, "shuffle_buffer", None) else args.seed
     for flag, value in (
         ("--learner", args.learner),
         ("-C", args.C),
-        ("--seed", args.seed),
+        ("--seed", seed),
+        ("--param", getattr(args, "param", None) or None),
     ):
         if value is not None:
             raise CLIError(f"{flag} cannot be combined with --resume: the model file fixes it")
@@ -174,12 +320,184 @@ def _resumed_learner(args):
             "--average / --no-average cannot be combined with --resume: the model file fixes it"
         )
     est = load_model(args.resume)
+    spec = registry.spec_of_estimator(est)
+    if spec is not None and not spec.online:
+        raise CLIError(
+            f"{args.resume}: a {spec.class_name} model ({spec.name}) is a batch learner and "
+            "cannot continue training; train it again on all the data"
+        )
     if args.n_features is not None and args.n_features != est.n_features_in_:
         raise CLIError(
             f"--n-features {args.n_features} differs from the {est.n_features_in_} features of "
             f"the model {args.resume}"
         )
     return est
+
+
+# -- streams: shuffling, sorted labels, compilation ---------------------------------------------
+
+
+def _take_rows(y, idx):
+    import numpy as np
+
+    if isinstance(y, list):
+        return [y[i] for i in idx.tolist()]
+    return np.asarray(y)[idx]
+
+
+def _concat_rows(parts):
+    import numpy as np
+    import scipy.sparse as sp
+
+    X = sp.vstack([p[0] for p in parts], format="csr")
+    ys = [p[1] for p in parts]
+    y = [v for part in ys for v in part] if isinstance(ys[0], list) else np.concatenate(ys)
+    return X, y
+
+
+class _ShuffleBuffer:
+    """A seeded shuffle buffer of ``size`` rows over a stream of ``(X, y)`` chunks.
+
+    Each arriving chunk joins the rows held; when more than ``size`` rows are held, a uniformly
+    random subset of the excess is emitted (in random order) and the rest is kept; at the end the
+    rows left are emitted in random order.  A row is thus emitted at a random time among the
+    ``size`` rows that arrive after it, which breaks runs shorter than about ``size`` rows.
+    """
+
+    def __init__(self, size: int, seed):
+        import numpy as np
+
+        self.size = int(size)
+        self.rng = np.random.default_rng(seed)
+        self.held = None
+
+    def push(self, X, y):
+        """The rows to learn now (possibly none: ``None``)."""
+        pool = _concat_rows([self.held, (X, y)]) if self.held is not None else (X, y)
+        n = pool[0].shape[0]
+        if n <= self.size:
+            self.held = pool
+            return None
+        perm = self.rng.permutation(n)
+        out, keep = perm[: n - self.size], perm[n - self.size :]
+        keep.sort()
+        self.held = (pool[0][keep], _take_rows(pool[1], keep))
+        return pool[0][out], _take_rows(pool[1], out)
+
+    def drain(self):
+        """The rows left, in random order (``None`` if none)."""
+        if self.held is None or self.held[0].shape[0] == 0:
+            return None
+        X, y = self.held
+        self.held = None
+        perm = self.rng.permutation(X.shape[0])
+        return X[perm], _take_rows(y, perm)
+
+
+class _LabelRuns:
+    """Watch the first rows' labels for long runs of one label (a file sorted by label).
+
+    A shuffled stream with label frequencies p changes label between consecutive rows with
+    probability 1 - sum p^2; a file sorted by label changes only at the class boundaries.  When
+    the changes seen are fewer than a tenth of what a shuffled order would give (and that is at
+    least 30), :meth:`verdict` returns a warning once.
+    """
+
+    #: rows watched (the warning must come early)
+    WATCH = 200_000
+
+    def __init__(self):
+        self.rows = 0
+        self.changes = 0
+        self.counts = {}
+        self.last = None
+        self.longest = 0
+        self.run = 0
+        self.warned = False
+
+    def update(self, y) -> None:
+        import numpy as np
+
+        if self.rows >= self.WATCH or self.warned or len(y) == 0:
+            return
+        if isinstance(y, list):  # label sets (ranking): one integer per set
+            y = np.asarray([hash(tuple(v)) for v in y], dtype=np.int64)
+        y = np.asarray(y)
+        boundary_same = self.last is not None and self.last == y[0]
+        labels, counts = np.unique(y, return_counts=True)
+        for lab, c in zip(labels.tolist(), counts.tolist(), strict=True):
+            self.counts[lab] = self.counts.get(lab, 0) + c
+        change = np.flatnonzero(y[1:] != y[:-1])
+        self.changes += len(change) + (0 if self.last is None or boundary_same else 1)
+        # the longest run so far
+        edges = np.concatenate([[-1], change, [len(y) - 1]])
+        runs = np.diff(edges)
+        first_run = int(runs[0]) + (self.run if boundary_same else 0)
+        self.longest = max(self.longest, first_run, int(runs.max()))
+        self.run = int(runs[-1]) if len(runs) > 1 else first_run
+        self.last = y[-1]
+        self.rows += len(y)
+
+    def verdict(self) -> str | None:
+        if self.warned or self.rows < 2:
+            return None
+        p = [c / self.rows for c in self.counts.values()]
+        expected = (self.rows - 1) * (1.0 - sum(q * q for q in p))
+        if expected < 30 or self.changes >= 0.1 * expected:
+            return None
+        self.warned = True
+        return (
+            f"warning: the labels arrive in long sorted runs ({self.changes} change(s) of label "
+            f"in the first {self.rows} rows, where a shuffled order would give about "
+            f"{expected:.0f}; longest run so far {self.longest} rows): an online learner then "
+            "mostly predicts the label it saw last, and the progressive loss looks low while "
+            "the model is poor; shuffle the file first (e.g. shuf), or pass --shuffle-buffer N "
+            f"with N much larger than the runs (e.g. --shuffle-buffer "
+            f"{max(20 * self.longest, 10000)}; as many rows as the file shuffles it fully)"
+        )
+
+
+@contextlib.contextmanager
+def _announce_compilation(say):
+    """Call ``say`` once when numba compiles a function (a miss of its on-disk cache)."""
+    try:
+        from numba.core import event
+    except ImportError:  # pragma: no cover - numba is a dependency
+        yield
+        return
+
+    class _Once(event.Listener):
+        said = False
+
+        def on_start(self, ev):
+            if not self.said:
+                self.said = True
+                say(
+                    "compiling, once: the compiled code is cached on disk, later runs start "
+                    "at once"
+                )
+
+        def on_end(self, ev):
+            pass
+
+    listener = _Once()
+    event.register("numba:compile", listener)
+    try:
+        yield listener
+    finally:
+        event.unregister("numba:compile", listener)
+
+
+def _check_format(fmt: str) -> None:
+    """A one-line error for an unknown ``--format``, before any reading."""
+    from onlinelearn.io.formats import FORMATS
+
+    if fmt not in FORMATS:
+        raise CLIError(f"--format {fmt}: unknown format (known: {', '.join(FORMATS)})")
+
+
+def _stderr_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 #: warn when one weight column of the model (all classes add as much) takes more bytes than this
@@ -232,7 +550,7 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (value > 0 and np.isfinite(value)):
+    if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return value
 

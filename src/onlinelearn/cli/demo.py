@@ -49,8 +49,15 @@ def _cmd_demo(args) -> int:
         f"online mistake rate: progressive validation, one pass over the training set; "
         f"test accuracy after {args.epochs} pass(es)\n"
     )
+    import sys
+
+    from tqdm import tqdm
+
     rows, curves, notes = [], [], []
-    for label, class_name, params in _DEMO:
+    quiet = getattr(args, "quiet", False)
+    for label, class_name, params in tqdm(_DEMO, desc="demo", unit=" learner", leave=False,
+                                          file=sys.stderr,
+                                          disable=True if quiet else None):  # fmt: skip
         cls = getattr(onlinelearn, class_name, None)
         if cls is None:
             notes.append(f"{label}: skipped ({class_name} is not available in this version)")

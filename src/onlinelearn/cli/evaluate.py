@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ._common import CLIError, _chunks, _error_message, _format_label
+from ._common import CLIError, _chunks, _error_message, _format_label, _model_task
 
 
 def _online_bound_text(pair_counts, classes, delta) -> str:
@@ -41,27 +41,48 @@ def _online_bound_text(pair_counts, classes, delta) -> str:
 # -- predict / evaluate -------------------------------------------------------------------------
 
 
-def _predict_file(est, path, chunk_size, label_dtype):
-    from onlinelearn.io import iter_svmlight_chunks
+def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True):
+    """``(labels, predictions, X)`` of each chunk of ``path`` (``-``: standard input)."""
+    from tqdm import tqdm
 
+    from onlinelearn.io.formats import chunk_reader, open_stdin
+
+    from ._common import _check_format
+
+    _check_format(fmt)
+    shown = "standard input" if str(path) == "-" else path
+    source = open_stdin() if str(path) == "-" else path
     n_features = int(est.n_features_in_)
-    with iter_svmlight_chunks(
-        path,
-        chunk_size=chunk_size,
-        n_features=n_features,
-        label_dtype=label_dtype,
-        prefetch=True,
-    ) as reader:
+    try:
+        reader = chunk_reader(fmt, source, chunk_size=chunk_size, n_features=n_features,
+                              task=task, prefetch=True)  # fmt: skip
+    except ValueError as exc:
+        if "unknown format" in str(exc):
+            raise CLIError(f"--format {fmt}: {exc}") from None
+        raise
+    bar = tqdm(total=reader.total_bytes, unit="B" if reader.total_bytes else " rows",
+               unit_scale=True, desc="predict", disable=True if quiet else None,
+               file=sys.stderr, leave=False)  # fmt: skip
+    with reader, bar:
         first_line = 1
-        for X, y in _chunks(reader, path):
+        for X, y in _chunks(reader, shown):
             try:
                 pred = np.asarray(est.predict(X))
             except (ValueError, FloatingPointError, OverflowError) as exc:
                 raise CLIError(
-                    f"{path}: lines {first_line}-{reader.lines_read}: {_error_message(exc)}"
+                    f"{shown}: lines {first_line}-{reader.lines_read}: {_error_message(exc)}"
                 ) from None
             first_line = reader.lines_read + 1
-            yield y, pred
+            bar.update(reader.bytes_read - bar.n if reader.total_bytes else len(pred))
+            yield y, pred, X
+
+
+def _format_prediction(p, task, classes):
+    if task == "ranking":  # an indicator row: the predicted set of labels
+        return _format_label(tuple(classes[np.flatnonzero(p)].tolist()))
+    if task == "regression":
+        return repr(float(p))
+    return _format_label(p)
 
 
 def _same_file(a, b) -> bool:
@@ -71,7 +92,19 @@ def _same_file(a, b) -> bool:
         return False
 
 
+def _compiling_notice(args):
+    """'compiling, once' on stderr when numba compiles (nothing with -q)."""
+    from ._common import _announce_compilation, _stderr_line
+
+    return _announce_compilation((lambda s: None) if args.quiet else _stderr_line)
+
+
 def _cmd_predict(args) -> int:
+    with _compiling_notice(args):
+        return _predict(args)
+
+
+def _predict(args) -> int:
     from onlinelearn.model_io import load_model
     from onlinelearn.shell.atomic import atomic_write
 
@@ -80,10 +113,18 @@ def _cmd_predict(args) -> int:
             if _same_file(args.output, other):
                 raise CLIError(f"-o {args.output} is {what}; write the predictions elsewhere")
     est = load_model(args.model)
+    task = _model_task(est)
+    classes = np.asarray(getattr(est, "classes_", []))
 
     def write_all(out):
-        for _, pred in _predict_file(est, args.data, args.chunk_size, None):
-            out.write("".join(_format_label(p) + "\n" for p in pred.tolist()))
+        # the labels of the file are ignored: read as numbers (any will do), or as label sets
+        read_as = "ranking" if task == "ranking" else "regression"
+        for _, pred, _ in _predict_file(est, args.data, args.chunk_size, read_as, args.format,
+                                        args.quiet):  # fmt: skip
+            if task == "ranking" or task == "regression":
+                out.write("".join(_format_prediction(p, task, classes) + "\n" for p in pred))
+            else:
+                out.write("".join(_format_label(p) + "\n" for p in pred.tolist()))
 
     if args.output is None:
         try:
@@ -108,13 +149,24 @@ def _format_matrix(M, labels, fmt) -> str:
 
 
 def _cmd_evaluate(args) -> int:
+    with _compiling_notice(args):
+        return _evaluate(args)
+
+
+def _evaluate(args) -> int:
     from sklearn.metrics import balanced_accuracy_score, confusion_matrix
 
     from onlinelearn.model_io import load_model
 
     est = load_model(args.model)
+    task = _model_task(est)
+    if task == "regression":
+        return _evaluate_regression(est, args)
+    if task == "ranking":
+        return _evaluate_ranking(est, args)
     ys, ps = [], []
-    for y, pred in _predict_file(est, args.data, args.chunk_size, np.int64):
+    for y, pred, _ in _predict_file(est, args.data, args.chunk_size, task, args.format,
+                                    args.quiet):  # fmt: skip
         ys.append(y)
         ps.append(pred)
     if not ys or sum(len(y) for y in ys) == 0:
@@ -139,6 +191,70 @@ def _cmd_evaluate(args) -> int:
     print("\nconditional confusion rates C[p, q] = P(predict q | true p), diagonal zeroed:")
     print(_format_matrix(C, labels, lambda v: f"{v:.4f}"))
     print(f"operator norm ||C||: {operator_norm(C):.6f}")
+    return 0
+
+
+def _evaluate_regression(est, args) -> int:
+    n, se, ae, s1, s2 = 0, 0.0, 0.0, 0.0, 0.0
+    for y, pred, _ in _predict_file(est, args.data, args.chunk_size, "regression", args.format,
+                                    args.quiet):  # fmt: skip
+        y = np.asarray(y, dtype=np.float64)
+        n += len(y)
+        se += float(np.sum((pred - y) ** 2))
+        ae += float(np.sum(np.abs(pred - y)))
+        s1 += float(np.sum(y))
+        s2 += float(np.sum(y * y))
+    if n == 0:
+        raise CLIError(f"{args.data}: no examples found")
+    var = s2 / n - (s1 / n) ** 2
+    print(f"examples:             {n}")
+    print(f"mean squared error:   {se / n:.6g}")
+    print(f"mean absolute error:  {ae / n:.6g}")
+    r2 = 1.0 - (se / n) / var if var > 0 else float("nan")
+    print(f"R^2:                  {r2:.6f}")
+    return 0
+
+
+def _evaluate_ranking(est, args) -> int:
+    from onlinelearn.ranking.metrics import (
+        average_precision,
+        coverage_error,
+        label_ranking_loss,
+        one_error,
+    )
+
+    from ._common import _ranking_labels
+
+    classes = np.asarray(est.classes_)
+    index = {v: i for i, v in enumerate(classes.tolist())}
+    Ys, Ss, unknown = [], [], set()
+    for y, _, X in _predict_file(est, args.data, args.chunk_size, "ranking", args.format,
+                                 args.quiet):  # fmt: skip
+        Y = np.zeros((len(y), len(classes)), dtype=np.int64)
+        for i, labels in enumerate(_ranking_labels(y)):
+            for v in labels:
+                j = index.get(v)
+                if j is None:
+                    unknown.add(v)
+                else:
+                    Y[i, j] = 1
+        Ys.append(Y)
+        Ss.append(np.asarray(est.decision_function(X), dtype=np.float64).reshape(len(y), -1))
+    if not Ys or sum(len(Y) for Y in Ys) == 0:
+        raise CLIError(f"{args.data}: no examples found")
+    Y, S = np.concatenate(Ys), np.concatenate(Ss)
+    keep = (Y.sum(axis=1) > 0) & (Y.sum(axis=1) < Y.shape[1])  # the measures need both kinds
+    print(f"examples:             {len(Y)} ({int(keep.sum())} with relevant and irrelevant "
+          "labels, which the measures use)")  # fmt: skip
+    if unknown:
+        print(f"labels unknown to the model (ignored): {sorted(unknown)}")
+    if not keep.any():
+        raise CLIError(f"{args.data}: no row has both relevant and irrelevant known labels")
+    Y, S = Y[keep], S[keep]
+    print(f"ranking loss:         {label_ranking_loss(Y, S):.6f}")
+    print(f"one-error:            {one_error(Y, S):.6f}")
+    print(f"coverage:             {coverage_error(Y, S):.6f}")
+    print(f"average precision:    {average_precision(Y, S):.6f}")
     return 0
 
 

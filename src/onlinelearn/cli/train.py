@@ -6,27 +6,67 @@ import os
 import sys
 import time
 
-import numpy as np
-
 from ._common import (
     CLIError,
+    _announce_compilation,
+    _check_format,
     _check_model_size,
     _chunks,
+    _LabelRuns,
     _learn_chunk,
     _make_learner,
+    _model_task,
     _ProgressTable,
     _reading,
     _resumed_learner,
+    _ShuffleBuffer,
+    _stderr_line,
 )
 from .evaluate import _online_bound_text
+
+STDIN = "-"
+
+
+def _spool_stdin(say):
+    """Copy standard input (decompressed) to a temporary file, for what needs two passes."""
+    import shutil
+    import tempfile
+
+    from onlinelearn.io.formats import open_stdin
+
+    say("reading standard input into a temporary file (pass --n-features, one epoch and an "
+        "online learner to stream it instead)")  # fmt: skip
+    tmp = tempfile.NamedTemporaryFile(prefix="onlinelearn-stdin-", suffix=".txt", delete=False)  # noqa: SIM115
+    with tmp, open_stdin() as src:
+        shutil.copyfileobj(src, tmp, 1 << 20)
+    return tmp.name
+
+
+def _open_reader(args, path, n_features, task):
+    from onlinelearn.io.formats import chunk_reader, open_stdin
+
+    try:
+        source = open_stdin() if path == STDIN else path
+        return chunk_reader(args.format, source, chunk_size=args.chunk_size,
+                            n_features=n_features, task=task, prefetch=True)  # fmt: skip
+    except ValueError as exc:
+        if "unknown format" in str(exc):
+            raise CLIError(f"--format {args.format}: {exc}") from None
+        raise
+
+
+def _shown(path) -> str:
+    return "standard input" if path == STDIN else str(path)
 
 
 def _cmd_train(args) -> int:
     from tqdm import tqdm
 
-    from onlinelearn.io import iter_svmlight_chunks, svmlight_n_features
+    from onlinelearn.io.formats import scan_n_features
     from onlinelearn.model_io import save_model
     from onlinelearn.shell.atomic import check_writable
+
+    from .. import registry
 
     if args.epochs < 1:
         raise CLIError("--epochs must be at least 1")
@@ -34,87 +74,219 @@ def _cmd_train(args) -> int:
         raise CLIError("--chunk-size must be at least 1")
     if not 0 < args.delta <= 1:
         raise CLIError(f"--delta must be in (0, 1], got {args.delta}")
+    _check_format(args.format)
     model_path = args.model if args.model is not None else args.resume
-    for path in args.data:
-        if not os.path.exists(path):
+    data = [str(p) for p in args.data]
+    if data.count(STDIN) > 1:
+        raise CLIError("standard input (-) can be read only once")
+    for path in data:
+        if path != STDIN and not os.path.exists(path):
             raise FileNotFoundError(2, "No such file or directory", path)
     check_writable(model_path)  # learn it now, not after the whole pass
     if args.resume is not None:
         est = _resumed_learner(args)
+        spec = registry.spec_of_estimator(est)
+        task = _model_task(est)
     else:
-        est = _make_learner(args.learner or "perceptron", args.C, args.average, args.seed)
+        name = args.learner or "perceptron"
+        spec = registry.get(name)
+        est = _make_learner(name, args.C, args.average, args.seed, args.param)
+        task = spec.task
     if args.scheduler is not None:
         return _train_distributed(args, est, model_path)
+    online = spec is None or spec.online
     say = (lambda s: None) if args.quiet else (lambda s: tqdm.write(s, file=sys.stdout))
+    warn = (lambda s: None) if args.quiet else _stderr_line
+    if not online:
+        for flag, bad in (("--epochs", args.epochs != 1),
+                          ("--shuffle-buffer", args.shuffle_buffer is not None)):  # fmt: skip
+            if bad:
+                raise CLIError(
+                    f"{flag} applies to online learners; {spec.name} is a batch learner (fitted "
+                    "once on the whole data)"
+                )
     n_features = args.n_features
     if args.resume is not None:
         n_features = int(est.n_features_in_)
-    elif n_features is None:
-        shown = args.data[0] if len(args.data) == 1 else f"{len(args.data)} files"
-        say(f"scanning {shown} for the number of features (pass --n-features to skip this)")
-        n_features, widest = 1, args.data[0]
-        for path in args.data:
-            with _reading(path, lambda: "while scanning for the number of features"):
-                width = svmlight_n_features(path)
-            if width > n_features:
-                n_features, widest = width, path
-        scanned = f"{widest}: the highest feature index, {n_features},"
-    _check_model_size(
-        n_features,
-        bool(est.average),
-        lambda s: print(s, file=sys.stderr),
-        None if args.n_features is not None or args.resume is not None else scanned,
-    )
-    say(f"learner: {est!r}\nfeatures: {n_features}\n")
+    spooled = None
+    needs_classes = spec is not None and spec.needs_classes and args.resume is None
+    if STDIN in data and (n_features is None or args.epochs > 1 or not online or needs_classes):
+        spooled = _spool_stdin(say)
+        data = [spooled if p == STDIN else p for p in data]
+    try:
+        if n_features is None:
+            shown = _shown(data[0]) if len(data) == 1 else f"{len(data)} files"
+            if spooled is not None and len(data) == 1:
+                shown = "standard input"
+            say(f"scanning {shown} for the number of features (pass --n-features to skip this)")
+            n_features, widest = 1, data[0]
+            for path in data:
+                with _reading(path, lambda: "while scanning for the number of features"):
+                    width = scan_n_features(args.format, path, task)
+                if width is not None and width > n_features:
+                    n_features, widest = width, path
+            scanned = f"{_shown(widest)}: the highest feature index, {n_features},"
+        _check_model_size(
+            n_features,
+            bool(getattr(est, "average", False)),
+            _stderr_line,
+            None if args.n_features is not None or args.resume is not None else scanned,
+        )
+        classes = None
+        if needs_classes:  # a learner that cannot add labels: read them first
+            say(f"reading the labels first ({spec.name} needs them all at its first update)")
+            classes = _scan_labels(args, data, n_features, task)
+        say(f"learner: {est!r}\nfeatures: {n_features}\n")
+        with _announce_compilation(warn):
+            if online:
+                summary = _train_online(args, est, data, n_features, task, say, warn, tqdm,
+                                        classes)  # fmt: skip
+            else:
+                summary = _train_batch(args, est, data, n_features, task, say, tqdm)
+    finally:
+        if spooled is not None:
+            os.unlink(spooled)
+    save_model(est, model_path)
+    say(f"{summary}\nmodel saved to {model_path}")
+    return 0
+
+
+def _progress_bar(tqdm, args, reader, desc):
+    if reader.total_bytes is not None:
+        return tqdm(total=reader.total_bytes, unit="B", unit_scale=True, desc=desc,
+                    disable=True if args.quiet else None, file=sys.stderr,
+                    leave=False)  # fmt: skip
+    return tqdm(unit=" rows", unit_scale=True, desc=desc, file=sys.stderr, leave=False,
+                disable=True if args.quiet else None)  # fmt: skip
+
+
+def _advance(bar, reader, rows):
+    if reader.total_bytes is not None:
+        bar.update(reader.bytes_read - bar.n)
+    else:
+        bar.update(rows)
+
+
+def _scan_labels(args, data, n_features, task):
+    import numpy as np
+
+    labels = set()
+    for path in data:
+        with _open_reader(args, path, n_features, task) as reader:
+            for _, y in _chunks(reader, _shown(path)):
+                labels.update(np.unique(y).tolist())
+    return np.asarray(sorted(labels))
+
+
+def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=None) -> str:
+    import numpy as np
+
     table = _ProgressTable(say) if not args.quiet else None
     pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
-    total_rows = total_mistakes = 0
+    runs = _LabelRuns() if task != "regression" else None
+    seed = 0 if args.seed is None else args.seed
+    shuffle = _ShuffleBuffer(args.shuffle_buffer, seed) if args.shuffle_buffer else None
+    total_rows, total_loss = 0, 0.0
     t0 = time.perf_counter()
+
+    def learn(X, y, path, first_line, last_line, epoch):
+        nonlocal total_rows, total_loss
+        pred, loss = _learn_chunk(est, X, y, path, first_line, last_line, task, classes)
+        total_rows += len(y)
+        total_loss += float(np.sum(loss))
+        if table is not None:
+            table.update(y, pred, loss)
+        if runs is not None and epoch == 0:
+            runs.update(y)
+            if runs.rows <= runs.WATCH:
+                verdict = runs.verdict()
+                if verdict:
+                    warn(verdict)
+        if pair_counts is not None and epoch == 0 and len(y):
+            pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
+            for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
+                pair_counts[a, b] = pair_counts.get((a, b), 0) + k
+
     for epoch in range(args.epochs):
-        for path in args.data:
-            reader = iter_svmlight_chunks(
-                path, chunk_size=args.chunk_size, n_features=n_features, prefetch=True
-            )
+        for path in data:
+            reader = _open_reader(args, path, n_features, task)
             desc = f"epoch {epoch + 1}/{args.epochs}" if args.epochs > 1 else "train"
-            with (
-                reader,
-                tqdm(
-                    total=reader.total_bytes,
-                    unit="B",
-                    unit_scale=True,
-                    desc=desc,
-                    disable=True if args.quiet else None,
-                    file=sys.stderr,
-                    leave=False,
-                ) as bar,
-            ):
+            with reader, _progress_bar(tqdm, args, reader, desc) as bar:
                 first_line = 1
-                for X, y in _chunks(reader, path):
-                    pred = _learn_chunk(est, X, y, path, first_line, reader.lines_read)
+                for X, y in _chunks(reader, _shown(path)):
+                    if shuffle is not None:
+                        shuffled = shuffle.push(X, y)
+                        if shuffled is not None:
+                            learn(*shuffled, f"{_shown(path)} (shuffled rows)", first_line,
+                                  reader.lines_read, epoch)  # fmt: skip
+                    else:
+                        learn(X, y, _shown(path), first_line, reader.lines_read, epoch)
                     first_line = reader.lines_read + 1
-                    total_rows += len(y)
-                    total_mistakes += int(np.count_nonzero(pred != y))
-                    if table is not None:
-                        table.update(y, pred)
-                    if pair_counts is not None and epoch == 0 and len(y):
-                        pairs, n = np.unique(np.column_stack([y, pred]), axis=0, return_counts=True)
-                        for (a, b), k in zip(pairs.tolist(), n.tolist(), strict=True):
-                            pair_counts[a, b] = pair_counts.get((a, b), 0) + k
-                    bar.update(reader.bytes_read - bar.n)
+                    _advance(bar, reader, len(y))
+        if shuffle is not None:  # every epoch ends with its rows
+            rest = shuffle.drain()
+            if rest is not None:
+                learn(*rest, "the shuffled rows", "(buffer)", "end", epoch)
     elapsed = time.perf_counter() - t0
     if total_rows == 0:
-        raise CLIError(f"{', '.join(args.data)}: no examples found")
+        raise CLIError(f"{', '.join(_shown(p) for p in data)}: no examples found")
     if table is not None:
         table.finish()
-    save_model(est, model_path)
-    say(
-        f"\nfinished: {total_rows} examples ({args.epochs} pass(es)), {total_mistakes} "
-        f"progressive mistakes (rate {total_mistakes / total_rows:.6f}), "
-        f"{len(est.classes_)} classes, {elapsed:.2f} s\nmodel saved to {model_path}"
-    )
+    if runs is not None:
+        verdict = runs.verdict()  # a file sorted beyond the rows watched
+        if verdict:
+            warn(verdict)
+    passes = f"{total_rows} examples ({args.epochs} pass(es))"
+    if task == "regression":
+        what = f"progressive mean squared error {total_loss / total_rows:.6g}"
+    elif task == "ranking":
+        what = (f"{int(total_loss)} progressive ranking mistakes (rate "
+                f"{total_loss / total_rows:.6f}), {len(est.classes_)} labels")  # fmt: skip
+    else:
+        what = (f"{int(total_loss)} progressive mistakes (rate {total_loss / total_rows:.6f}), "
+                f"{len(est.classes_)} classes")  # fmt: skip
+    summary = f"\nfinished: {passes}, {what}, {elapsed:.2f} s"
     if pair_counts:
-        say(_online_bound_text(pair_counts, est.classes_, args.delta))
-    return 0
+        summary += "\n" + _online_bound_text(pair_counts, est.classes_, args.delta)
+    return summary
+
+
+def _train_batch(args, est, data, n_features, task, say, tqdm) -> str:
+    """A batch learner: read every file, then one ``fit``; report the training error."""
+    import numpy as np
+
+    from ._common import _concat_rows, _ranking_labels
+
+    parts = []
+    for path in data:
+        reader = _open_reader(args, path, n_features, task)
+        with reader, _progress_bar(tqdm, args, reader, "read") as bar:
+            for X, y in _chunks(reader, _shown(path)):
+                parts.append((X, y))
+                _advance(bar, reader, len(y))
+    parts = [p for p in parts if p[0].shape[0]]
+    if not parts:
+        raise CLIError(f"{', '.join(_shown(p) for p in data)}: no examples found")
+    X, y = _concat_rows(parts)
+    if task == "ranking":
+        y = _ranking_labels(y)
+    say(f"fitting {type(est).__name__} on {X.shape[0]} examples (a batch learner)")
+    t0 = time.perf_counter()
+    try:
+        est.fit(X, y)
+    except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
+        from ._common import _error_message
+
+        raise CLIError(f"{', '.join(_shown(p) for p in data)}: {_error_message(exc)}") from None
+    elapsed = time.perf_counter() - t0
+    pred = np.asarray(est.predict(X))
+    if task == "regression":
+        what = f"training mean squared error {float(np.mean((pred - y) ** 2)):.6g}"
+    else:
+        wrong = int(np.count_nonzero(pred != y))
+        what = (f"{wrong} training mistakes (rate {wrong / len(y):.6f}; not progressive: the "
+                f"model saw every row), {len(est.classes_)} classes")  # fmt: skip
+    return f"\nfinished: {X.shape[0]} examples, {what}, {elapsed:.2f} s"
 
 
 def _train_distributed(args, est, model_path) -> int:

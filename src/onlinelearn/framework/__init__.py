@@ -8,9 +8,9 @@ and a dual ascent step::
 
 A loss of one's own is two numba-compiled scalar functions (:class:`CustomLoss`).
 
-The learners themselves live above the families they run (:mod:`onlinelearn.engine`); the
-package ``onlinelearn`` hands them on here as ``OnlineLearner`` and ``OnlineRegressor`` (this
-module imports nothing above the axes).
+The learners themselves live above the families they run (:mod:`onlinelearn.engine`); they are
+handed on here as ``OnlineLearner`` and ``OnlineRegressor`` on first access (this module imports
+nothing above the axes).
 """
 
 from .links import Entropy, Euclidean, Link, PNorm
@@ -63,3 +63,13 @@ __all__ = [
     "Step",
     "StronglyConvex",
 ]
+
+
+def __getattr__(name: str):
+    # the learners live above the axes (onlinelearn.engine) and are handed on here lazily, so
+    # that this module imports nothing above itself at import time (PEP 562)
+    if name in ("OnlineLearner", "OnlineRegressor"):
+        from .. import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

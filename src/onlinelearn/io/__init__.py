@@ -120,6 +120,7 @@ class SvmlightChunkReader(Iterator):
         label_dtype=np.int64,
         allow_nonfinite: bool = False,
         prefetch: bool = False,
+        multilabel: bool = False,
     ):
         if not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
@@ -137,6 +138,9 @@ class SvmlightChunkReader(Iterator):
         self.chunk_size = int(chunk_size)
         self.dtype = dtype
         self.zero_based = bool(zero_based)
+        self.multilabel = bool(multilabel)
+        if self.multilabel:
+            label_dtype = None  # the labels are tuples of floats (as load_svmlight's)
         self.label_dtype = None if label_dtype is None else np.dtype(label_dtype)
         self.allow_nonfinite = allow_nonfinite
         self.rows_read = 0
@@ -158,7 +162,7 @@ class SvmlightChunkReader(Iterator):
             self._raw = source
             self.total_bytes = None
         opt = _Options(self.name, self.n_features, dtype, zero_based, label_dtype,
-                       allow_nonfinite)  # fmt: skip
+                       allow_nonfinite, self.multilabel)  # fmt: skip
         self._lines_seen = [0]
         blocks = _iter_blocks(self._file, opt)
         self.prefetch = bool(prefetch)
@@ -230,6 +234,7 @@ def iter_svmlight_chunks(
     label_dtype=np.int64,
     allow_nonfinite: bool = False,
     prefetch: bool = False,
+    multilabel: bool = False,
 ) -> SvmlightChunkReader:
     """Stream an svmlight / LIBSVM file as ``(X, y)`` chunks of at most ``chunk_size`` rows.
 
@@ -260,6 +265,10 @@ def iter_svmlight_chunks(
         parser release the GIL, so with two cores parsing overlaps learning, as in Vowpal
         Wabbit's driver.  Errors are raised at the same chunk as without it.  Default False
         (one thread).
+    multilabel : bool
+        If True, labels are comma-separated lists (``1,3``) and ``y`` is a list of sorted tuples
+        of floats, as :func:`load_svmlight` with ``multilabel=True`` (``label_dtype`` does not
+        apply).
 
     Yields
     ------
@@ -291,6 +300,7 @@ def iter_svmlight_chunks(
         label_dtype=label_dtype,
         allow_nonfinite=allow_nonfinite,
         prefetch=prefetch,
+        multilabel=multilabel,
     )
 
 
@@ -333,14 +343,16 @@ def _blocks_of(source, opt: _Options, sink: bool = False):
                 raw.close()
 
 
-def svmlight_n_features(path, zero_based: bool = False, chunk_size: int = 10000) -> int:
+def svmlight_n_features(
+    path, zero_based: bool = False, chunk_size: int = 10000, *, multilabel: bool = False
+) -> int:
     """Highest feature index in an svmlight file, as a number of columns (one pass over it).
 
     The result can be lower than the true dimension of the data set, so prefer a known value.
     Returns at least 1.  ``chunk_size`` is accepted for compatibility and unused (the file is
-    read in blocks of bytes).
+    read in blocks of bytes).  ``multilabel``: the labels are comma-separated lists (``1,3``).
     """
-    opt = _Options(_source_name(path), None, np.float64, zero_based, None, True)
+    opt = _Options(_source_name(path), None, np.float64, zero_based, None, True, multilabel)
     width = 1
     for block, _ in _blocks_of(path, opt):
         width = max(width, block.max_index + 1)
