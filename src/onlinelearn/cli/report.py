@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from ._common import CLIError, _add_chunk_size, _add_command, _chunks, _error_message
 
 _HELP = "write one self-contained HTML page about a model on labelled data"
@@ -45,6 +43,8 @@ def register(sub, fmt) -> None:
 
 
 def _predictions(est, path, chunk_size, progressive):
+    import numpy as np
+
     from onlinelearn.io import iter_svmlight_chunks
 
     ys, ps = [], []
