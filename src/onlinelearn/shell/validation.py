@@ -98,7 +98,9 @@ def check_binary_stream(source) -> None:
     """Refuse a file object opened in text mode where bytes are read (svmlight files)."""
     if isinstance(source, str | bytes) or hasattr(source, "__fspath__"):
         return
-    if isinstance(source, io.TextIOBase) or "b" not in getattr(source, "mode", "b"):
+    mode = getattr(source, "mode", "b")
+    # gzip.GzipFile and bz2.BZ2File have an int mode (always binary)
+    if isinstance(source, io.TextIOBase) or (isinstance(mode, str) and "b" not in mode):
         raise TypeError(
             f"{getattr(source, 'name', 'the file object')!r} is open in text mode; open it in "
             "binary mode (open(path, 'rb')) or pass the path itself."
