@@ -132,26 +132,3 @@ def test_cli_report_errors(tmp_path, capsys):
     assert main(["report", str(model), str(bad), "-o", str(tmp_path / "r.html")]) == 2
     assert "bad.svm" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
-
-
-def test_compressed_file_objects_are_binary_streams(tmp_path):
-    """gzip/bz2 file objects have an int ``mode``; they are binary and must be read, while a
-    text-mode file object is refused with the clear message."""
-    import bz2
-    import gzip
-
-    from onlinelearn.io import iter_svmlight_chunks
-
-    lines = b"1 1:0.5\n2 2:1\n"
-    for opener, name in ((gzip.open, "d.gz"), (bz2.open, "d.bz2")):
-        path = tmp_path / name
-        with opener(path, "wb") as f:
-            f.write(lines)
-        with opener(path, "rb") as f, iter_svmlight_chunks(f, n_features=2) as reader:
-            ((X, y),) = list(reader)
-        np.testing.assert_array_equal(X.toarray(), [[0.5, 0.0], [0.0, 1.0]])
-        np.testing.assert_array_equal(y, [1, 2])
-    text = tmp_path / "t.svm"
-    text.write_bytes(lines)
-    with open(text, encoding="utf-8") as f, pytest.raises(TypeError, match="text mode"):
-        iter_svmlight_chunks(f, n_features=2)
