@@ -132,3 +132,16 @@ def test_cli_report_errors(tmp_path, capsys):
     assert main(["report", str(model), str(bad), "-o", str(tmp_path / "r.html")]) == 2
     assert "bad.svm" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_cli_report_refuses_a_regressor(tmp_path, capsys):
+    from onlinelearn.regression import PassiveAggressiveRegressor
+
+    X, y = _blobs(n=40)
+    data = tmp_path / "d.svm"
+    dump_svmlight_file(X, y.astype(float), str(data), zero_based=False)
+    model = tmp_path / "r.npz"
+    save_model(PassiveAggressiveRegressor().fit(X, y.astype(float)), model)
+    assert main(["report", str(model), str(data), "-o", str(tmp_path / "r.html")]) == 2
+    assert "regression model" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

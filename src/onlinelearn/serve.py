@@ -132,6 +132,14 @@ class ModelServer:
         for name, v in (("snapshot_every", snapshot_every), ("snapshot_seconds", snapshot_seconds)):
             if v is not None and not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"{name} must be a positive number or None, got {v!r}")
+        from onlinelearn.registry import spec_of_estimator
+
+        spec = spec_of_estimator(estimator)
+        if spec is not None and spec.task == "ranking":
+            raise ValueError(
+                f"serve takes classifiers and regressors; {type(estimator).__name__} is a "
+                "label-ranking model (multi-label rows are not served yet)"
+            )
         if not hasattr(estimator, "n_features_in_"):
             raise ValueError("the model must be fitted (it has no n_features_in_)")
         self.estimator = estimator

@@ -71,6 +71,7 @@ def _predictions(est, path, chunk_size, progressive):
 
 def _cmd_report(args) -> int:
     from onlinelearn.model_io import load_model
+    from onlinelearn.registry import spec_of_estimator
     from onlinelearn.report import html_report
     from onlinelearn.shell.atomic import atomic_write
 
@@ -82,6 +83,12 @@ def _cmd_report(args) -> int:
         if same:
             raise CLIError(f"-o {args.output} is {what}; write the report elsewhere")
     est = load_model(args.model)
+    spec = spec_of_estimator(est)
+    if spec is not None and spec.task != "classification":
+        raise CLIError(
+            f"report draws classifiers; {type(est).__name__} is a {spec.task} model "
+            f"(onlinelearn evaluate {args.data} -m {args.model} gives its measures)"
+        )
     y, pred = _predictions(est, args.data, args.chunk_size, args.progressive)
     kind = "progressive validation" if args.progressive else "predictions"
     title = args.title or (f"{type(est).__name__} on {os.path.basename(args.data)} ({kind})")
