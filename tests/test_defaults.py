@@ -239,6 +239,13 @@ def test_pa_default_intercept_follows_the_data_and_files_keep_theirs(tmp_path):
     old.partial_fit(X[:50], y[:50])
     np.testing.assert_array_equal(back.coef_, old.coef_)
     assert not np.allclose(new.intercept_, old.intercept_)  # b does change the model
+    # a state whose parameters do not name intercept_scaling had the former default, 1.0
+    meta, arrays = old._get_state()
+    meta = {**meta, "params": {k: v for k, v in meta["params"].items()
+                               if k != "intercept_scaling"}}  # fmt: skip
+    bare = estimator_from_state(meta, arrays)
+    assert bare.intercept_scaling == 1.0
+    np.testing.assert_array_equal(bare.decision_function(X), old.decision_function(X))
 
 
 def test_auto_intercept_is_fixed_by_the_first_batch_and_saved(tmp_path):

@@ -113,6 +113,15 @@ class PassiveAggressiveClassifier(
     def _configuration(self):
         return Euclidean(), Hinge(self.margin), Aggressive(self.C, self.variant)
 
+    @classmethod
+    def _params_from_file(cls, params):
+        """Parameters of a model file: one that does not name ``intercept_scaling`` was
+        written when its default was 1.0, and keeps it (the stop's rule for ``tol`` too)."""
+        params = super()._params_from_file(params)
+        if "intercept_scaling" not in params:
+            params = {**params, "intercept_scaling": 1.0}
+        return params
+
     def _auto_intercept_scaling(self, batch, fit_mode=True):
         """b of ``intercept_scaling='auto'``: the power of ten nearest the rms of the nonzero
         values of ``batch``, at most 1 (:func:`~onlinelearn.shell.base.typical_value_scaling`;
