@@ -6,7 +6,8 @@ with theirs (``max_iter=1000, tol=1e-3``: epochs until the training loss stops i
 for reference, ours with the former default ``average=False``.  Test accuracy on the test file,
 or on a fixed 30 % split (seed 0) for sets without one (a8a, w8a, PMLB).  Every learner gets the
 same rows; the shuffling seeds are 0, 1, 2 and the table shows the mean accuracy over them.
-The last two columns are the former defaults (5 epochs, no stop, b = 1).  A second table gives
+The columns ``(n_epochs=5, tol=None, ...)`` are the former defaults (5 epochs, no stop,
+b = 1); ``PA(intercept_scaling=1.0)`` is PA's former b with today's epochs.  A second table gives
 the mean epochs (``n_iter_``) and ``fit`` seconds of each column that has them.
 
     python benchmarks/defaults.py [--sets mnist news20 ...] [--seeds 0 1 2] [--out docs/defaults.md]
@@ -67,8 +68,11 @@ def _learners(seed):
         "ours Perceptron(n_epochs=5, tol=None, intercept_scaling=1.0)": Perceptron(
             n_epochs=5, tol=None, intercept_scaling=1.0, random_state=seed
         ),
-        "ours PA(n_epochs=5, tol=None)": PassiveAggressiveClassifier(
-            n_epochs=5, tol=None, random_state=seed
+        "ours PA(n_epochs=5, tol=None, intercept_scaling=1.0)": PassiveAggressiveClassifier(
+            n_epochs=5, tol=None, intercept_scaling=1.0, random_state=seed
+        ),
+        "ours PA(intercept_scaling=1.0)": PassiveAggressiveClassifier(
+            intercept_scaling=1.0, random_state=seed
         ),
     }
 
@@ -76,12 +80,12 @@ def _learners(seed):
 COLUMNS = list(_learners(0))
 
 
-def mean_table(raw, columns, index, fmt):
-    """Markdown lines: one row per data set of ``raw``, the mean over seeds of item ``index``
-    of each column's records, formatted with ``fmt``."""
+def mean_table(raw, columns, index, fmt, reduce=np.mean):
+    """Markdown lines: one row per data set of ``raw``, the mean (or ``reduce``) over seeds of
+    item ``index`` of each column's records, formatted with ``fmt``."""
     lines = ["| data set | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for name, per in raw.items():
-        cells = [format(np.mean([r[index] for r in per[c]]), fmt) for c in columns]
+        cells = [format(reduce([r[index] for r in per[c]]), fmt) for c in columns]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 

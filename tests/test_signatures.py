@@ -33,7 +33,7 @@ SIGNATURES = {
     "onlinelearn.PassiveAggressiveClassifier": (
         "(*, variant='PA-I', C=1.0, margin=1.0, n_epochs=100, tol=0.001, n_iter_no_change=5, "
         "shuffle=True, average=True, random_state=None, fit_intercept=True, "
-        "intercept_scaling=1.0, class_weight=None, dtype=None, constraint=None, radius=1.0)"
+        "intercept_scaling='auto', class_weight=None, dtype=None, constraint=None, radius=1.0)"
     ),
     "onlinelearn.Winnow": (
         "(*, eta=0.1, balanced=True, self_tuned=False, n_epochs=5, shuffle=True, average=False,"

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..framework.links import Entropy, PNorm
 from ..framework.losses import Hinge
 from ..framework.steps import Aggressive, Conservative
-from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.base import LINEAR, OnlineLinearClassifier, typical_value_scaling
 from ..shell.params import POSITIVE, Param, parameters
 
 #: the declarations of the quasi-additive learners: the link's parameters and the step
@@ -32,6 +32,17 @@ _STEP_AND_COMMON = (
     "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight step C "
     "margin dtype"
 )
+
+
+class _TypicalValueIntercept:
+    """``intercept_scaling='auto'`` of the quasi-additive learners: b = the power of ten
+    nearest the rms of the first batch's nonzero values, at most 1
+    (:func:`~onlinelearn.shell.base.typical_value_scaling`), read from the values and not
+    from their storage (it was 0.1 for any CSR and 1 for any dense first batch)."""
+
+    def _auto_intercept_scaling(self, batch, fit_mode=True):
+        return typical_value_scaling(batch)
+
 
 def _loss_and_step(est):
     """The hinge and the step of a quasi-additive learner: on mistakes (margin 0, Fig. 5.1) or
@@ -68,7 +79,7 @@ def _with_steps(cls):
 
 @_with_steps
 @parameters("* eta balanced self_tuned " + _STEP_AND_COMMON, QUASI_ADDITIVE, margin=0.1)
-class Winnow(OnlineLinearClassifier):
+class Winnow(_TypicalValueIntercept, OnlineLinearClassifier):
     """Winnow / normalised Exponentiated Gradient: entropy link x hinge x conservative step.
 
     What
@@ -118,7 +129,10 @@ class Winnow(OnlineLinearClassifier):
         every weight on each mistake, so there is no O(nnz) lazy average; conservative step only.
     n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight,
     dtype
-        As in :class:`onlinelearn.Perceptron` (``class_weight`` multiplies eta).
+        As in :class:`onlinelearn.Perceptron` (``class_weight`` multiplies eta), but
+        ``intercept_scaling`` is a number (default 1.0) or ``'auto'``, as in
+        :class:`onlinelearn.PassiveAggressiveClassifier` (b from the values of the first
+        batch: 0.1 on unit-norm text, 1 on binary or unscaled features).
     step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
         The dual step: on mistakes with rate ``eta`` (Fig. 5.1), or aggressive (above; no
         learning rate, ``eta`` is ignored).
@@ -156,10 +170,9 @@ class Winnow(OnlineLinearClassifier):
             )
 
 
-
 @_with_steps
 @parameters("* p " + _STEP_AND_COMMON, QUASI_ADDITIVE)
-class PNormPerceptron(OnlineLinearClassifier):
+class PNormPerceptron(_TypicalValueIntercept, OnlineLinearClassifier):
     """p-norm Perceptron (Grove, Littlestone & Schuurmans 2001; Gentile 2003).
 
     What
@@ -190,7 +203,8 @@ class PNormPerceptron(OnlineLinearClassifier):
         the bound of Corollary 7 close to Winnow's for sparse targets (Gentile 2003).
     n_epochs, shuffle, average, random_state, fit_intercept, intercept_scaling, class_weight,
     dtype
-        As in :class:`onlinelearn.Perceptron`.
+        As in :class:`onlinelearn.Perceptron`, but ``intercept_scaling`` is a number (default
+        1.0) or ``'auto'``, as in :class:`onlinelearn.PassiveAggressiveClassifier`.
     step : {'conservative', 'PA', 'PA-I', 'PA-II'}, default='conservative'
         The dual step: on mistakes (Fig. 5.1), or aggressive (above).
     C : float, default=1.0
