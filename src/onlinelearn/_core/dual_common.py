@@ -18,6 +18,7 @@ FTRL = 2
 SELFTUNED = 3
 STRONGLY = 4
 FIXEDC = 5  # tuned kernel at a fixed c = 1/C: row action on the entropy and p-norm links
+LIPSCHITZ = 6  # tuned kernel: c_t = sqrt(t L_t / U) (thesis Corollaries 2 and 3)
 
 # ---- variants (window kernel)
 PA = 0

@@ -15,6 +15,7 @@ from .dual_common import (
     DUAL,
     FIXEDC,
     ID,
+    LIPSCHITZ,
     N_MISTAKES,
     N_UPDATES,
     RC,
@@ -297,6 +298,19 @@ def tuned_pass(
             c = sigma * st[T]
         elif step == FIXEDC:
             c = U  # the caller passes c = 1/C here
+        elif step == LIPSCHITZ:
+            # Cor. 2 (sigma = L > 0, given) or Cor. 3 (sigma = 0: L_t = ||u_t||_*^2 / 2 from the
+            # largest row so far, u_t = x_t, or x_t and -x_t in two columns for K classes)
+            if sigma > 0.0:
+                lt = sigma
+            else:
+                kap = 1.0
+                if not binary and link == EUCLID:
+                    kap = math.sqrt(2.0)
+                elif not binary and link == PNORM:
+                    kap = 2.0 ** (1.0 / p)
+                lt = 0.5 * (kap * st[X_T]) ** 2
+            c = math.sqrt(st[T] * lt / U)
         else:
             c = st[X_T] * math.sqrt((st[N_MISTAKES] + 1.0) / U)
         if c <= 0.0:

@@ -28,7 +28,7 @@ from .._core import dual_ascent as DA
 from .._core import links as L
 from ..framework.links import Entropy, Euclidean, PNorm
 from ..framework.losses import Hinge
-from ..framework.steps import FTRL, LastK, RowAction, SelfTuned, StronglyConvex
+from ..framework.steps import FTRL, LastK, LipschitzTuned, RowAction, SelfTuned, StronglyConvex
 from ..shell import validation as V
 from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin
@@ -41,7 +41,7 @@ __all__ = ["STEPS", "DualAscentFamily", "Plan", "check_dual_ascent_configuration
 
 #: the steps of the family and the codes of the compiled passes
 STEPS = {LastK: DA.LASTK, RowAction: DA.ROWACTION, FTRL: DA.FTRL, SelfTuned: DA.SELFTUNED,
-         StronglyConvex: DA.STRONGLY}  # fmt: skip
+         StronglyConvex: DA.STRONGLY, LipschitzTuned: DA.LIPSCHITZ}  # fmt: skip
 _WINDOW = (LastK, RowAction, FTRL)
 _VARIANTS = {"PA": DA.PA, "PA-I": DA.PA1, "PA-II": DA.PA2}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
@@ -238,7 +238,7 @@ class DualAscentFamily(
             DA.FIXEDC if plan.fixed_c else plan.step_code,
             DA.OPTIMAL if plan.fixed_c else _RULES[step.update], plan.link, plan.margin,
             1.0 / float(step.C) if plan.fixed_c else float(getattr(step, "U", 1.0)),
-            float(getattr(step, "sigma", 1.0)), self._p_value(plan), self._intercept_value(),
+            self._sigma_arg(step), self._p_value(plan), self._intercept_value(),
             pred, scores, np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64),
             np.zeros(n_buf),
         )  # fmt: skip
@@ -318,6 +318,13 @@ class DualAscentFamily(
             stacklevel=3,
         )
 
+    @staticmethod
+    def _sigma_arg(step):
+        """The kernel's ``sigma``: sigma of StronglyConvex; L of LipschitzTuned (0: observed)."""
+        if isinstance(step, LipschitzTuned):
+            return 0.0 if step.L is None else float(step.L)
+        return float(getattr(step, "sigma", 1.0))
+
     # ------------------------------------------------------------------ read-out
     def _c_next(self, plan):
         st = self._state["st"]
@@ -326,6 +333,17 @@ class DualAscentFamily(
             return 1.0 / float(step.C)
         if isinstance(step, StronglyConvex):
             return float(step.sigma) * (st[DA.T] + 1.0)
+        if isinstance(step, LipschitzTuned):
+            if step.L is not None:
+                lt = float(step.L)
+            else:
+                kap = 1.0
+                if self._state["V"].shape[1] > 1 and plan.link == L.EUCLID:
+                    kap = np.sqrt(2.0)
+                elif self._state["V"].shape[1] > 1 and plan.link == L.PNORM:
+                    kap = 2.0 ** (1.0 / self._p_value(plan))
+                lt = 0.5 * (kap * st[DA.X_T]) ** 2
+            return float(np.sqrt((st[DA.T] + 1.0) * lt / step.U))
         return float(st[DA.X_T] * np.sqrt((st[DA.N_MISTAKES] + 1.0) / step.U))
 
     def _weights_matrix(self):

@@ -19,6 +19,8 @@ LastK(k, C, variant)     the last k dual variables jointly, exactly (eq. 5.18; k
 RowAction(k, C)          k single-variable steps, on t first, then t-1, ..., t-k+1 (Sec. 5.2.2)
 FTRL(C)                  every dual variable so far (regularised follow-the-leader, Sec. 5.2.2)
 SelfTuned(U, update)     a growing c_t = X_t sqrt((|M| + 1) / U) (Fig. 3.2, eq. 5.15-5.17)
+LipschitzTuned(U, L)     c_t = sqrt(t L_t / U): Cor. 2 (L given) or Cor. 3 (L=None: L_t =
+                         max_{i<=t} ||u_i||_*^2 / 2 from the rows seen; eq. 5.16), no horizon T
 StronglyConvex(sigma)    c_t = sigma t (Fig. 4.1: logarithmic regret)
 RoundOptimal(C)          every dual variable of the round's pairs at once (label ranking,
                          update III, Sec. 7.3: the exact maximiser of the round's dual)
@@ -48,6 +50,7 @@ __all__ = [
     "Aggressive",
     "Conservative",
     "LastK",
+    "LipschitzTuned",
     "RoundOptimal",
     "RowAction",
     "SelfTuned",
@@ -99,6 +102,7 @@ _FIELD_CHECKS = {
     "max_sweeps": lambda o, v: _positive(o, "max_sweeps", v, integer=True),
     "C": lambda o, v: _positive(o, "C", v),
     "U": lambda o, v: _positive(o, "U", v),
+    "L": lambda o, v: None if v is None else _positive(o, "L", v, finite=True),
     "sigma": lambda o, v: _positive(o, "sigma", v),
     "tol": lambda o, v: _positive(o, "tol", v, finite=True),
     "variant": _variant,
@@ -196,11 +200,34 @@ class FTRL(_MultiVariable):
 @dataclass(frozen=True, eq=True)
 class SelfTuned(_MultiVariable):
     """A growing c_t = X_t sqrt((|M_{t-1}| + 1) / U) (Fig. 3.2 with eq. 5.15-5.17: no horizon
-    T, no prior bound on the loss): ``U`` bounds f(u) of the comparator; ``update='optimal'``
-    takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the loss is positive;
-    k > 1 adds k - 1 row-action steps on the previous rounds at the same c_t.  Any link."""
+    T, no prior bound on the loss): ``U`` bounds f(u) of the comparator; X_t = max_{i<=t}
+    ||x_i||_*, |M_{t-1}| the prediction mistakes before round t.  This is the rule of Fig. 5.3
+    and Theorem 6 (mistake bound |M| <= G/gamma + 2 X sqrt(U) sqrt(G) / gamma^(3/2)
+    + 4 X^2 U / gamma^2, G = sum_t g_t(u), any u with f(u) <= U), not those of Corollaries 2-3
+    (:class:`LipschitzTuned`) or Theorem 2 (c_t from the observed losses: not implemented);
+    ``update='optimal'`` takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the
+    loss is positive; k > 1 adds k - 1 row-action steps on the previous rounds at the same
+    c_t.  Any link."""
 
     U: float = 1.0
+    update: str = "optimal"
+    k: int = 1
+
+
+@dataclass(frozen=True, eq=True)
+class LipschitzTuned(_MultiVariable):
+    """c_t = sqrt(t L_t / U) (thesis Fig. 3.2 with Corollaries 2 and 3; eq. 5.16): no horizon T.
+
+    ``L`` given: Corollary 2, L_t = L for a loss known to be sqrt(2 L)-Lipschitz.  ``L=None``:
+    Corollary 3, L_t = max_{i<=t} ||u_i||_*^2 / 2 read from the rows seen up to round t (the
+    hinge loss of round i is ||u_i||_*-Lipschitz; u_i = y_i x_i, or x_i and -x_i in two
+    columns for K classes: ||u||_* = ||x||_2 sqrt(2), ||x||_inf, ||x||_p 2^(1/p) on the
+    Euclidean, entropy and p-norm links).  For every u with f(u) <= U the regret
+    sum_t g_t(w_t) - g_t(u) <= 2 (f(u) / sqrt(U) + sqrt(U)) sqrt(L T), L = max_t L_t.
+    ``update`` and ``k`` as in :class:`SelfTuned`.  Any link."""
+
+    U: float = 1.0
+    L: float | None = None
     update: str = "optimal"
     k: int = 1
 

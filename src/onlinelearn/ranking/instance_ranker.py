@@ -1,0 +1,250 @@
+"""InstanceRanker: online instance ranking with pair hinge losses (thesis Sec. 5.3.4)."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from . import _instance_core as IC
+
+__all__ = ["InstanceRanker"]
+
+_LOSSES = {"max": IC.MAX, "avg": IC.AVG}
+_UPDATES = {"optimal": IC.OPTIMAL, "subgradient": IC.SUBGRADIENT}
+
+
+def _query_pointers(qid, n):
+    """Start offsets of the queries: maximal runs of equal ``qid`` (None: one query)."""
+    if qid is None:
+        return np.array([0, n], dtype=np.int64)
+    q = np.asarray(qid)
+    if q.ndim != 1 or q.shape[0] != n:
+        raise ValueError(f"qid must be a 1-D array with one entry per row ({n}); got shape "
+                         f"{q.shape}")  # fmt: skip
+    if n == 0:
+        return np.array([0], dtype=np.int64)
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate([[0], change, [n]]).astype(np.int64)
+    runs = q[starts[:-1]]
+    if len(np.unique(runs)) != len(runs):
+        raise ValueError(
+            "the rows of a query must be contiguous: some qid value appears in two separate "
+            "runs of rows (sort the rows by qid, keeping each query's rows together)"
+        )
+    return starts
+
+
+class InstanceRanker(BaseEstimator):
+    """Online instance ranking (thesis Sec. 5.3.4): one weight vector w scores the rows of a
+    query, y_hat = X_t w; the pairs E_t = {(i, j) : y_i > y_j} should be ordered with margin
+    y_i - y_j.
+
+    Round t is a query (X_t, y_t): the rows of ``X`` sharing one ``qid`` (a maximal run of
+    equal values; ``qid=None``: all the rows of the call form one query).  Pair loss
+    l_ij(w) = [(y_i - y_j) - <w, x_i - x_j>]_+ and the round's loss g_t (``loss``):
+
+    * ``'max'`` (eq. 5.26): g_t(w) = max_{(i,j) in E_t} l_ij(w);
+    * ``'avg'`` (eq. 5.25): g_t(w) = (1/|E_t|) sum_{(i,j) in E_t} l_ij(w).
+
+    Both are X_t-Lipschitz, X_t = max_{(i,j) in E_t} ||x_i - x_j||_2 (the thesis's remark that
+    Corollaries 1 and 3 then bound the regret).  The complexity is f(w) = 1/2 ||w||^2 with the
+    fixed c = 1/C (Fig. 3.1), and the update (``update``):
+
+    * ``'optimal'`` (eq. 3.12 / 7.8), the problem a round solves::
+
+          w_{t+1} = argmin_w 1/2 ||w - w_t||^2 + C g_t(w)
+
+      through its dual over one variable per pair, a_p = x_i - x_j, c_p = (y_i - y_j) -
+      <w_t, a_p>::
+
+          max_alpha  sum_p alpha_p c_p - 1/2 ||sum_p alpha_p a_p||^2
+          s.t.  'max': alpha >= 0, sum_p alpha_p <= C     'avg': 0 <= alpha_p <= C / |E_t|
+
+      and w_{t+1} = w_t + sum_p alpha_p a_p.  Solved by accelerated projected gradient until
+      the duality gap is at most ``tol`` (1 + |D|) (certified; ``n_inexact_steps_`` counts the
+      rounds that hit ``max_iter`` first, and the call warns).  With 'max' the primal is
+      nonsmooth, so the gap of a first-order iterate shrinks only as the square root of the
+      dual's: after 400 iterations the exact step on the face the iterate points to (the KKT
+      system of the pairs of largest loss, by least squares) is taken when it certifies the
+      gap, P(exact step) - D(iterate) <= tol (1 + |D|).  The pairs' Gram matrix is never
+      formed: G alpha is read from the query's k x k row Gram, O(|E_t| + k^2) per product.
+    * ``'subgradient'`` (Fig. 3.1, the smallest update that satisfies eq. 3.9): when
+      g_t(w_t) > 0, w_{t+1} = w_t - C lambda', lambda' in the subdifferential of g_t at w_t:
+      'max', C (x_i - x_j) on the most violated pair; 'avg', (C/|E_t|) sum over the pairs with
+      positive loss.
+
+    A round is a *mistake* when some pair of E_t is scored in the wrong order or tied
+    (s_i <= s_j with y_i > y_j).  A query without pairs (one row, or equal targets) has no loss
+    and changes nothing.  No intercept: adding a constant to every score changes no ranking.
+
+    Parameters
+    ----------
+    loss : {'max', 'avg'}, default='max'
+    update : {'optimal', 'subgradient'}, default='optimal'
+    C : float > 0, default=1.0
+        1/c: the cap of the step (the weight of the loss in the round's problem).
+    n_epochs : int >= 1, default=5
+        Passes over the queries made by :meth:`fit` (``partial_fit`` makes one).
+    shuffle : bool, default=True
+        Visit the queries of each epoch of :meth:`fit` in a random order.
+    random_state : int, RandomState or None, default=None
+    tol : float > 0, default=1e-10
+        Relative duality gap at which the optimal update stops.
+    max_iter : int >= 1, default=100000
+        Iterations of the optimal update's solver per round.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    n_features_in_ : int
+    t_, n_mistakes_, n_updates_ : int
+        Queries processed, online mistakes (counted before each update), rounds with a step.
+    cumulative_loss_ : float
+        Sum of g_t(w_t) over the rounds (the online loss, before each update).
+    n_inexact_steps_, solver_iterations_max_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinelearn.ranking import InstanceRanker
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); u = np.arange(5.0)
+    >>> qid = np.repeat(np.arange(40), 5)
+    >>> est = InstanceRanker().fit(X, X @ u, qid=qid)
+    >>> print(f"{est.score(X, X @ u, qid=qid):.2f}")
+    1.00
+    """
+
+    _parameter_constraints = {
+        "loss": [StrOptions(set(_LOSSES))],
+        "update": [StrOptions(set(_UPDATES))],
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, loss="max", update="optimal", C=1.0, n_epochs=5, shuffle=True,
+                 random_state=None, tol=1e-10, max_iter=100000):  # fmt: skip
+        self.loss = loss
+        self.update = update
+        self.C = C
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    # ------------------------------------------------------------------ learning
+    def _learn(self, X, y, qid, *, fit_mode):
+        self._validate_params()
+        first = fit_mode or not hasattr(self, "coef_")
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=first,
+        )  # fmt: skip
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D (one target per row); got shape {y.shape}")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity")
+        qptr = _query_pointers(qid, X.shape[0])
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        w = np.zeros(X.shape[1]) if first else self.coef_.copy()
+        st = np.zeros(IC.N_ST) if first else self._st.copy()
+        nq = qptr.shape[0] - 1
+        mistakes = np.zeros(nq, dtype=np.int8)
+        losses = np.zeros(nq)
+        before = st[IC.N_INEXACT]
+        rng = check_random_state(self.random_state) if fit_mode else None
+        for _ in range(self.n_epochs if fit_mode else 1):
+            order = rng.permutation(nq) if (fit_mode and self.shuffle) else np.arange(nq)
+            ok = IC.instance_pass(
+                X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), y, qptr,
+                order.astype(np.int64), w, st, _LOSSES[self.loss], _UPDATES[self.update],
+                float(self.C), float(self.tol), int(self.max_iter), mistakes, losses,
+            )  # fmt: skip
+            if not ok:
+                raise FloatingPointError(
+                    "InstanceRanker: a weight became infinite or NaN; the model was left as it "
+                    "was before this call. Scale the features or lower C."
+                )
+        # commit (nothing above changed the model)
+        self.coef_ = w
+        self._st = st
+        if st[IC.N_INEXACT] > before:
+            warnings.warn(
+                f"InstanceRanker: {int(st[IC.N_INEXACT] - before)} round(s) of this call stopped "
+                f"at max_iter={self.max_iter} before the duality gap reached tol={self.tol:g}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return mistakes
+
+    def fit(self, X, y, qid=None):
+        """Learn from scratch: ``n_epochs`` passes over the queries (``qid``: the query of each
+        row, its rows contiguous; None: one query)."""
+        self._learn(X, y, qid, fit_mode=True)
+        return self
+
+    def partial_fit(self, X, y, qid=None):
+        """One online pass over the queries, in order."""
+        self._learn(X, y, qid, fit_mode=False)
+        return self
+
+    def partial_fit_mistakes(self, X, y, qid=None):
+        """As :meth:`partial_fit`; returns for each query whether its ranking before the update
+        was a mistake (progressive validation)."""
+        return self._learn(X, y, qid, fit_mode=False).astype(bool)
+
+    # ------------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel()
+
+    def predict(self, X):
+        """The scores X w (rank each query's rows by them, highest first)."""
+        return self.decision_function(X)
+
+    def score(self, X, y, qid=None):
+        """Pairwise accuracy: the fraction of the pairs (i, j) of a query with y_i > y_j that
+        are scored s_i > s_j (1.0 when there are no pairs)."""
+        s = self.decision_function(X)
+        y = check_array(y, ensure_2d=False, dtype=np.float64)
+        qptr = _query_pointers(qid, s.shape[0])
+        good = total = 0
+        for a, b in zip(qptr[:-1], qptr[1:], strict=True):
+            dy = y[a:b, None] - y[None, a:b]
+            ds = s[a:b, None] - s[None, a:b]
+            mask = dy > 0
+            total += int(mask.sum())
+            good += int((ds[mask] > 0).sum())
+        return good / total if total else 1.0
+
+    # ------------------------------------------------------------------ read-outs
+    def _stat(self, k):
+        check_is_fitted(self, "coef_")
+        return self._st[k]
+
+    t_ = property(lambda self: int(self._stat(IC.T_SEEN)))
+    n_mistakes_ = property(lambda self: int(self._stat(IC.N_MISTAKES)))
+    n_updates_ = property(lambda self: int(self._stat(IC.N_UPDATES)))
+    n_inexact_steps_ = property(lambda self: int(self._stat(IC.N_INEXACT)))
+    solver_iterations_max_ = property(lambda self: int(self._stat(IC.ITER_MAX)))
+    cumulative_loss_ = property(lambda self: float(self._stat(IC.CUM_LOSS)))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
