@@ -130,7 +130,7 @@ def _common_options(p):
 def register(rsub, fmt) -> None:
     """Add the ``label-ranking`` and ``message-folders`` experiments to ``onlinelearn
     reproduce``."""
-    from onlinelearn.experiments.label_ranking import DATASETS, MULTI_LABEL
+    from onlinelearn.experiments._label_ranking_sets import DATASETS, MULTI_LABEL
 
     p = _add_command(rsub, fmt, "label-ranking", _LR_HELP, _LR_DESCRIPTION, _LR_EPILOG)
     p.add_argument(

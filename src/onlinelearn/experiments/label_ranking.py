@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._label_ranking_sets import DATASETS, MULTI_LABEL, QUICK_ROWS
 from .message_folders import (
     COMPLEXITIES,
     THESIS_TABLE_8_1,
@@ -52,10 +53,6 @@ __all__ = [
 ]
 
 #: name -> multi-label?
-DATASETS = {"enron": True, "blogcatalog": True, "20news": False}
-MULTI_LABEL = tuple(k for k, v in DATASETS.items() if v)
-#: --quick: the first rows of each set
-QUICK_ROWS = {"enron": 600, "blogcatalog": 2000, "20news": 3000}
 _CNAME = {"euclidean": "squared norm", "entropy": "entropy"}
 
 
