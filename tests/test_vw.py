@@ -167,3 +167,23 @@ def test_parameters_checked():
         iter_vw_chunks(io.BytesIO(b""), chunk_size=0)
     X, y = _load("")
     assert X.shape == (0, 1024) and y.shape == (0,)
+
+
+@pytest.mark.parametrize("bits", [1, 8, 12, 17, 30])
+def test_long_rows_with_repeats_equal_featurehasher(bits):
+    """Rows of 0 to 400 features with repeated names (the row sort's short and radix paths,
+    one to four 8-bit passes), against FeatureHasher; duplicates summed in the line's order."""
+    rng = np.random.default_rng(bits)
+    lines, rows = [], []
+    for n in [0, 1, 31, 32, 33, 64, 400] * 3:
+        names = [f"t{rng.integers(max(1, n // 2))}" for _ in range(n)]
+        vals = rng.integers(-4, 5, size=n)
+        lines.append("1 |a " + " ".join(f"{f}:{v}" for f, v in zip(names, vals, strict=True)))
+        rows.append([(f"a^{f}", float(v)) for f, v in zip(names, vals, strict=True)])
+    X, _ = _load("\n".join(lines), n_bits=bits)
+    want = _hashed(rows, bits=bits)
+    assert X.has_sorted_indices and X.shape == want.shape
+    assert abs(X - want).max() == 0  # integer values: the sums are exact in any order
+    for r in range(X.shape[0]):
+        cols = X.indices[X.indptr[r] : X.indptr[r + 1]]
+        assert np.all(np.diff(cols) > 0)  # sorted, one entry per column

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
-from .hashing import column_sign, murmur3_32
+from .hashing import murmur3_32
 from .svmlight import PAD, _at, fast_float
 
 OK = 0
@@ -68,6 +68,7 @@ _COLON = 58
 _QUOTE = 39
 _CARET = 94
 _STAR = 42
+_LOW32 = np.int64(0xFFFFFFFF)
 
 
 @njit(inline="always")
@@ -75,11 +76,61 @@ def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
+def _table(stops: bytes) -> np.ndarray:
+    t = np.zeros(256, dtype=np.bool_)
+    t[list(stops)] = True
+    return t
+
+
+#: bytes that end a name (of a feature or a namespace): whitespace, newline, ':', '|'
+_ENDS_NAME = _table(b" \t\r\x0b\x0c\n:|")
+#: bytes that end a number after ':': whitespace, newline, '|'
+_ENDS_VALUE = _table(b" \t\r\x0b\x0c\n|")
+
+
 @njit(inline="always")
 def _grow(a, used):
     out = np.empty((2 * a.shape[0] + 16,) + a.shape[1:], dtype=a.dtype)
     out[:used] = a[:used]
     return out
+
+
+@njit
+def _sort_keys(keys, tmp, count, m, bits):
+    """Sort ``keys[:m]`` (``column << 32 | position``, columns below ``2**bits``) by column,
+    stably: insertion sort for a short row, else an LSD radix sort on 8-bit digits of the
+    column (``tmp`` and ``count`` (256) are workspace).  A comparison sort of every row was
+    half of the reader's time on raw text."""
+    if m <= 32:
+        for i in range(1, m):
+            k = keys[i]
+            j = i - 1
+            while j >= 0 and keys[j] >> 32 > k >> 32:
+                keys[j + 1] = keys[j]
+                j -= 1
+            keys[j + 1] = k
+        return
+    n_pass = 0
+    shift = 32
+    while shift < 32 + bits:
+        src = keys if n_pass % 2 == 0 else tmp
+        dst = tmp if n_pass % 2 == 0 else keys
+        count[:] = 0
+        for i in range(m):
+            count[(src[i] >> shift) & 255] += 1
+        total = 0
+        for d in range(256):
+            c = count[d]
+            count[d] = total
+            total += c
+        for i in range(m):
+            d = (src[i] >> shift) & 255
+            dst[count[d]] = src[i]
+            count[d] += 1
+        shift += 8
+        n_pass += 1
+    if n_pass % 2 == 1:
+        keys[:m] = tmp[:m]
 
 
 @njit(inline="always")
@@ -100,7 +151,9 @@ def _put_name(scratch, k, buf, ns_s, ns_e, s, e):
 @njit(fastmath=False)
 def parse_vw_block(buf, n, n_features, inter, overrides):
     """Parse the complete lines of ``buf[:n]`` (uint8; ``buf[n - 1]`` a newline, :data:`PAD`
-    bytes more after it) into hashed CSR rows of ``n_features`` columns.
+    bytes more after it) into hashed CSR rows of ``n_features`` columns (a power of two: the
+    column ``|h| mod n_features`` of :func:`onlinelearn._core.hashing.column_sign` is then
+    ``|h| & (n_features - 1)``, also for ``h = -2^31``).
 
     ``inter`` (k, 2) int64: the first bytes of the namespaces of each interaction.
     ``overrides`` float64: the values of the tokens left to Python by a previous call on the
@@ -126,7 +179,13 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
     f_first = np.empty(64, dtype=np.int64)  # first byte of the namespace's name (-1: default)
     scratch = np.empty(256, dtype=np.uint8)
     r_col = np.empty(64, dtype=np.int64)
+    r_tmp = np.empty(64, dtype=np.int64)
+    count = np.empty(256, dtype=np.int64)
+    bits = 0
+    while (np.int64(1) << bits) < n_features:
+        bits += 1
     r_val = np.empty(64, dtype=np.float64)
+    mask = np.int64(n_features - 1)  # n_features is a power of two: |h| mod n = |h| & mask
     n_slow = 0
     n_over = overrides.shape[0]
     nnz = 0
@@ -156,6 +215,23 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
             status = NO_BAR
             err = line_start
             break
+        eol = bar
+        while _at(buf, eol) != _NL:
+            eol += 1
+        # room for everything the line can hold, made here and not in the loops below: an
+        # array reassigned inside numba's token loop costs reference counting on every token
+        most = (eol - line_start) // 2 + 2  # features (each takes a byte and a separator)
+        if f_hash.shape[0] < most:
+            f_hash = np.empty(2 * most, dtype=np.int64)
+            f_val = np.empty(2 * most, dtype=np.float64)
+            f_span = np.empty((2 * most, 4), dtype=np.int64)
+            f_first = np.empty(2 * most, dtype=np.int64)
+        if scratch.shape[0] < 2 * (eol - line_start) + 4:
+            scratch = np.empty(4 * (eol - line_start) + 8, dtype=np.uint8)
+        if slow.shape[0] < n_slow + 2 * most + 4:
+            grown = np.empty((2 * (n_slow + 2 * most + 4), 4), dtype=np.int64)
+            grown[:n_slow] = slow[:n_slow]
+            slow = grown
         # ---- header: up to 3 tokens (label, importance, tag)
         t_s0 = t_e0 = t_s1 = t_e1 = t_s2 = t_e2 = np.int64(0)
         ntok = 0
@@ -197,8 +273,6 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
             e = t_e0 if k == 0 else t_e1
             ok, v, q = fast_float(buf, s)
             if not (ok and q == e):
-                if n_slow == slow.shape[0]:
-                    slow = _grow(slow, n_slow)
                 slow[n_slow, 0] = LABEL if k == 0 else WEIGHT
                 slow[n_slow, 1] = s
                 slow[n_slow, 2] = e
@@ -221,7 +295,7 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
             p += 1
             ns_s = p
             c = _at(buf, p)
-            while not (_is_space(c) or c == _NL or c == _COLON or c == _BAR):
+            while not _ENDS_NAME[c]:
                 p += 1
                 c = _at(buf, p)
             ns_e = p
@@ -230,7 +304,7 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                 p += 1
                 s = p
                 c = _at(buf, p)
-                while not (_is_space(c) or c == _NL or c == _BAR):
+                while not _ENDS_VALUE[c]:
                     p += 1
                     c = _at(buf, p)
                 if p == s:
@@ -238,8 +312,6 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                     break
                 ok, v, q = fast_float(buf, s)
                 if not (ok and q == p):
-                    if n_slow == slow.shape[0]:
-                        slow = _grow(slow, n_slow)
                     slow[n_slow, 0] = SCALE
                     slow[n_slow, 1] = s
                     slow[n_slow, 2] = p
@@ -255,7 +327,7 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                 if c == _NL or c == _BAR:
                     break
                 s = p
-                while not (_is_space(c) or c == _NL or c == _COLON or c == _BAR):
+                while not _ENDS_NAME[c]:
                     p += 1
                     c = _at(buf, p)
                 e = p
@@ -264,7 +336,7 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                     p += 1
                     vs = p
                     c = _at(buf, p)
-                    while not (_is_space(c) or c == _NL or c == _BAR):
+                    while not _ENDS_VALUE[c]:
                         p += 1
                         c = _at(buf, p)
                     if p == vs:
@@ -272,8 +344,6 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                         break
                     ok, v, q = fast_float(buf, vs)
                     if not (ok and q == p):
-                        if n_slow == slow.shape[0]:
-                            slow = _grow(slow, n_slow)
                         slow[n_slow, 0] = VALUE
                         slow[n_slow, 1] = vs
                         slow[n_slow, 2] = p
@@ -286,15 +356,7 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                 v = v * scale
                 if v == 0.0:
                     continue
-                need = (ns_e - ns_s) + 1 + (e - s)
-                if need > scratch.shape[0]:
-                    scratch = np.empty(2 * need, dtype=np.uint8)
                 k = _put_name(scratch, 0, buf, ns_s, ns_e, s, e)
-                if nf == f_hash.shape[0]:
-                    f_hash = _grow(f_hash, nf)
-                    f_val = _grow(f_val, nf)
-                    f_span = _grow(f_span, nf)
-                    f_first = _grow(f_first, nf)
                 f_hash[nf] = murmur3_32(scratch, 0, k, 0)
                 f_val[nf] = v
                 f_span[nf, 0] = ns_s
@@ -309,14 +371,30 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
             err = line_start
             break
         # ---- the row: linear features, then interactions, into r_col / r_val
+        most = nf
+        for t in range(inter.shape[0]):
+            n_a = n_b = 0
+            for i in range(nf):
+                n_a += f_first[i] == inter[t, 0]
+                n_b += f_first[i] == inter[t, 1]
+            most += n_a * n_b
+        if r_col.shape[0] < most:
+            r_col = np.empty(2 * most, dtype=np.int64)
+            r_tmp = np.empty(2 * most, dtype=np.int64)
+            r_val = np.empty(2 * most, dtype=np.float64)
+        if indices.shape[0] < nnz + most:
+            size = max(2 * indices.shape[0], nnz + most)
+            grown_i = np.empty(size, dtype=np.int32)
+            grown_i[:nnz] = indices[:nnz]
+            indices = grown_i
+            grown_d = np.empty(size, dtype=np.float64)
+            grown_d[:nnz] = data[:nnz]
+            data = grown_d
         m = 0
         for i in range(nf):
-            if m == r_col.shape[0]:
-                r_col = _grow(r_col, m)
-                r_val = _grow(r_val, m)
-            col, sign = column_sign(f_hash[i], n_features)
-            r_col[m] = col
-            r_val[m] = sign * f_val[i]
+            h = f_hash[i]
+            r_col[m] = ((-h if h < 0 else h) & mask) << 32 | m
+            r_val[m] = f_val[i] if h >= 0 else -f_val[i]
             m += 1
         for t in range(inter.shape[0]):
             a = inter[t, 0]
@@ -330,35 +408,28 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
                     v = f_val[i] * f_val[j]
                     if v == 0.0:
                         continue
-                    need = (f_span[i, 1] - f_span[i, 0] + f_span[i, 3] - f_span[i, 2]
-                            + f_span[j, 1] - f_span[j, 0] + f_span[j, 3] - f_span[j, 2] + 3)
-                    if need > scratch.shape[0]:
-                        scratch = np.empty(2 * need, dtype=np.uint8)
                     k = _put_name(scratch, 0, buf, f_span[i, 0], f_span[i, 1], f_span[i, 2],
                                   f_span[i, 3])
                     scratch[k] = _STAR
                     k = _put_name(scratch, k + 1, buf, f_span[j, 0], f_span[j, 1],
                                   f_span[j, 2], f_span[j, 3])
-                    if m == r_col.shape[0]:
-                        r_col = _grow(r_col, m)
-                        r_val = _grow(r_val, m)
-                    col, sign = column_sign(murmur3_32(scratch, 0, k, 0), n_features)
-                    r_col[m] = col
-                    r_val[m] = sign * v
+                    h = murmur3_32(scratch, 0, k, 0)
+                    r_col[m] = ((-h if h < 0 else h) & mask) << 32 | m
+                    r_val[m] = v if h >= 0 else -v
                     m += 1
-        # sort the columns (stable: duplicates summed in the line's order) and sum equal ones
-        order = np.argsort(r_col[:m], kind="mergesort")
-        while nnz + m > indices.shape[0]:
-            indices = _grow(indices, nnz)
-            data = _grow(data, nnz)
+        # sort the keys column << 32 | position by column (stably: equal columns keep the
+        # line's order, so duplicates are summed in it) and sum equal columns
+        _sort_keys(r_col, r_tmp, count, m, bits)
         last = np.int64(-1)
         for k in range(m):
-            col = r_col[order[k]]
+            key = r_col[k]
+            col = key >> 32
+            val = r_val[key & _LOW32]
             if col == last:
-                data[nnz - 1] += r_val[order[k]]
+                data[nnz - 1] += val
             else:
                 indices[nnz] = col
-                data[nnz] = r_val[order[k]]
+                data[nnz] = val
                 nnz += 1
                 last = col
         if row == cap:
