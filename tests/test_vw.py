@@ -42,6 +42,10 @@ def test_header_label_importance_tag_and_namespaces():
     np.testing.assert_array_equal(y, [1, -1, 0, 3, 7])
     assert y.dtype == np.int64
     np.testing.assert_array_equal(w, [2.5, 1, 1, 0, 1])
+    reader = iter_vw_chunks(io.BytesIO(text.encode()), chunk_size=2, n_bits=10)
+    seen = [(len(y_), reader.sample_weight) for _, y_ in reader]
+    np.testing.assert_array_equal(seen[0][1], [2.5, 1])  # the chunk's importance weights
+    assert seen[1][1] is not None and seen[2][1] is None  # None when all are 1
     want = _hashed(
         [
             [("a^x", 1), ("a^y", 2), ("b^z", 0.5)],

@@ -298,7 +298,8 @@ class VWChunkReader(Iterator):
     """Iterator over ``(X, y)`` (or ``(X, y, sample_weight)``) chunks of a VW text file; see
     :func:`iter_vw_chunks`.  Progress as :class:`onlinelearn.io.SvmlightChunkReader`:
     :attr:`bytes_read`, :attr:`total_bytes`, :attr:`rows_read`, :attr:`lines_read`;
-    :attr:`n_features` is ``2**n_bits``."""
+    :attr:`n_features` is ``2**n_bits``; :attr:`sample_weight` holds the importance weights of
+    the chunk last returned (None when they are all 1)."""
 
     def __init__(
         self,
@@ -323,6 +324,7 @@ class VWChunkReader(Iterator):
         self.return_weights = bool(return_weights)
         self.rows_read = 0
         self.lines_read = 0
+        self.sample_weight = None
         self._owns = isinstance(source, str | bytes | os.PathLike)
         if self._owns:
             self._file, self._raw = _open_with_raw(source)
@@ -366,6 +368,7 @@ class VWChunkReader(Iterator):
             raise
         self.lines_read = last_line
         self.rows_read += X.shape[0]
+        self.sample_weight = None if bool(np.all(w == 1.0)) else w
         return (X, y, w) if self.return_weights else (X, y)
 
     def close(self) -> None:
