@@ -120,7 +120,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bits", type=int, default=18)
-    ap.add_argument("--with-q", action="store_true", help="also time -q sw (subject x message words)")
+    ap.add_argument("--with-q", action="store_true", help="also time -q sw (subject x words)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="olbench-vw-") as tmp:
         tmp = Path(tmp)

@@ -178,3 +178,23 @@ def test_hasher_parameters_are_checked():
     assert h.get_params()["n_bits"] == 4  # parameters stored verbatim, nothing learned
     assert h.fit([{"a": 1}]) is h
     assert not [k for k in vars(h) if k.endswith("_")]
+
+
+def test_hasher_in_a_pipeline_and_scikit_learn_conventions():
+    """check_estimator skips dict-input transformers (as for FeatureHasher); what it would check
+    here: clone, parameters, pickling, and a pipeline with a learner."""
+    import pickle
+
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from onlinelearn import PassiveAggressiveClassifier
+
+    rows = [{"colour": c, "size": float(s)} for c, s in zip("rgbrgbrgbrgb", range(12), strict=True)]
+    y = np.array([0, 1, 2] * 4)
+    h = Hasher(n_bits=8)
+    assert clone(h).get_params() == h.get_params()
+    assert abs(pickle.loads(pickle.dumps(h)).transform(rows) - h.transform(rows)).max() == 0
+    model = make_pipeline(Hasher(n_bits=8), PassiveAggressiveClassifier(random_state=0))
+    model.fit(rows, y)
+    assert (model.predict(rows) == y).mean() == 1.0  # the colour gives the class
