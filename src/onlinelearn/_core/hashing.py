@@ -109,3 +109,38 @@ def murmurhash3_32(key, seed: int = 0) -> int:
     buf = np.frombuffer(bytes(key), dtype=np.uint8)
     offsets = np.array([0, buf.shape[0]], dtype=np.int64)
     return int(murmur3_many(buf, offsets, np.int64(seed))[0])
+
+
+# -- the same hash fed one byte at a time (for a string made of pieces, without copying them) ---
+
+
+@njit(inline="always")
+def murmur3_feed(h, carry, t, c):
+    """MurmurHash3_x86_32's state after one more byte ``c``: ``h`` the state (uint64 < 2^32),
+    ``carry`` the ``t`` (0-3) bytes of the block being filled, little-endian.  A full block is
+    mixed into ``h`` as :func:`murmur3_32` mixes it."""
+    carry |= np.uint64(c) << np.uint64(8 * t)
+    t += 1
+    if t == 4:
+        h ^= _mix_k(carry)
+        h = _rotl(h, 13)
+        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32
+        carry = np.uint64(0)
+        t = 0
+    return h, carry, t
+
+
+@njit(inline="always")
+def murmur3_finish(h, carry, t, n):
+    """The hash (signed, as :func:`murmur3_32`) of the ``n`` bytes fed: the tail block, the
+    length, the finalizer."""
+    if t:
+        h ^= _mix_k(carry)
+    h ^= np.uint64(n) & _M32
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & _M32
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & _M32
+    h ^= h >> np.uint64(16)
+    v = np.int64(h)
+    return v - np.int64(1 << 32) if v >= np.int64(1 << 31) else v

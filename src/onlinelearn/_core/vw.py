@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
-from .hashing import murmur3_32
+from .hashing import murmur3_32, murmur3_feed, murmur3_finish
 from .svmlight import PAD, _at, fast_float
 
 OK = 0
@@ -131,6 +131,18 @@ def _sort_keys(keys, tmp, count, m, bits):
         n_pass += 1
     if n_pass % 2 == 1:
         keys[:m] = tmp[:m]
+
+
+@njit(inline="always")
+def _feed_name(h, carry, t, buf, ns_s, ns_e, s, e):
+    """Feed the feature string ``ns^name`` (or ``name``) to the hash state."""
+    if ns_e > ns_s:
+        for q in range(ns_s, ns_e):
+            h, carry, t = murmur3_feed(h, carry, t, buf[q])
+        h, carry, t = murmur3_feed(h, carry, t, _CARET)
+    for q in range(s, e):
+        h, carry, t = murmur3_feed(h, carry, t, buf[q])
+    return h, carry, t
 
 
 @njit(inline="always")
@@ -402,18 +414,23 @@ def parse_vw_block(buf, n, n_features, inter, overrides):
             for i in range(nf):
                 if f_first[i] != a:
                     continue
+                # the hash state after "string_i*", continued by each string_j (no copies)
+                h0, carry0, t0 = _feed_name(np.uint64(0), np.uint64(0), 0, buf, f_span[i, 0],
+                                            f_span[i, 1], f_span[i, 2], f_span[i, 3])
+                h0, carry0, t0 = murmur3_feed(h0, carry0, t0, _STAR)
+                len_i = (f_span[i, 1] - f_span[i, 0] + (f_span[i, 1] > f_span[i, 0])
+                         + f_span[i, 3] - f_span[i, 2] + 1)
                 for j in range(i if a == b else 0, nf):
                     if f_first[j] != b:
                         continue
                     v = f_val[i] * f_val[j]
                     if v == 0.0:
                         continue
-                    k = _put_name(scratch, 0, buf, f_span[i, 0], f_span[i, 1], f_span[i, 2],
-                                  f_span[i, 3])
-                    scratch[k] = _STAR
-                    k = _put_name(scratch, k + 1, buf, f_span[j, 0], f_span[j, 1],
-                                  f_span[j, 2], f_span[j, 3])
-                    h = murmur3_32(scratch, 0, k, 0)
+                    hj, carry, tj = _feed_name(h0, carry0, t0, buf, f_span[j, 0], f_span[j, 1],
+                                               f_span[j, 2], f_span[j, 3])
+                    k = (len_i + f_span[j, 1] - f_span[j, 0] + (f_span[j, 1] > f_span[j, 0])
+                         + f_span[j, 3] - f_span[j, 2])
+                    h = murmur3_finish(hj, carry, tj, k)
                     r_col[m] = ((-h if h < 0 else h) & mask) << 32 | m
                     r_val[m] = v if h >= 0 else -v
                     m += 1
