@@ -25,10 +25,12 @@ from ._common import (
     _add_command,
     _add_model_in,
     _add_plot,
+    _add_vw_options,
     _error_message,
     _parse_param,
     _positive_float,
     _positive_int,
+    _quadratic_argv,
 )
 
 __all__ = ["LEARNERS", "CLIError", "build_parser", "main"]
@@ -316,8 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_format(p):
     # the readers are onlinelearn.io.formats.FORMATS (not imported here: --help stays fast)
     p.add_argument(
-        "--format", default="svmlight", metavar="FORMAT", help="input format (default: svmlight)"
-    )
+        "--format", default="svmlight", metavar="FORMAT",
+        help="input format: svmlight (default) or vw (Vowpal Wabbit's text, features hashed as "
+        "onlinelearn.features.Hasher does; --bits, -q AB)",
+    )  # fmt: skip
+    _add_vw_options(p)
 
 
 def _add_quiet(p, what="print nothing but errors"):
@@ -349,7 +354,7 @@ def _list_learners() -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line interface; returns the exit status (0 ok, 2 error)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_quadratic_argv(sys.argv[1:] if argv is None else argv))
     if args.command == "train" and args.list_learners:
         return _list_learners()
     if args.command == "train" and not args.data:

@@ -257,7 +257,7 @@ def _ranking_labels(y):
     return [tuple(int(v) if float(v).is_integer() else v for v in row) for row in y]
 
 
-def _learn_step(est, X, y, task: str, classes=None):
+def _learn_step(est, X, y, task: str, classes=None, sample_weight=None):
     """Predict-then-learn one chunk: ``(predictions or None, loss of each row)``.
 
     Classification: the mistakes of ``partial_fit_predict`` (or, for a learner without it, of
@@ -268,6 +268,13 @@ def _learn_step(est, X, y, task: str, classes=None):
     """
     import numpy as np
 
+    if sample_weight is not None:  # importance weights of VW lines
+        if task == "ranking" or not hasattr(est, "partial_fit_predict"):
+            raise ValueError("importance weights need a learner with partial_fit_predict")
+        pred = np.asarray(est.partial_fit_predict(X, y, sample_weight=sample_weight))
+        if task == "regression":
+            return pred, (pred - y) ** 2
+        return pred, np.asarray(pred != y, dtype=np.float64)
     if task == "ranking":  # the ranking learners count their mistakes (thesis Sec. 8.2)
         y = _ranking_labels(y)
         return None, np.asarray(est.partial_fit_mistakes(X, y), dtype=np.float64)
@@ -293,10 +300,11 @@ def _learn_step(est, X, y, task: str, classes=None):
     return pred, np.asarray(pred != y, dtype=np.float64)
 
 
-def _learn_chunk(est, X, y, path, first_line, last_line, task="classification", classes=None):
+def _learn_chunk(est, X, y, path, first_line, last_line, task="classification", classes=None,
+                 sample_weight=None):  # fmt: skip
     """:func:`_learn_step` on one chunk; a rejected chunk names the file and its lines."""
     try:
-        return _learn_step(est, X, y, task, classes)
+        return _learn_step(est, X, y, task, classes, sample_weight)
     except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
         raise CLIError(f"{path}: lines {first_line}-{last_line}: {_error_message(exc)}") from None
 
@@ -583,3 +591,64 @@ def _error_message(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return f"out of memory ({exc})" if str(exc) else "out of memory"
     return str(exc) or type(exc).__name__
+
+
+# -- Vowpal Wabbit input: --bits, -q AB / --quadratic AB -----------------------------------------
+
+
+def _add_vw_options(p):
+    p.add_argument(
+        "--bits",
+        type=_positive_int,
+        default=None,
+        metavar="B",
+        help="--format vw: hash the features into 2**B columns (default 18 to train; predict "
+        "and evaluate: the model's)",
+    )
+    p.add_argument(
+        "--quadratic",
+        metavar="AB",
+        action="append",
+        default=None,
+        help="--format vw: interactions of the namespaces starting with A and B (repeatable; "
+        "'-q AB' with two characters is the same, as in VW; -q alone is --quiet)",
+    )
+
+
+def _quadratic_argv(argv):
+    """``-q AB`` (two characters, VW's spelling) -> ``--quadratic AB`` for train, predict and
+    evaluate; ``-q`` alone or followed by an option stays ``--quiet``."""
+    out = list(argv)
+    if not out or str(out[0]) not in ("train", "predict", "evaluate"):
+        return out
+    for i in range(len(out) - 1):
+        nxt = str(out[i + 1])
+        if str(out[i]) == "-q" and len(nxt) == 2 and not nxt.startswith("-"):
+            out[i] = "--quadratic"
+    return out
+
+
+def _vw_width(args, n_features=None) -> int | None:
+    """``2**bits`` for ``--format vw`` (``--bits``, else a model's ``n_features``, else 2**18;
+    a contradiction is refused), None for the other formats (where --bits and -q are refused)."""
+    if getattr(args, "format", "svmlight") != "vw":
+        if getattr(args, "bits", None) is not None or getattr(args, "quadratic", None):
+            raise CLIError("--bits and -q/--quadratic apply to --format vw only")
+        return None
+    from onlinelearn.io.vw import MAX_BITS
+
+    if args.bits is None:
+        return n_features if n_features is not None else 1 << 18
+    if args.bits > MAX_BITS:
+        raise CLIError(f"--bits {args.bits} is larger than {MAX_BITS}")
+    if n_features is not None and 1 << args.bits != n_features:
+        raise CLIError(f"--bits {args.bits} gives {1 << args.bits} columns; the model has "
+                       f"{n_features}")  # fmt: skip
+    return 1 << args.bits
+
+
+def _format_options(args) -> dict:
+    """The reader options of ``args.format`` (``interactions`` for vw)."""
+    if getattr(args, "format", "svmlight") == "vw":
+        return {"interactions": args.quadratic}
+    return {}

@@ -41,7 +41,15 @@ def _online_bound_text(pair_counts, classes, delta) -> str:
 # -- predict / evaluate -------------------------------------------------------------------------
 
 
-def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True):
+def _read_options(args, est) -> dict:
+    """The reader options of ``--format`` (``-q`` for vw), ``--bits`` checked against the model."""
+    from ._common import _format_options, _vw_width
+
+    _vw_width(args, int(est.n_features_in_))
+    return _format_options(args)
+
+
+def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True, options=None):
     """``(labels, predictions, X)`` of each chunk of ``path`` (``-``: standard input)."""
     from tqdm import tqdm
 
@@ -55,7 +63,7 @@ def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True):
     n_features = int(est.n_features_in_)
     try:
         reader = chunk_reader(fmt, source, chunk_size=chunk_size, n_features=n_features,
-                              task=task, prefetch=True)  # fmt: skip
+                              task=task, prefetch=True, **(options or {}))  # fmt: skip
     except ValueError as exc:
         if "unknown format" in str(exc):
             raise CLIError(f"--format {fmt}: {exc}") from None
@@ -120,7 +128,7 @@ def _predict(args) -> int:
         # the labels of the file are ignored: read as numbers (any will do), or as label sets
         read_as = "ranking" if task == "ranking" else "regression"
         for _, pred, _ in _predict_file(est, args.data, args.chunk_size, read_as, args.format,
-                                        args.quiet):  # fmt: skip
+                                        args.quiet, _read_options(args, est)):  # fmt: skip
             if task == "ranking" or task == "regression":
                 out.write("".join(_format_prediction(p, task, classes) + "\n" for p in pred))
             else:
@@ -166,7 +174,7 @@ def _evaluate(args) -> int:
         return _evaluate_ranking(est, args)
     ys, ps = [], []
     for y, pred, _ in _predict_file(est, args.data, args.chunk_size, task, args.format,
-                                    args.quiet):  # fmt: skip
+                                    args.quiet, _read_options(args, est)):  # fmt: skip
         ys.append(y)
         ps.append(pred)
     if not ys or sum(len(y) for y in ys) == 0:
@@ -197,7 +205,7 @@ def _evaluate(args) -> int:
 def _evaluate_regression(est, args) -> int:
     n, se, ae, s1, s2 = 0, 0.0, 0.0, 0.0, 0.0
     for y, pred, _ in _predict_file(est, args.data, args.chunk_size, "regression", args.format,
-                                    args.quiet):  # fmt: skip
+                                    args.quiet, _read_options(args, est)):  # fmt: skip
         y = np.asarray(y, dtype=np.float64)
         n += len(y)
         se += float(np.sum((pred - y) ** 2))
@@ -229,7 +237,7 @@ def _evaluate_ranking(est, args) -> int:
     index = {v: i for i, v in enumerate(classes.tolist())}
     Ys, Ss, unknown = [], [], set()
     for y, _, X in _predict_file(est, args.data, args.chunk_size, "ranking", args.format,
-                                 args.quiet):  # fmt: skip
+                                 args.quiet, _read_options(args, est)):  # fmt: skip
         Y = np.zeros((len(y), len(classes)), dtype=np.int64)
         for i, labels in enumerate(_ranking_labels(y)):
             for v in labels:

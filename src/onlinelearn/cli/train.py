@@ -12,6 +12,7 @@ from ._common import (
     _check_format,
     _check_model_size,
     _chunks,
+    _format_options,
     _LabelRuns,
     _learn_chunk,
     _make_learner,
@@ -21,6 +22,7 @@ from ._common import (
     _resumed_learner,
     _ShuffleBuffer,
     _stderr_line,
+    _vw_width,
 )
 from .evaluate import _online_bound_text
 
@@ -48,7 +50,8 @@ def _open_reader(args, path, n_features, task):
     try:
         source = open_stdin() if path == STDIN else path
         return chunk_reader(args.format, source, chunk_size=args.chunk_size,
-                            n_features=n_features, task=task, prefetch=True)  # fmt: skip
+                            n_features=n_features, task=task, prefetch=True,
+                            **_format_options(args))  # fmt: skip
     except ValueError as exc:
         if "unknown format" in str(exc):
             raise CLIError(f"--format {args.format}: {exc}") from None
@@ -108,6 +111,13 @@ def _cmd_train(args) -> int:
     n_features = args.n_features
     if args.resume is not None:
         n_features = int(est.n_features_in_)
+    if args.format == "vw":
+        if args.n_features is not None:
+            raise CLIError("--n-features does not apply to --format vw (use --bits)")
+        n_features = _vw_width(args, n_features)
+        scanned = f"--bits {n_features.bit_length() - 1}"
+    else:
+        _vw_width(args)
     spooled = None
     needs_classes = spec is not None and spec.needs_classes and args.resume is None
     if STDIN in data and (n_features is None or args.epochs > 1 or not online or needs_classes):
@@ -189,9 +199,10 @@ def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=No
     total_rows, total_loss = 0, 0.0
     t0 = time.perf_counter()
 
-    def learn(X, y, path, first_line, last_line, epoch):
+    def learn(X, y, path, first_line, last_line, epoch, sample_weight=None):
         nonlocal total_rows, total_loss
-        pred, loss = _learn_chunk(est, X, y, path, first_line, last_line, task, classes)
+        pred, loss = _learn_chunk(est, X, y, path, first_line, last_line, task, classes,
+                                  sample_weight)  # fmt: skip
         total_rows += len(y)
         total_loss += float(np.sum(loss))
         if table is not None:
@@ -214,13 +225,16 @@ def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=No
             with reader, _progress_bar(tqdm, args, reader, desc) as bar:
                 first_line = 1
                 for X, y in _chunks(reader, _shown(path)):
+                    weights = getattr(reader, "sample_weight", None)  # VW importance weights
+                    if weights is not None and shuffle is not None:
+                        raise CLIError("--shuffle-buffer cannot keep importance weights yet")
                     if shuffle is not None:
                         shuffled = shuffle.push(X, y)
                         if shuffled is not None:
                             learn(*shuffled, f"{_shown(path)} (shuffled rows)", first_line,
                                   reader.lines_read, epoch)  # fmt: skip
                     else:
-                        learn(X, y, _shown(path), first_line, reader.lines_read, epoch)
+                        learn(X, y, _shown(path), first_line, reader.lines_read, epoch, weights)
                     first_line = reader.lines_read + 1
                     _advance(bar, reader, len(y))
         if shuffle is not None:  # every epoch ends with its rows

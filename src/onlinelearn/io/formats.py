@@ -48,9 +48,34 @@ def _svmlight_n_features(source, task) -> int:
     return svmlight_n_features(source, multilabel=task == "ranking")
 
 
+def _vw_reader(source, *, chunk_size, n_features, task, prefetch=False, interactions=None):
+    """Vowpal Wabbit text hashed into ``n_features`` (a power of two) columns
+    (:mod:`onlinelearn.io.vw`); ``interactions`` as VW's ``-q``."""
+    import numpy as np
+
+    from .vw import iter_vw_chunks
+
+    if task == "ranking":
+        raise ValueError("the VW format has no multi-label rows; use svmlight for label ranking")
+    bits = int(n_features).bit_length() - 1
+    if n_features < 2 or 1 << bits != n_features:
+        raise ValueError(
+            f"{n_features} features is not a power of two: not a model trained on --format vw"
+        )
+    return iter_vw_chunks(
+        source,
+        chunk_size=chunk_size,
+        n_bits=bits,
+        interactions=interactions,
+        label_dtype=np.int64 if task == "classification" else None,
+        prefetch=prefetch,
+    )
+
+
 #: ``--format`` name -> :class:`Format`
 FORMATS: dict[str, Format] = {
     "svmlight": Format(_svmlight_reader, _svmlight_n_features),
+    "vw": Format(_vw_reader, None),  # the width is 2**bits, fixed by hashing
 }
 
 
@@ -61,11 +86,13 @@ def _format(fmt: str) -> Format:
         raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})") from None
 
 
-def chunk_reader(fmt, source, *, chunk_size, n_features, task, prefetch=False):
-    """The chunk reader of format ``fmt`` over ``source`` (a path or a binary stream)."""
+def chunk_reader(fmt, source, *, chunk_size, n_features, task, prefetch=False, **options):
+    """The chunk reader of format ``fmt`` over ``source`` (a path or a binary stream);
+    ``options`` go to that format's reader (``interactions`` for ``vw``)."""
     return _format(fmt).reader(
-        source, chunk_size=chunk_size, n_features=n_features, task=task, prefetch=prefetch
-    )
+        source, chunk_size=chunk_size, n_features=n_features, task=task, prefetch=prefetch,
+        **options,
+    )  # fmt: skip
 
 
 def scan_n_features(fmt, source, task="classification") -> int | None:
