@@ -250,3 +250,44 @@ def test_kill_and_restart_resume_from_the_last_snapshot(base_model, dna, tmp_pat
     assert s.proc.returncode in (0, -signal.SIGTERM), s.proc.stderr.read()
     _same_model(load_model(model), offline)
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".") or p.endswith(".tmp")]
+
+
+def test_vw_lines_hashed_as_the_reader_does(tmp_path, server):
+    """Vowpal Wabbit lines (?format=vw or text/x-vw) are hashed into the model's 2**b columns
+    exactly as onlinelearn.io.vw reads them, importance weights included; a model whose width is
+    not a power of two refuses them."""
+    import io as _io
+
+    from onlinelearn.io.vw import load_vw
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(40)]
+
+    def line(label, imp=None):
+        a = " ".join(rng.choice(words, size=5))
+        b = " ".join(f"{w}:{rng.uniform(0.5, 2):.3f}" for w in rng.choice(words, size=3))
+        head = f"{label}" + (f" {imp}" if imp is not None else "")
+        return f"{head} |a {a} |b {b}"
+
+    train = "\n".join(line(int(rng.integers(1, 4))) for _ in range(60)) + "\n"
+    X, y = load_vw(_io.BytesIO(train.encode()), n_bits=10)
+    est = PassiveAggressiveClassifier(random_state=0).partial_fit(X, y)
+    model = tmp_path / "vw.npz"
+    save_model(est, model)
+    more = "\n".join(line(int(rng.integers(1, 4)), float(rng.integers(1, 4))) for _ in range(30))
+    Xm, ym, wm = load_vw(_io.BytesIO(more.encode() + b"\n"), n_bits=10, return_weights=True)
+    s = Server(model, "--snapshot-every", "1000000")
+    try:
+        status, reply = s.request("POST", "/learn?format=vw", more.encode())
+        assert status == 200 and reply["learned"] == 30, reply
+        offline = load_model(model).partial_fit(Xm, ym, sample_weight=wm)
+        _same_model(s.model_now(tmp_path), offline)
+        unlabelled = b"\n".join(b"|" + ln.split(b"|", 1)[1] for ln in more.encode().split(b"\n"))
+        got = s.request("POST", "/predict", unlabelled, "text/x-vw")
+        assert got == (200, {"predictions": offline.predict(Xm).tolist()})
+        assert s.request("POST", "/learn?format=vw", b"|a x\n")[0] == 400  # no label
+        assert s.request("POST", "/predict?format=csv", b"1 1:1\n")[0] == 400
+    finally:
+        s.stop()
+    status, reply = server.request("POST", "/predict?format=vw", b"|a x y\n")
+    assert status == 400 and "2**b" in reply["error"]

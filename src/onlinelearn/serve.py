@@ -4,7 +4,9 @@ An ASGI application (Starlette, run by uvicorn; ``pip install 'onlinelearn[serve
 
 ========================  ==============================================================
 ``POST /predict``         rows as ``text/plain`` svmlight lines (a leading label is optional
-                          and ignored) or JSON ``{"rows": [...]}``; returns
+                          and ignored), Vowpal Wabbit lines (``?format=vw``, ``&q=ab`` for
+                          pairs, or ``Content-Type: text/x-vw``; hashed as ``--format vw``
+                          hashes them) or JSON ``{"rows": [...]}``; returns
                           ``{"predictions": [...]}``, and ``"probabilities"`` with
                           ``?proba=1`` when the model has ``predict_proba``
 ``POST /learn``           labelled rows (svmlight lines, or JSON ``{"rows": [...],
@@ -109,6 +111,7 @@ class _RWLock:
 class _Job:
     X: object
     y: np.ndarray
+    w: np.ndarray | None = None
     done: threading.Event = field(default_factory=threading.Event)
     result: dict | None = None
     error: str | None = None
@@ -168,11 +171,21 @@ class ModelServer:
 
     # -- parsing (no lock: nothing of the model is touched) ---------------------------------
 
-    def parse(self, body: bytes, content_type: str, labelled: bool):
-        """``(X, y)`` of a request body; ``y`` is None for unlabelled rows."""
+    def parse(self, body: bytes, content_type: str, labelled: bool, fmt: str = "", quadratic=()):
+        """``(X, y, sample_weight)`` of a request body; ``y`` is None for unlabelled rows,
+        ``sample_weight`` None unless Vowpal Wabbit lines give importance weights.
+
+        ``fmt``: ``'vw'`` (or a ``text/x-vw`` content type) reads Vowpal Wabbit lines hashed
+        into the model's ``2**b`` columns (``onlinelearn.io.vw``; ``quadratic``: the ``-q``
+        pairs); otherwise JSON by content type, else svmlight lines."""
         if not body.strip():
             raise BadRequest('empty body: send svmlight lines or JSON {"rows": [...]}')
-        if content_type.startswith("application/json"):
+        w = None
+        if fmt == "vw" or content_type.startswith("text/x-vw"):
+            X, y, w = self._parse_vw(body, labelled, quadratic)
+        elif fmt not in ("", "svmlight"):
+            raise BadRequest(f"unknown format {fmt!r}: svmlight, vw or a JSON body")
+        elif content_type.startswith("application/json"):
             X, y = self._parse_json(body, labelled)
         else:
             X, y = self._parse_lines(body, labelled)
@@ -183,7 +196,37 @@ class ModelServer:
             raise BadRequest("non-finite feature value (NaN or inf)")
         if y is not None and self.regressor and not np.all(np.isfinite(y)):
             raise BadRequest("non-finite target value")
-        return X, y
+        return X, y, w
+
+    def _parse_vw(self, body: bytes, labelled: bool, quadratic):
+        from onlinelearn.io.vw import load_vw
+
+        bits = self.n_features.bit_length() - 1
+        if self.n_features != 1 << bits:
+            raise BadRequest(
+                f"the model has {self.n_features} features, not 2**b: it was not trained on "
+                "hashed (VW) rows"
+            )
+        try:
+            X, y, w = load_vw(
+                _Body(body if body.endswith(b"\n") else body + b"\n"),
+                n_bits=bits,
+                interactions=list(quadratic) or None,
+                label_dtype=None,
+                return_weights=True,
+            )
+        except ValueError as exc:
+            raise BadRequest(_one_line(exc)) from None
+        if not labelled:
+            return X, None, None
+        missing = np.flatnonzero(np.isnan(y))
+        if missing.size:
+            raise BadRequest(f"line {missing[0] + 1}: a learn row needs a label")
+        if not self.regressor:
+            if not np.all(y == np.round(y)):
+                raise BadRequest("labels of a classifier must be integers")
+            y = y.astype(np.int64)
+        return X, y, (None if np.all(w == 1.0) else w)
 
     def _parse_lines(self, body: bytes, labelled: bool):
         from onlinelearn.io import load_svmlight
@@ -329,12 +372,12 @@ class ModelServer:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def submit(self, X, y) -> _Job:
-        job = _Job(X, y)
+    def submit(self, X, y, sample_weight=None) -> _Job:
+        job = _Job(X, y, sample_weight)
         self._queue.put(job)
         return job
 
-    def _learn(self, X, y):
+    def _learn(self, X, y, w=None):
         """Progressive validation, as one transaction of the estimator: each row predicted as
         ``/predict`` would have answered just before it was learned, then the update."""
         est = self.estimator
@@ -342,14 +385,19 @@ class ModelServer:
             if getattr(est, "average", False) is True:
                 # what /predict would have answered row by row: the averaged hypothesis
                 try:
-                    return np.asarray(est.partial_fit_predict(X, y, predict_with="average"))
+                    return np.asarray(
+                        est.partial_fit_predict(X, y, sample_weight=w, predict_with="average")
+                    )
                 except TypeError as exc:
                     if "predict_with" not in str(exc):
                         raise
             else:
-                return np.asarray(est.partial_fit_predict(X, y))
+                return np.asarray(est.partial_fit_predict(X, y, sample_weight=w))
         before = np.asarray(est.predict(X))
-        est.partial_fit(X, y)
+        if w is None:
+            est.partial_fit(X, y)
+        else:
+            est.partial_fit(X, y, sample_weight=w)
         return before
 
     def _apply(self, jobs):
@@ -361,14 +409,19 @@ class ModelServer:
             try:
                 X = sp.vstack([j.X for j in jobs], format="csr") if len(jobs) > 1 else jobs[0].X
                 y = np.concatenate([j.y for j in jobs])
-                pred = self._learn(X, y)
+                w = None
+                if any(j.w is not None for j in jobs):
+                    w = np.concatenate(
+                        [np.ones(j.X.shape[0]) if j.w is None else j.w for j in jobs]
+                    )
+                pred = self._learn(X, y, w)
                 parts = np.split(pred, np.cumsum([j.X.shape[0] for j in jobs])[:-1])
                 outcome = [(p, None) for p in parts]
             except Exception:  # the batch was refused as a whole: one request at a time
                 outcome = []
                 for j in jobs:
                     try:
-                        outcome.append((self._learn(j.X, j.y), None))
+                        outcome.append((self._learn(j.X, j.y, j.w), None))
                     except Exception as exc:  # noqa: BLE001 - reported to the client
                         outcome.append((None, _one_line(exc)))
         finally:
@@ -499,11 +552,15 @@ def make_app(server: ModelServer):
             raise BadRequest("client disconnected") from None
         return b"".join(chunks)
 
+    def fmt_of(request):
+        q = request.query_params
+        return q.get("format", ""), tuple(q.getlist("q"))
+
     async def predict(request):
         try:
             body = await body_of(request)
             ctype = request.headers.get("content-type", "text/plain")
-            X, _ = await run_in_threadpool(server.parse, body, ctype, False)
+            X, _, _ = await run_in_threadpool(server.parse, body, ctype, False, *fmt_of(request))
             proba = request.query_params.get("proba", "0").lower() in ("1", "true", "yes")
             out = await run_in_threadpool(server.predict, X, proba)
         except BadRequest as exc:
@@ -514,10 +571,10 @@ def make_app(server: ModelServer):
         try:
             body = await body_of(request)
             ctype = request.headers.get("content-type", "text/plain")
-            X, y = await run_in_threadpool(server.parse, body, ctype, True)
+            X, y, w = await run_in_threadpool(server.parse, body, ctype, True, *fmt_of(request))
         except BadRequest as exc:
             return error(exc.status, str(exc))
-        job = server.submit(X, y)
+        job = server.submit(X, y, w)
         await run_in_threadpool(job.done.wait)
         if job.error is not None:
             return error(422, job.error)
