@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from .._core.config import njit
+from .._core.fp import finite
 from .._core.max_hinge import _project_capped_simplex
 
 MAX = 0
@@ -433,6 +434,6 @@ def instance_pass(data, indices, indptr, y, qptr, order, w, st, loss, update, C,
                     for e in range(indptr[a + i], indptr[a + i + 1]):
                         w[indices[e]] += tau[i] * data[e]
     for j in range(n_features):
-        if not math.isfinite(w[j]):
+        if not finite(w[j]):
             return False
     return True
