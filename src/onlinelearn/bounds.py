@@ -369,3 +369,42 @@ def plot(result, path):
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+_LEARNERS = {
+    "perceptron": lambda: _ol().Perceptron(),
+    "pa1": lambda: _ol().PassiveAggressiveClassifier(variant="PA-I", C=0.1),
+    "winnow": lambda: _ol().Winnow(eta=0.5),
+    "copa": lambda: _ol().COPA(),
+}
+
+
+def _ol():
+    import onlinelearn
+
+    return onlinelearn
+
+
+def main(argv=None):
+    """``python -m onlinelearn.bounds DATASET [--learner perceptron|pa1|winnow|copa]
+    [--rows N] [--seed S] [--plot FILE.png]``: :func:`report` on a shared data set (its
+    training split; N rows drawn at random with seed S, in that order)."""
+    import argparse
+
+    from .datasets import load_shared
+
+    ap = argparse.ArgumentParser(prog="python -m onlinelearn.bounds", description=main.__doc__)
+    ap.add_argument("dataset")
+    ap.add_argument("--learner", choices=sorted(_LEARNERS), default="perceptron")
+    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", default=None, metavar="FILE.png")
+    args = ap.parse_args(argv)
+    X, y = load_shared(args.dataset)
+    rows = np.random.default_rng(args.seed).permutation(X.shape[0])[: args.rows]
+    report(_LEARNERS[args.learner](), X[rows], np.asarray(y)[rows], plot_to=args.plot)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
