@@ -22,8 +22,11 @@ grows with L and X, so sums over more rounds, or a larger X, give valid bounds t
 Here u_t is the round's direction: y_t x_t (one weight vector) or x_t on the column of y_t and
 -x_t on the max-score rival's (K columns, so ||u_t||_2 = sqrt(2) ||x_t||), x_t including the
 intercept feature of value b.  M is the set of rounds on which the learner's margin was <= 0
-(its updates for the conservative steps): the prediction mistakes and the ties.  When the
-stream had ties (updates that were not prediction mistakes), the sums run over all rounds.
+(its updates for the conservative steps): the prediction mistakes and the ties, so the
+prediction mistakes reported as ``observed`` are at most |M|.  The sums and maxima are taken
+over all rounds, not over M only: the right-hand sides grow with them, so the bound stays
+valid, and it says something.  With sums over M alone, u = 0 gives |M| <= |M| and the best
+scale of u tends to 0: the bound then sits on the observed curve and certifies nothing.
 
 Comparator: by default the batch optimum of the same regularised problem, solved by our dual
 coordinate ascent (:class:`onlinelearn.DualCoordinateSVC`: binary hinge, or Crammer-Singer,
@@ -261,8 +264,7 @@ def report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
     U = np.asarray(comparator, dtype=np.float64)
     mu = _margins(Xa, U, yc, binary)
     n_upd = int(est.n_updates_)
-    ties = kind != "pa" and n_upd != int(mis.sum())
-    on = np.ones_like(mis) if ties else mis  # the rounds the sums run over
+    on = np.ones_like(mis)  # the rounds the sums run over: all (see the module docstring)
     if kind == "perceptron":
         xn = np.sqrt(kappa) * _row_norms(Xa, 2) * on
         best = None
@@ -360,6 +362,7 @@ def plot(result, path):
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(t, result["curve_observed"], label=f"observed {result['quantity']}")
     ax.plot(t, result["curve_bound"], label="bound")
+    ax.plot(t, t, ":", color="gray", label="t (every round a mistake)")
     ax.set_xlabel("round t")
     ax.set_ylabel(result["quantity"])
     ax.set_yscale("log")
