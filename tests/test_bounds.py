@@ -296,3 +296,29 @@ def test_report_mapping_plot_and_copa(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = bounds.plot(r, tmp_path / "b.png")
     assert path.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_online_learner_keeps_the_presets_dual_and_nan_where_none(K):
+    from onlinelearn import COPA, OnlineLearner
+    from onlinelearn.framework import Aggressive, Conservative, Euclidean, Hinge, SquaredHinge
+
+    X, y = _stream(2, K=K)
+    pairs = [
+        (OnlineLearner(Euclidean(), Hinge(1.0), Aggressive(0.2, "PA-I")),
+         PassiveAggressiveClassifier(variant="PA-I", C=0.2)),
+        (OnlineLearner(Euclidean(), Hinge(0.0), Conservative()), Perceptron(intercept_scaling=1.0)),
+    ]  # fmt: skip
+    for ours, preset in pairs:
+        ours.partial_fit(X, y, classes=np.arange(K))
+        preset.partial_fit(X, y, classes=np.arange(K))
+        assert np.isfinite(ours.dual_objective_)
+        assert ours.dual_objective_ == preset.dual_objective_
+    for est in (
+        OnlineLearner(Euclidean(), SquaredHinge(), Aggressive(0.2, "PA-I")),  # another loss
+        PassiveAggressiveClassifier(constraint="l1", radius=5.0),  # projected updates
+        COPA(),
+        Winnow(self_tuned=True, average=False),
+    ):
+        est.partial_fit(X, y, classes=np.arange(K))
+        assert np.isnan(est.dual_objective_), type(est).__name__
