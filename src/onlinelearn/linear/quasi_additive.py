@@ -129,6 +129,14 @@ class Winnow(OnlineLinearClassifier):
         the margin is at most ||x||_inf); the conservative step does not read it, but its
         kept dual objective ``dual_objective_`` is that of the hinge at this gamma.
 
+    Attributes
+    ----------
+    dual_objective_ : float
+        D = gamma sum_t tau_t - f*(theta) (tau_t = eta on the conservative step, gamma =
+        ``margin``), the dual of f(w) + sum_t C_t [gamma - margin_t(w)]_+ with C_t = eta (or
+        the aggressive step's C), kept as the sum of the rounds' increments (docs/bounds.md);
+        NaN for the self-tuned variant.
+
     Examples
     --------
     >>> from onlinelearn import Winnow
