@@ -167,13 +167,15 @@ def test_weak_duality_every_round_euclid(make, C, gamma, K, sparse):
         assert np.all(np.diff(Ds) >= -1e-12)  # the aggressive step never lowers the dual
 
 
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("K", [2, 3])
-def test_weak_duality_every_round_winnow(K):
+def test_weak_duality_every_round_winnow(K, sparse):
     X, y = _stream(3, n=60, K=K)
     X = X / 3.0
+    Xin = sp.csr_matrix(X) if sparse else X
     est = Winnow(eta=0.3, margin=0.2)
     for t in range(len(y)):
-        est.partial_fit(X[t : t + 1], y[t : t + 1], classes=np.arange(K))
+        est.partial_fit(Xin[t : t + 1], y[t : t + 1], classes=np.arange(K))
         Xa = np.hstack([X[: t + 1], np.ones((t + 1, 1))])
         th = est._theta.astype(float)
         n = est._n_weights()
