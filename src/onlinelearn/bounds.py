@@ -211,7 +211,9 @@ def report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
     ``quantity``, ``theorem``, ``updates`` (rounds with margin <= 0 for the conservative
     steps, or with an update), ``dual_objective``, ``primal_averaged`` (P of the averaged
     predictor, or of the last iterate without averaging), ``gap`` (their difference, >= 0 by
-    weak duality), ``primal_comparator``, ``curve_observed`` / ``curve_bound`` (along the
+    weak duality), ``primal_comparator`` (P at the comparator as given, by default the batch
+    optimum: P(w_avg) - primal_comparator is how far the averaged predictor is from it),
+    ``curve_observed`` / ``curve_bound`` (along the
     stream), ``comparator`` (W over the augmented features) and ``estimator`` (the run).
     Prints the same as a table when ``show``; ``plot_to``: a PNG file drawn by :func:`plot`.
     """
@@ -262,6 +264,7 @@ def report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
             multiclass=not binary,
         )  # fmt: skip
     U = np.asarray(comparator, dtype=np.float64)
+    U0 = U  # the comparator as given (the batch optimum), before the bound's rescaling
     mu = _margins(Xa, U, yc, binary)
     n_upd = int(est.n_updates_)
     on = np.ones_like(mis)  # the rounds the sums run over: all (see the module docstring)
@@ -319,7 +322,10 @@ def report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
         "dual_objective": dual,
         "primal_averaged": primal_avg,
         "gap": primal_avg - dual,
-        "primal_comparator": primal_objective(est, U, Xa, yc, binary),
+        # P at the comparator as given (Winnow: at the simplex point the bound used; the
+        # Euclidean optimum is off the simplex)
+        "primal_comparator": primal_objective(est, U if kind == "winnow" else U0, Xa, yc,
+                                              binary),  # fmt: skip
         "comparator": U,
         "curve_observed": np.cumsum(mis),
         "curve_bound": curve_bound,
@@ -333,15 +339,16 @@ def report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
 
 def format_table(reports, names=None):
     """The reports as a Markdown table (observed, bound, dual, primal of the averaged
-    predictor, gap)."""
-    head = "| learner | rounds | quantity | observed | bound | dual D | P(w_avg) | gap | theorem |"
-    lines = [head, "|" + "---|" * 9]
+    predictor, gap, primal of the comparator u*)."""
+    head = ("| learner | rounds | quantity | observed | bound | dual D | P(w_avg) | gap "
+            "| P(u*) | theorem |")  # fmt: skip
+    lines = [head, "|" + "---|" * 10]
     for i, r in enumerate(reports):
         name = names[i] if names else type(r["estimator"]).__name__
         lines.append(
             f"| {name} | {r['rounds']} | {r['quantity']} | {r['observed']} | {r['bound']:.6g} "
             f"| {r['dual_objective']:.6g} | {r['primal_averaged']:.6g} | {r['gap']:.6g} "
-            f"| {r['theorem']} |"
+            f"| {r['primal_comparator']:.6g} | {r['theorem']} |"
         )
     return "\n".join(lines)
 
