@@ -230,20 +230,43 @@ def test_old_state_loads_with_unknown_dual():
     assert np.isnan(back.dual_objective_)
 
 
+def test_model_file_keeps_the_dual(tmp_path):
+    from onlinelearn.model_io import load_model, save_model
+
+    X, y = _stream(4, K=3)
+    for est in (PassiveAggressiveClassifier(variant="PA-II", C=0.5), Winnow(eta=0.2)):
+        est.partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+        save_model(est, tmp_path / "m.olm")
+        back = load_model(tmp_path / "m.olm")
+        assert back.dual_objective_ == est.dual_objective_
+        back.partial_fit(X[60:], y[60:])
+        est.partial_fit(X[60:], y[60:])
+        assert back.dual_objective_ == est.dual_objective_
+
+
 def test_growth_binary_to_multiclass_halves_the_dual():
+    """A third label: w -> (-w/2, w/2, 0), D -> D/2, then the new row's PA-I increment."""
     X, y = _stream(1, K=3)
     two = y < 2
-    est = PassiveAggressiveClassifier(variant="PA-I", C=0.1)
+    C = 0.1
+    est = PassiveAggressiveClassifier(variant="PA-I", C=C)
     est.partial_fit(X[two], y[two])
     D = est.dual_objective_
+    w = est._theta[:, 0].astype(float)
+    x = np.append(X[~two][0], 1.0)  # the intercept feature, b = 1
+    Th = np.stack([-w / 2, w / 2, np.zeros_like(w)], axis=1)
+    s = x @ Th
+    margin = s[2] - max(s[0], s[1])
+    ksq = 2 * (x @ x)
+    tau = min(C, max(1 - margin, 0) / ksq)
     est.partial_fit(X[~two][:1], y[~two][:1])  # the third label arrives
-    # D / 2 (the halving), then the new row's increment >= 0; and weak duality on the
-    # multiclass problem of all the rounds
-    assert est.dual_objective_ >= D / 2 - 1e-12
+    inc = tau * (1 - margin) - 0.5 * tau * tau * ksq
+    assert est.dual_objective_ == pytest.approx(D / 2 + inc, rel=1e-12, abs=1e-12)
+    # and weak duality on the multiclass problem of all the rounds
     W = est._theta.astype(float)
     Xa = np.hstack([np.vstack([X[two], X[~two][:1]]), np.ones((two.sum() + 1, 1))])
     yy = np.concatenate([y[two], y[~two][:1]])
-    P = _primal(W, Xa, yy, False, 1.0, 0.1, lambda W: 0.5 * np.sum(W * W))
+    P = _primal(W, Xa, yy, False, 1.0, C, lambda W: 0.5 * np.sum(W * W))
     assert est.dual_objective_ <= P + 1e-9
 
 
