@@ -67,6 +67,7 @@ from .state import (
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
+    FP_DUAL_QUAD,
     FP_ETA,
     FP_GAMMA,
     IP_AVERAGE,
@@ -79,7 +80,7 @@ from .state import (
     S_SUM,
     dual_increment,
 )
-from .steps import CONSERVATIVE, COPA, PA2, hinge_step
+from .steps import CONSERVATIVE, COPA, hinge_step
 
 OK = 0
 #: a feature value of the row ``order[i]`` was NaN or infinite: the pass stopped before it
@@ -173,8 +174,9 @@ def euclid_pass(
     gamma = fp[FP_GAMMA]
     eta = fp[FP_ETA]
     b = fp[FP_B]
-    keep_dual = ip[IP_DUAL] != 0 and step != COPA
+    keep_dual = ip[IP_DUAL] != 0  # (the estimator never asks it of COPA)
     gamma_d = fp[FP_DUAL_GAMMA]
+    quad_d = fp[FP_DUAL_QUAD]
     R = theta.shape[0]
     # theta, U, scores and alpha may carry zero columns beyond the K classes
     # (:func:`padded_work_state`): K is the class count, Kw the stored width
@@ -269,7 +271,7 @@ def euclid_pass(
                 tau *= eta
             if tau > 0.0 and keep_dual:
                 # the rise of the dual by this round's variable (a few flops per update)
-                st[DUAL] += dual_increment(tau, gamma_d, margin, kappa * sq, step == PA2, C * wgt)
+                st[DUAL] += dual_increment(tau, gamma_d, margin, kappa * sq, quad_d, C * wgt)
 
         # ---- update: one sweep over the row, every moving column of theta at once
         if n_act > 0:

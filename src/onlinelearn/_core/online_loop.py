@@ -45,6 +45,7 @@ from .state import (
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
+    FP_DUAL_QUAD,
     FP_ETA,
     FP_GAMMA,
     FP_LOG_N,
@@ -64,7 +65,7 @@ from .state import (
     dual_increment,
 )
 from .status import NONFINITE, OK
-from .steps import CONSERVATIVE, COPA, PA2, aggressive_link_step, hinge_step, max_loss_alpha
+from .steps import CONSERVATIVE, COPA, aggressive_link_step, hinge_step, max_loss_alpha
 
 #: Re-centre the exp shift m when max|theta| exceeds m by this much (exp(60) ~ 1e26: safe).
 _REFRAME_GAP = 60.0
@@ -222,9 +223,11 @@ def online_pass(
     # the dual objective D = sum_t gamma tau_t [- tau_t^2 / (4 C_t)] - f*(theta) of the hinge
     # steps at a fixed link (st[DUAL], one increment per update; not COPA, another loss or
     # self-tuned Winnow, whose c_t changes)
-    keep_dual = (ip[IP_DUAL] != 0 and step != COPA and value is None
+    # (the estimator never asks it of COPA)
+    keep_dual = (ip[IP_DUAL] != 0 and value is None
                  and (link == EUCLID or link == ENTROPY or link == PNORM))  # fmt: skip
     gamma_d = fp[FP_DUAL_GAMMA]
+    quad_d = fp[FP_DUAL_QUAD]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and step != COPA
@@ -318,11 +321,11 @@ def online_pass(
                 max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
                 if keep_dual and link == EUCLID:
                     ksq_d = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
-                    st[DUAL] += dual_increment(tau, gamma_d, margin, ksq_d, step == PA2, C * wgt)
+                    st[DUAL] += dual_increment(tau, gamma_d, margin, ksq_d, quad_d, C * wgt)
                 elif keep_dual:
                     # the increment gamma tau - (f*(theta + tau u) - f*(theta)) [- PA-II's
                     # term]: f* before the update here, after it (and any re-centring) below
-                    st[DUAL] += dual_increment(tau, gamma_d, 0.0, 0.0, step == PA2, C * wgt)
+                    st[DUAL] += dual_increment(tau, gamma_d, 0.0, 0.0, quad_d, C * wgt)
                     st[DUAL] += fstar_of_state(link, agg_before, m_before, p)
         if updated:
             for k in range(K):

@@ -26,7 +26,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 ``fp`` float64[N_FP] -- float parameters:
     FP_C, FP_GAMMA (margin), FP_ETA (= 1/c, conservative steps), FP_P (p-norm), FP_B
     (intercept value, 0 = no intercept), FP_LOG_N (log n, self-tuned Winnow), FP_DUAL_GAMMA
-    (the margin gamma of the hinge whose dual st[DUAL] keeps)
+    (the margin gamma of the hinge whose dual st[DUAL] keeps), FP_DUAL_QUAD (1/4 for PA-II,
+    whose dual has the term -tau^2 / (4 C_t); 0 otherwise)
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ FP_P = 3
 FP_B = 4
 FP_LOG_N = 5
 FP_DUAL_GAMMA = 6
-N_FP = 7
+FP_DUAL_QUAD = 7
+N_FP = 8
 
 
 @njit(inline="always")
@@ -81,7 +83,7 @@ def euclid_params(ip, fp):
 
 
 @njit(inline="always")
-def dual_increment(tau, gamma, margin, ksq, step_pa2, cw):
+def dual_increment(tau, gamma, margin, ksq, quad, cw):
     """The rise of the dual objective kept in ``st[DUAL]`` when a round adds tau u to theta on
     the Euclidean link (thesis eq. 5.12 in the units of tau = alpha / c)::
 
@@ -90,8 +92,10 @@ def dual_increment(tau, gamma, margin, ksq, step_pa2, cw):
         D(.., tau_t) - D(.., 0) = tau (gamma - <theta, u>) - 1/2 tau^2 ||u||^2 [- tau^2/(4 C_t)]
 
     with <theta, u> = ``margin`` (y <w, x>, or s_y - s_r) and ||u||^2 = ``ksq`` (kappa ||x||^2,
-    the intercept feature included); ``cw`` = C_t = C times the example's weight (PA-II)."""
+    the intercept feature included); ``quad`` = ``fp[FP_DUAL_QUAD]`` (1/4 for PA-II, else 0)
+    and ``cw`` = C_t = C times the example's weight.  The other links pass margin = ksq = 0
+    and subtract the change of f* themselves."""
     inc = tau * (gamma - margin) - 0.5 * tau * tau * ksq
-    if step_pa2:
-        inc -= 0.25 * tau * tau / cw
+    if quad != 0.0:
+        inc -= quad * tau * tau / cw
     return inc

@@ -49,6 +49,7 @@ from .._core.state import (
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
+    FP_DUAL_QUAD,
     FP_ETA,
     FP_GAMMA,
     FP_LOG_N,
@@ -245,6 +246,7 @@ class OnlineLinearClassifier(
         fpa[FP_B] = b
         fpa[FP_LOG_N] = fp["log_n"]
         fpa[FP_DUAL_GAMMA] = self._dual_margin()
+        fpa[FP_DUAL_QUAD] = 0.25 if ip[IP_STEP] == S.PA2 else 0.0
         return ip, fpa
 
     # ------------------------------------------------------------------ the kept dual
