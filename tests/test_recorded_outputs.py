@@ -36,7 +36,7 @@ import functools
 
 import numpy as np
 import pytest
-from recorded._configs import CONFIGS, OUTPUTS, data_digest, host, key, load, run
+from recorded._configs import CONFIGS, OUTPUTS, STATS, data_digest, host, key, load, run
 
 RTOL, ATOL = 1e-10, 1e-12
 #: LabelRanker's entropic update III (module docstring)
@@ -140,6 +140,13 @@ def test_recorded_outputs(cfg, variant):
     want = runs[key(cfg, *variant)]
     got = run(cfg, *variant)
     assert sorted(got) == sorted(want), "the run gives other outputs than were recorded"
+    if "stats" in got:
+        # dual_objective_ of the linear learners (Perceptron, PA, Winnow, ...) is newer than
+        # the file, which holds NaN for it (no such attribute then): an addition, not a change
+        i = STATS.index("dual_objective_")
+        if np.isnan(want["stats"][i]) and not np.isnan(got["stats"][i]):
+            got["stats"] = got["stats"].copy()
+            got["stats"][i] = np.nan
     exact = not _compile_order_dependent(cfg)
     tol = (RTOL_CERTIFIED, ATOL_CERTIFIED) if _certified_step(cfg) else (RTOL, ATOL)
     failures = [

@@ -40,15 +40,19 @@ from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_rows
 from .sparse import row_absmax, row_dot_euclid, row_dot_map, row_offset, row_sqnorm
 from .state import (
     AGGREGATE,
+    DUAL,
     EXP_SHIFT,
     FP_B,
     FP_C,
+    FP_DUAL_GAMMA,
+    FP_DUAL_QUAD,
     FP_ETA,
     FP_GAMMA,
     FP_LOG_N,
     FP_P,
     IP_AVERAGE,
     IP_BALANCED,
+    IP_DUAL,
     IP_LINK,
     IP_STEP,
     M_COUNT,
@@ -58,6 +62,7 @@ from .state import (
     S_SUM,
     THETA_MAX,
     X_MAX,
+    dual_increment,
 )
 from .status import NONFINITE, OK
 from .steps import CONSERVATIVE, aggressive_link_step, hinge_step, max_loss_alpha
@@ -81,6 +86,16 @@ def _signed_max(link, balanced):
     to 0 when every theta is far below zero (the weights then read out as 0/0).
     """
     return link == ENTROPY and not balanced
+
+
+@njit
+def fstar_of_state(link, agg, m, p):
+    """f*(theta) up to the constant -log n of the entropy link (it cancels in differences),
+    from the running aggregate: log Z + m (entropy: Z = sum exp(+-theta - m)), or
+    (sum |theta|^p)^(2/p) / (2 (p - 1)) (p-norm)."""
+    if link == ENTROPY:
+        return math.log(agg) + m
+    return agg ** (2.0 / p) / (2.0 * (p - 1.0))
 
 
 @njit
@@ -205,6 +220,14 @@ def online_pass(
     p = fp[FP_P]
     b = fp[FP_B]
     log_n = fp[FP_LOG_N]
+    # the dual objective D = sum_t gamma tau_t [- tau_t^2 / (4 C_t)] - f*(theta) of the hinge
+    # steps at a fixed link (st[DUAL], one increment per update; not COPA, another loss or
+    # self-tuned Winnow, whose c_t changes)
+    # (the estimator never asks it of COPA)
+    keep_dual = (ip[IP_DUAL] != 0 and value is None
+                 and (link == EUCLID or link == ENTROPY or link == PNORM))  # fmt: skip
+    gamma_d = fp[FP_DUAL_GAMMA]
+    quad_d = fp[FP_DUAL_QUAD]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and not is_copa(step)
@@ -266,6 +289,7 @@ def online_pass(
 
         # ---- dual step and update
         agg_before = st[AGGREGATE]
+        m_before = st[EXP_SHIFT]
         # alpha[k]: the coefficient of x in column k's update (COPA's closed form, or +-tau)
         if is_copa(step):
             sq = row_sqnorm(data, indptr, i, b)
@@ -295,6 +319,14 @@ def online_pass(
                 if step == CONSERVATIVE:
                     tau *= eta
                 max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
+                if keep_dual and link == EUCLID:
+                    ksq_d = row_sqnorm(data, indptr, i, b) * (1.0 if binary else 2.0)
+                    st[DUAL] += dual_increment(tau, gamma_d, margin, ksq_d, quad_d, C * wgt)
+                elif keep_dual:
+                    # the increment gamma tau - (f*(theta + tau u) - f*(theta)) [- PA-II's
+                    # term]: f* before the update here, after it (and any re-centring) below
+                    st[DUAL] += dual_increment(tau, gamma_d, 0.0, 0.0, quad_d, C * wgt)
+                    st[DUAL] += fstar_of_state(link, agg_before, m_before, p)
         if updated:
             for k in range(K):
                 if alpha[k] != 0.0:
@@ -319,6 +351,8 @@ def online_pass(
                     # true maximum |theta|
                     recompute_aggregate(theta, st, link, p, balanced)
                     reframe(theta, A, lastS, st, link, p, balanced, average, st[THETA_MAX])
+            if keep_dual and link != EUCLID:
+                st[DUAL] -= fstar_of_state(link, st[AGGREGATE], st[EXP_SHIFT], p)
         st[N_ROUNDS] += 1.0
         if average:
             s_now = scale(link, st[AGGREGATE], p)

@@ -14,14 +14,20 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
     X_MAX       X_t, the largest |x_i| seen (self-tuned Winnow)
     M_COUNT     M_t, the number of updates of self-tuned Winnow
     THETA_MAX   max |theta_jk| seen
+    DUAL        the dual objective D kept as the sum of the rounds' dual increments (see
+                :func:`dual_increment`); NaN when the configuration keeps none (model files
+                written before this slot load with NaN)
 
 ``ip`` int64[N_IP] -- integer parameters:
     IP_LINK, IP_STEP, IP_AVERAGE (0/1), IP_BALANCED (0/1), IP_PREDICT_AVERAGE (0/1: the
-    progressive predictions of the Euclidean pass use the averaged weights)
+    progressive predictions of the Euclidean pass use the averaged weights), IP_DUAL (0/1:
+    the pass accumulates st[DUAL])
 
 ``fp`` float64[N_FP] -- float parameters:
     FP_C, FP_GAMMA (margin), FP_ETA (= 1/c, conservative steps), FP_P (p-norm), FP_B
-    (intercept value, 0 = no intercept), FP_LOG_N (log n, self-tuned Winnow)
+    (intercept value, 0 = no intercept), FP_LOG_N (log n, self-tuned Winnow), FP_DUAL_GAMMA
+    (the margin gamma of the hinge whose dual st[DUAL] keeps), FP_DUAL_QUAD (1/4 for PA-II,
+    whose dual has the term -tau^2 / (4 C_t); 0 otherwise)
 """
 
 from __future__ import annotations
@@ -38,7 +44,10 @@ AGGREGATE = 5
 X_MAX = 6
 M_COUNT = 7
 THETA_MAX = 8
-N_ST = 9
+DUAL = 9
+N_ST = 10
+#: the length of ``st`` in model files written before the kept dual objective
+N_ST_V1 = 9
 
 # ip
 IP_LINK = 0
@@ -46,7 +55,8 @@ IP_STEP = 1
 IP_AVERAGE = 2
 IP_BALANCED = 3
 IP_PREDICT_AVERAGE = 4
-N_IP = 5
+IP_DUAL = 5
+N_IP = 6
 
 # fp
 FP_C = 0
@@ -55,7 +65,9 @@ FP_ETA = 2
 FP_P = 3
 FP_B = 4
 FP_LOG_N = 5
-N_FP = 6
+FP_DUAL_GAMMA = 6
+FP_DUAL_QUAD = 7
+N_FP = 8
 
 
 @njit(inline="always")
@@ -68,3 +80,22 @@ def euclid_params(ip, fp):
     average = ip[IP_AVERAGE] != 0
     predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
     return ip[IP_STEP], average, predict_average, fp[FP_C], fp[FP_GAMMA], fp[FP_ETA], fp[FP_B]
+
+
+@njit(inline="always")
+def dual_increment(tau, gamma, margin, ksq, quad, cw):
+    """The rise of the dual objective kept in ``st[DUAL]`` when a round adds tau u to theta on
+    the Euclidean link (thesis eq. 5.12 in the units of tau = alpha / c)::
+
+        D(tau) = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - f*(sum_t tau_t u_t),
+        f*(theta) = 1/2 ||theta||^2,
+        D(.., tau_t) - D(.., 0) = tau (gamma - <theta, u>) - 1/2 tau^2 ||u||^2 [- tau^2/(4 C_t)]
+
+    with <theta, u> = ``margin`` (y <w, x>, or s_y - s_r) and ||u||^2 = ``ksq`` (kappa ||x||^2,
+    the intercept feature included); ``quad`` = ``fp[FP_DUAL_QUAD]`` (1/4 for PA-II, else 0)
+    and ``cw`` = C_t = C times the example's weight.  The other links pass margin = ksq = 0
+    and subtract the change of f* themselves."""
+    inc = tau * (gamma - margin) - 0.5 * tau * tau * ksq
+    if quad != 0.0:
+        inc -= quad * tau * tau / cw
+    return inc

@@ -91,6 +91,11 @@ class PassiveAggressiveClassifier(
 
     Attributes
     ----------
+    dual_objective_ : float
+        D = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - 1/2 ||sum_t tau_t u_t||^2, the
+        dual of 1/2 ||w||^2 + sum_t C_t [gamma - margin_t(w)]_+ (PA-II: squared; PA: C_t = inf)
+        over the rounds so far, kept as the sum of the rounds' increments; the intercept is a
+        regularised feature of value b.  D <= that primal at every w (docs/bounds.md).
     classes_, coef_, intercept_, n_updates_, n_mistakes_, t_, n_iter_
         As in :class:`onlinelearn.Perceptron`.
     intercept_scaling_ : float

@@ -126,6 +126,11 @@ class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassi
         stopped it), :meth:`partial_fit` 1 (as scikit-learn); kept by model files.
     intercept_scaling_ : float
         The value b of the intercept feature, when ``intercept_scaling`` is 'fit' or 'auto'.
+    dual_objective_ : float
+        The dual of the thesis's Perceptron problem at gamma = 1 and c = 1 (Sec. 5.1.1):
+        D = n_updates_ - 1/2 ||sum_{t in M} u_t||^2 <= 1/2 ||w||^2 + sum_t [1 - margin_t(w)]_+
+        for every w (unit example weights; a weight s_t makes tau_t = C_t = s_t), kept as
+        the sum of the mistake rounds' increments (docs/bounds.md).
 
     Examples
     --------

@@ -140,7 +140,16 @@ class Winnow(_TypicalValueIntercept, OnlineLinearClassifier):
         Cap on tau (PA-I) or slack cost (PA-II); ignored by the other steps.
     margin : float, default=0.1
         gamma of the hinge loss of the aggressive steps (the weights lie on the simplex, so
-        the margin is at most ||x||_inf); ignored by the conservative step.
+        the margin is at most ||x||_inf); the conservative step does not read it, but its
+        kept dual objective ``dual_objective_`` is that of the hinge at this gamma.
+
+    Attributes
+    ----------
+    dual_objective_ : float
+        D = gamma sum_t tau_t - f*(theta) (tau_t = eta on the conservative step, gamma =
+        ``margin``), the dual of f(w) + sum_t C_t [gamma - margin_t(w)]_+ with C_t = eta (or
+        the aggressive step's C), kept as the sum of the rounds' increments (docs/bounds.md);
+        NaN for the self-tuned variant.
 
     Examples
     --------
@@ -156,6 +165,12 @@ class Winnow(_TypicalValueIntercept, OnlineLinearClassifier):
     def _configuration(self):
         link = Entropy(eta=self.eta, balanced=self.balanced, self_tuned=self.self_tuned)
         return (link, *_loss_and_step(self))
+
+    def _dual_margin(self):
+        """gamma of the kept dual (``dual_objective_``): ``margin`` for every step, the
+        conservative one included (thesis eq. 5.7 holds for every gamma > 0; the weights lie
+        on the simplex, so a gamma above ||x||_inf would make the dual a poor certificate)."""
+        return float(self.margin)
 
     def _check_params(self):
         if self.self_tuned and self.average:
@@ -210,7 +225,8 @@ class PNormPerceptron(_TypicalValueIntercept, OnlineLinearClassifier):
     C : float, default=1.0
         Cap on tau (PA-I) or slack cost (PA-II); ignored by the other steps.
     margin : float, default=1.0
-        gamma of the hinge loss of the aggressive steps; ignored by the conservative step.
+        gamma of the hinge loss of the aggressive steps; the conservative step does not read
+        it, but its kept dual objective ``dual_objective_`` is that of the hinge at this gamma.
 
     Examples
     --------
@@ -228,3 +244,5 @@ class PNormPerceptron(_TypicalValueIntercept, OnlineLinearClassifier):
 
     def _configuration(self):
         return (PNorm(self.p), *_loss_and_step(self))
+
+    _dual_margin = Winnow._dual_margin

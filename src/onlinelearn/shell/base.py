@@ -45,15 +45,19 @@ from .._core.online_loop import (
 )
 from .._core.state import (
     AGGREGATE,
+    DUAL,
     EXP_SHIFT,
     FP_B,
     FP_C,
+    FP_DUAL_GAMMA,
+    FP_DUAL_QUAD,
     FP_ETA,
     FP_GAMMA,
     FP_LOG_N,
     FP_P,
     IP_AVERAGE,
     IP_BALANCED,
+    IP_DUAL,
     IP_LINK,
     IP_PREDICT_AVERAGE,
     IP_STEP,
@@ -279,7 +283,61 @@ class OnlineLinearClassifier(
         fpa[FP_P] = fp["p"]
         fpa[FP_B] = b
         fpa[FP_LOG_N] = fp["log_n"]
+        fpa[FP_DUAL_GAMMA] = self._dual_margin()
+        fpa[FP_DUAL_QUAD] = 0.25 if ip[IP_STEP] == S.PA2 else 0.0
         return ip, fpa
+
+    # ------------------------------------------------------------------ the kept dual
+    def _dual_margin(self):
+        """gamma of the hinge whose dual ``st[DUAL]`` keeps: the loss's margin; 1 when it is 0
+        (the conservative step's Hinge(0): thesis Sec. 5.1.1 sets gamma = 1 for the
+        Perceptron).  A subclass may choose another (Winnow: its ``margin``)."""
+        gamma = float(getattr(self._config()[1], "margin", 0.0))
+        return gamma if gamma > 0.0 else 1.0
+
+    def _keeps_dual(self, kernel):
+        """True when the pass ``kernel`` keeps the dual objective (``ip[IP_DUAL]``): the hinge
+        loss with the conservative step or PA / PA-I / PA-II, on the Euclidean, entropy
+        (fixed eta) or p-norm link, with the library's own passes (no constraint, no other
+        loss, not COPA, not self-tuned Winnow)."""
+        link, loss, step = self._config()
+        return (
+            kernel in (euclid_pass, online_pass)
+            and loss.closed_form_step == "hinge"
+            and link.code in (L.EUCLID, L.ENTROPY, L.PNORM)
+            and self._step_code() in (S.CONSERVATIVE, S.PA, S.PA1, S.PA2)
+        )
+
+    @property
+    def dual_objective_(self):
+        """The dual objective of the run so far, kept as the sum of the rounds' increments.
+
+        With tau_t >= 0 the step of round t (the coefficient of its update theta += tau_t u_t,
+        u_t = y_t x_t, or x_t on the column of y_t and -x_t on the rival's), theta = sum_t
+        tau_t u_t and gamma the hinge's margin (:meth:`_dual_margin`)::
+
+            D = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - f*(theta)
+
+        (thesis eq. 5.12 divided by c: alpha_t = c tau_t, C = 1/c), with f* the link's
+        conjugate: 1/2 ||theta||^2 (Euclidean), log((1/n) sum_j exp(+-theta_j)) (entropy on
+        the n = 2 R K doubled weights when balanced, R K otherwise), ||theta||_p^2 / (2(p-1))
+        (p-norm).  It is the dual of::
+
+            P(w) = f(w) + sum_t C_t [gamma - margin_t(w)]_+     (PA-II: the squared hinge)
+
+        over every round so far (all epochs), with C_t = C s_t (PA-I, PA-II), eta s_t (the
+        conservative step: tau_t = eta s_t on a mistake) and +inf (PA), s_t the example's
+        weight (class weight x sample weight), margin_t the binary or max-rival multiclass
+        margin and f the link's complexity function (the intercept is the weight of a
+        regularised feature of constant value b = ``intercept_scaling``).  So
+        D <= P(w) for every w (weak duality): P(w_avg) - D bounds how far any hypothesis is
+        from the optimum of P.  When a binary model meets a third label its columns become
+        (-w/2, w/2) and D halves (the same variables, tau_t / 2, on the multiclass hinge).
+        NaN when the configuration keeps none (COPA, a constraint, another loss, self-tuned
+        Winnow, label growth on a non-Euclidean link) and for models read from files
+        written before this attribute."""
+        check_is_fitted(self, "classes_")
+        return float(self._st[DUAL])
 
     # ------------------------------------------------------------------ core call
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
@@ -303,6 +361,8 @@ class OnlineLinearClassifier(
         K = self._theta.shape[1]
         scratch = empty_scratch(K)
         kernel = self._pass_kernel(ip)
+        keep_dual = self._keeps_dual(kernel)
+        ip[IP_DUAL] = int(keep_dual)
         theta, A = self._theta, self._A
         work = None
         if kernel is euclid_pass:
@@ -323,7 +383,7 @@ class OnlineLinearClassifier(
             V.raise_nonfinite_x(self, batch.data)
         if status == NONFINITE or not (
             _state_finite(self._theta, rows)
-            and np.isfinite(self._st).all()
+            and np.isfinite(self._st[:DUAL]).all()
             and (not self.average or _state_finite(self._A, rows))
         ):
             raise FloatingPointError(
@@ -332,6 +392,8 @@ class OnlineLinearClassifier(
                 "to unit norm), lower C or eta, or use the Euclidean learners."
             )
         V.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
+        if not keep_dual:
+            self._st[DUAL] = np.nan  # this pass's rounds are not in any kept dual
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
             mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))

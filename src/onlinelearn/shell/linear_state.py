@@ -15,6 +15,7 @@ from .._core.online_loop import (
     recompute_aggregate,
 )
 from .._core.state import (
+    DUAL,
     EXP_SHIFT,
     FP_P,
     IP_BALANCED,
@@ -23,6 +24,7 @@ from .._core.state import (
     N_MISTAKES,
     N_ROUNDS,
     N_ST,
+    N_ST_V1,
     N_UPDATES,
     S_SUM,
     X_MAX,
@@ -81,6 +83,9 @@ def estimator_from_state(meta, arrays):
         est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
         est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+    if est._st.shape == (N_ST_V1,):
+        # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
+        est._st = np.concatenate([est._st, [np.nan]])
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
     if isinstance(est.intercept_scaling, str) and est.fit_intercept:
         if "intercept_scaling_" not in arrays:
@@ -172,6 +177,7 @@ def merge_models(models):
     mixed = sum(o * s._theta.astype(np.float64) for o, s in zip(omega, shards, strict=True))
     out._theta = mixed.astype(first._theta.dtype)
     st = np.zeros(N_ST)
+    st[DUAL] = np.nan  # a mixture of runs: no kept dual
     for s in shards:
         counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]
         st[counters] += s._st[counters]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core import links as L
 from .._core.online_loop import flush_all, recompute_aggregate
-from .._core.state import FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
+from .._core.state import DUAL, FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
 
 __all__ = ["GrowingLabelsMixin", "StateColumnsMixin", "spread_columns"]
 
@@ -123,6 +123,8 @@ class StateColumnsMixin(GrowingLabelsMixin):
                 w = self._theta[:, 0]
                 if self._link == L.EUCLID:
                     th[:, pos[0]], th[:, pos[1]] = -0.5 * w, 0.5 * w
+                    # the same dual variables, halved, on the multiclass hinge: D / 2
+                    self._st[DUAL] *= 0.5
                 else:
                     th[:, pos[1]] = w  # phi(0) = 0 for the p-norm and balanced entropy links
                 if self.average:
@@ -139,5 +141,9 @@ class StateColumnsMixin(GrowingLabelsMixin):
                     lS[:, pos] = self._lastS
             # a single known class has no weights yet
             self._theta, self._A, self._lastS = th, A, lS
+            if self._link != L.EUCLID:
+                # f* of the entropy and p-norm links depends on the number of weights n (and
+                # p = 2 ln n): the kept dual no longer reads as one
+                self._st[DUAL] = np.nan
         # else: 1 -> 2 classes in binary mode: theta is still zero, nothing to move
         self._recompute_aggregate()
