@@ -145,3 +145,30 @@ def test_cli_report_refuses_a_regressor(tmp_path, capsys):
     assert main(["report", str(model), str(data), "-o", str(tmp_path / "r.html")]) == 2
     assert "regression model" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_cli_report_bounds_section(tmp_path):
+    """--bounds: the page carries onlinelearn.bounds.report's figures for the model's learner
+    run from scratch over the file; its observed mistakes are those of an independent
+    progressive run, and the bound and weak duality hold."""
+    from onlinelearn.bounds import report as bound_report
+
+    X, y = _blobs(seed=3, n=240)
+    data = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    est = PassiveAggressiveClassifier(variant="PA-I", C=0.5, random_state=0).fit(X, y)
+    model = tmp_path / "m.npz"
+    save_model(est, model)
+    out = tmp_path / "b.html"
+    assert main(["report", str(model), str(data), "-o", str(out), "--bounds"]) == 0
+    d = _page_data(out.read_text(encoding="utf-8"))["bounds"]
+    fresh = PassiveAggressiveClassifier(variant="PA-I", C=0.5, random_state=0)
+    progressive = fresh.partial_fit_predict(X, y, classes=np.unique(y))
+    assert d["observed"] == int(np.sum(progressive != y))
+    assert d["observed"] <= d["bound"]
+    assert d["gap"] >= 0 and d["rounds"] == len(y)
+    want = bound_report(load_model(model), X, y, show=False)
+    assert d["bound"] == pytest.approx(want["bound"])
+    assert d["dual_objective"] == pytest.approx(want["dual_objective"])
+    page = out.read_text(encoding="utf-8")
+    assert "Crammer" in page and "<h2>Bound</h2>" in page

@@ -8,7 +8,10 @@ sheet (the page opens offline and can be mailed as it is):
 * the confusion matrix (counts, rows: true label) shaded by the row-conditional rate
   P(predict q | true p), and its operator norm (the quantity COPA minimises);
 * the recall of every class, as bars;
-* the model: its class, parameters and counters (``t_``, ``n_updates_``, ``n_mistakes_``).
+* the model: its class, parameters and counters (``t_``, ``n_updates_``, ``n_mistakes_``);
+* with ``bounds`` (the mapping :func:`onlinelearn.bounds.report` returns): the theorem's bound
+  beside the observed mistakes along the stream, the kept dual objective, the primal of the
+  averaged predictor and their gap.
 
 The numbers drawn are also embedded as JSON (``<script type="application/json" id="data">``), so
 that a test or a script can read them back without parsing the drawing.  ``onlinelearn report
@@ -198,6 +201,66 @@ def _recall_svg(labels, recall, width=860) -> str:
     return "".join(parts)
 
 
+def _two_curves_svg(a, b, width=860, height=280) -> str:
+    """Observed (a) and bound (b) along the stream, on one scale."""
+    n = len(a)
+    at = np.unique(np.linspace(1, n, num=min(n, 400)).round().astype(np.int64))
+    left, right, top, bottom = 56, 130, 14, 40
+    w, h = width - left - right, height - top - bottom
+    ymax = max(float(np.max(a)), float(np.max(b)), 1.0)
+
+    def pts(c):
+        return " ".join(f"{left + w * t / n:.1f},{top + h * (1 - c[t - 1] / ymax):.1f}" for t in at)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'role="img" aria-label="observed mistakes and their bound along the stream">',
+        f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="#fafafa" stroke="#ccc"/>',
+    ]
+    for k in range(5):
+        v = ymax * k / 4
+        yy = top + h * (1 - k / 4)
+        parts.append(
+            f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#e4e4e4"/>'
+            f'<text x="{left - 6}" y="{yy + 4:.1f}" font-size="11" text-anchor="end">'
+            f"{v:,.0f}</text>"
+            f'<text x="{left + w * k / 4:.1f}" y="{top + h + 16}" font-size="11" '
+            f'text-anchor="middle">{round(n * k / 4):,}</text>'
+        )
+    for c, color, name, dy in ((b, "#d62728", "bound", 0), (a, "#1f77b4", "observed", 18)):
+        parts.append(f'<polyline points="{pts(c)}" fill="none" stroke="{color}" stroke-width="2"/>')
+        parts.append(
+            f'<text x="{left + w + 10}" y="{top + 14 + dy}" font-size="12" fill="{color}">'
+            f"{name}</text>"
+        )
+    parts.append(
+        f'<text x="{left + w / 2}" y="{height - 6}" font-size="12" text-anchor="middle">'
+        "rounds (file order)</text></svg>"
+    )
+    return "".join(parts)
+
+
+def _bounds_html(r) -> str:
+    rows = [
+        ("theorem", _esc(r["theorem"])),
+        (f"observed {_esc(r['quantity'])}", f"{r['observed']:,}"),
+        ("bound", f"{r['bound']:,.1f}"),
+        ("rounds", f"{r['rounds']:,}"),
+        ("dual objective D (kept by the learner)", f"{r['dual_objective']:.6g}"),
+        ("primal P(averaged predictor)", f"{r['primal_averaged']:.6g}"),
+        ("gap P - D (>= 0: weak duality)", f"{r['gap']:.6g}"),
+        ("primal at the batch optimum", f"{r['primal_comparator']:.6g}"),
+    ]
+    table = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
+    return (
+        '<h2>Bound</h2><p class="muted">The learner\'s parameters, run from scratch over this '
+        "data in file order (onlinelearn.bounds.report); the comparator is the batch optimum "
+        "of the same regularised problem, rescaled to the bound's minimum.</p>"
+        + _two_curves_svg(np.asarray(r["curve_observed"]), np.asarray(r["curve_bound"]))
+        + f'<table class="params">{table}</table>'
+    )
+
+
 def html_report(
     estimator,
     y,
@@ -206,10 +269,19 @@ def html_report(
     title: str | None = None,
     data_name: str = "",
     subtitle: str = "predictions of the model, in the order of the data",
+    bounds=None,
 ) -> str:
     """The page (a string) for the predictions ``pred`` of ``estimator`` on labels ``y``;
-    ``subtitle`` says how ``pred`` was made."""
+    ``subtitle`` says how ``pred`` was made; ``bounds``: a result of
+    :func:`onlinelearn.bounds.report` to draw (None: no bound section)."""
     d = report_data(estimator, y, pred)
+    if bounds is not None:
+        d["bounds"] = {
+            k: (v.item() if isinstance(v, np.generic) else v)
+            for k, v in bounds.items()
+            if k in ("observed", "bound", "quantity", "theorem", "rounds", "dual_objective",
+                     "primal_averaged", "gap", "primal_comparator")
+        }  # fmt: skip
     title = title or f"{d['estimator']} on {data_name or 'the data'}"
     params = "".join(
         f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>" for k, v in d["params"].items()
@@ -232,6 +304,7 @@ def html_report(
 <p class="muted">Counts; the shade is the rate P(predict q | true p). The operator norm is that of
 these rates with the diagonal set to zero.</p>{_confusion_html(d["labels"], d["confusion"])}
 <h2>Recall per class</h2>{_recall_svg(d["labels"], d["recall"])}
+{_bounds_html(bounds) if bounds is not None else ""}
 <h2>Model</h2><table class="params"><tr><th>counter</th><th>value</th></tr>{counters}</table>
 <p></p><table class="params"><tr><th>parameter</th><th>value</th></tr>{params}</table>
 <script type="application/json" id="data">{payload}</script>

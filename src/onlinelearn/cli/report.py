@@ -37,6 +37,13 @@ def register(sub, fmt) -> None:
         action="store_true",
         help="learn from each chunk after predicting it (the saved model is not changed)",
     )
+    p.add_argument(
+        "--bounds",
+        action="store_true",
+        help="add the theorem's bound (onlinelearn.bounds.report: Perceptron, PA-I, Winnow): "
+        "the learner's parameters run from scratch over DATA in file order, observed mistakes "
+        "against the bound, and the duality gap (reads DATA into memory)",
+    )
     p.add_argument("--title", default=None, help="the page's title")
     _add_chunk_size(p)
     p.set_defaults(func=_cmd_report)
@@ -98,8 +105,24 @@ def _cmd_report(args) -> int:
         if args.progressive
         else "predictions of the saved model, in the order of the data"
     )
+    bound = None
+    if args.bounds:
+        from onlinelearn.bounds import report as bound_report
+        from onlinelearn.io import load_svmlight
+
+        X, yb = load_svmlight(args.data, n_features=int(est.n_features_in_))
+        try:
+            bound = bound_report(est, X, yb, show=False)
+        except NotImplementedError as exc:
+            raise CLIError(f"--bounds: {exc}") from None
     page = html_report(
-        est, y, pred, title=title, data_name=os.path.basename(args.data), subtitle=subtitle
+        est,
+        y,
+        pred,
+        title=title,
+        data_name=os.path.basename(args.data),
+        subtitle=subtitle,
+        bounds=bound,
     )
     with atomic_write(args.output, "w", encoding="utf-8") as out:
         out.write(page)
