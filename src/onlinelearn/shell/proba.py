@@ -73,6 +73,7 @@ import functools
 import warnings
 
 import numpy as np
+from scipy.special import expit
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 
@@ -90,6 +91,9 @@ __all__ = [
 WINDOW = 2048
 #: the map is refitted when this many new rows arrived (or as many as it had, at the start)
 REFIT = 128
+#: once the window is full, rows that arrive one at a time are scored one in THIN (scoring a
+#: row is a decision_function call, whose fixed cost is that of a partial_fit's validation)
+THIN = 8
 #: the held-out share of ``fit`` and of a first ``partial_fit`` (at most ``WINDOW`` rows)
 HOLDOUT = 0.2
 #: the learner had no model before the call
@@ -156,35 +160,43 @@ def _agree(P, scores, kind):
 
 
 def _root(grad_hess, a0, a_min, rtol=1e-12, max_iter=200):
-    """The minimiser over a >= a_min of a convex 1-D function given by its derivative and
-    second derivative: a_min if the derivative is >= 0 there, else the root of the derivative,
-    by Newton's method kept in a bracket (bisection when a step leaves it)."""
-    g, _ = grad_hess(a_min)
-    if g >= 0:
-        return a_min
-    lo, hi = a_min, max(a0, 2.0 * a_min)
-    g, h = grad_hess(hi)
-    while g < 0:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e300:
-            return lo
-        g, h = grad_hess(hi)
-    a = min(max(a0, lo), hi)
+    """The minimiser over a >= a_min of a convex 1-D function given by its derivative g and
+    second derivative h: a_min if g(a_min) >= 0, else the root of g, by Newton's method from
+    ``a0`` kept in a bracket [lo, hi] (doubling while no upper end is known, bisection when a
+    step leaves the bracket); it stops when a step moves a by at most ``rtol`` a or the
+    bracket is that narrow."""
+    a = max(float(a0), a_min)
     g, h = grad_hess(a)
+    if g >= 0:
+        if a == a_min:
+            return a_min
+        hi = a
+        if grad_hess(a_min)[0] >= 0:
+            return a_min
+        lo = a_min
+    else:
+        lo, hi = a, np.inf  # g is increasing: g(a_min) <= g(a) < 0
     for _ in range(max_iter):
         if g == 0:
             return a
+        step = a - g / h if h > 0 else np.inf
+        if abs(step - a) <= rtol * a:  # a Newton step this small: converged
+            return min(max(step, lo), hi)
+        if not (lo < step < hi):
+            if hi == np.inf:
+                step = 2.0 * lo
+            else:
+                step = np.sqrt(lo * hi) if hi > 4.0 * lo else 0.5 * (lo + hi)
+        if step > 1e300:
+            return step
+        a = step
+        g, h = grad_hess(a)
         if g < 0:
             lo = a
         else:
             hi = a
-        if hi - lo <= rtol * hi:
-            break
-        step = a - g / h if h > 0 else np.nan
-        if not (lo < step < hi):
-            step = np.sqrt(lo * hi) if hi > 4 * lo else 0.5 * (lo + hi)
-        a = step
-        g, h = grad_hess(a)
+        if hi < np.inf and hi - lo <= rtol * hi:
+            return a
     return a
 
 
@@ -212,7 +224,7 @@ def fit_binary_slopes(s, y01, w, start=(1.0, 1.0)):
             continue
 
         def grad_hess(a, u=u, ws=ws, ts=ts):
-            p = 1.0 / (1.0 + np.exp(-a * u))
+            p = expit(a * u)
             return float(np.dot(ws, u * (p - ts))), float(np.dot(ws, u * u * p * (1.0 - p)))
 
         out.append(float(_root(grad_hess, float(a0), 1e-6 / scale)))
@@ -269,6 +281,13 @@ class Calibration:
         self.codes = np.zeros(WINDOW, dtype=np.int64)
         self.weights = np.zeros(WINDOW)
         self.count = self.head = self.since_fit = self.at_fit = 0
+        self.offered = 0  # rows of every call since the window started, scored or not
+
+    def wants(self, n):
+        """Score a call of ``n`` rows?  Every call until the window is full; then a call of
+        THIN rows or more, or the call that crosses a multiple of THIN rows."""
+        return (self.count < WINDOW or n >= THIN
+                or (self.offered + n) // THIN != self.offered // THIN)  # fmt: skip
 
     def add(self, scores, codes, weights):
         """Append rows (the last WINDOW of them stay)."""
@@ -307,7 +326,7 @@ class Calibration:
     def to_state(self):
         S, codes, w = self.ordered()
         meta = {"kind": self.kind, "n_columns": self.n_columns, "since_fit": self.since_fit,
-                "at_fit": self.at_fit}  # fmt: skip
+                "at_fit": self.at_fit, "offered": self.offered}  # fmt: skip
         return meta, {"params": self.params, "scores": S, "codes": codes, "weights": w}
 
     @classmethod
@@ -327,6 +346,7 @@ class Calibration:
             raise ValueError("model state is inconsistent: calibration window")
         cal.add(S, codes, w)
         cal.since_fit, cal.at_fit = int(meta["since_fit"]), int(meta["at_fit"])
+        cal.offered = int(meta.get("offered", 0))
         return cal
 
 
@@ -448,6 +468,9 @@ class ProbabilityMixin:
             return _UNFITTED
         try:
             n = _n_rows(X)
+            cal = self.__dict__.get("calibration_")
+            if cal is not None and not cal.wants(n):
+                return None
             Xt = X if n <= WINDOW else _rows(X, np.arange(n - WINDOW, n))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -473,7 +496,7 @@ class ProbabilityMixin:
             1 if kind == "binary" else len(self.classes_)
         ):
             params = None
-            if cal is not None:  # labels grew: start from the map so far
+            if cal is not None and mode != "fit":  # labels grew: start from the map so far
                 a = float(np.sqrt(np.prod(cal.params)))
                 params = (a, a) if kind == "binary" else (a,)
             cal = Calibration(kind, 1 if kind == "binary" else len(self.classes_), params)
@@ -494,6 +517,7 @@ class ProbabilityMixin:
                 cal.add(scores[seen], codes[seen], wt[seen])
                 if cal.due():
                     cal.refit()
+        cal.offered += n
         self.calibration_ = cal
 
     def _held_out_scores(self, mode, X, labels, weights, classes):
