@@ -154,3 +154,25 @@ def test_clone_gives_an_unfitted_learner():
     twin = clf.clone()
     assert twin.estimator.C == 0.5 and not hasattr(twin.estimator, "coef_")
     assert twin.n_features == 16 and twin.feature_names_ == []
+
+
+@pytest.mark.parametrize("hashing", [False, True])
+@pytest.mark.parametrize("width", [16, 5000])
+def test_a_frame_gives_the_matrix_of_its_dict_rows(hashing, width):
+    """learn_many's block copy of the numeric columns (NaN: missing) and the dict rows of the
+    others give the matrix learn_one builds, dense or CSR."""
+    frame = pd.DataFrame([{"a": 1.5, "c": "x"}, {"a": np.nan, "b": 2, "c": "y"}])
+    rows = [{"a": 1.5, "c": "x"}, {"b": 2, "c": "y"}]
+    one = RiverClassifier(PassiveAggressiveClassifier(), n_features=width, hashing=hashing)
+    many = RiverClassifier(PassiveAggressiveClassifier(), n_features=width, hashing=hashing)
+    A = many._rows.frame(frame, grow=True)
+    B = one._rows.matrix(rows, grow=True)
+    dense = lambda M: M.toarray() if hasattr(M, "toarray") else M  # noqa: E731
+    A, B = dense(A), dense(B)
+    if hashing:  # a name's column is its hash
+        np.testing.assert_array_equal(A, B)
+    else:  # the same values under the same names (numeric columns are named first)
+        assert sorted(many.feature_names_) == sorted(one.feature_names_)
+        for M, ad in ((A, many), (B, one)):
+            got = [{k: M[i, j] for k, j in ad._rows.index.items() if M[i, j]} for i in range(2)]
+            assert got == [{"a": 1.5, "c=x": 1.0}, {"b": 2.0, "c=y": 1.0}]

@@ -152,8 +152,40 @@ class _DictRows:
             self.index = {k: j for k, j in self.index.items() if j < n}
 
     def frame(self, X, grow):
-        """A pandas DataFrame (columns: feature names) as a matrix."""
-        return self.matrix(X.to_dict(orient="records"), grow)
+        """A pandas DataFrame (columns: feature names; NaN: missing) as a matrix: numeric
+        columns are copied as blocks, the others (strings) go through the dict rows."""
+        num = X.select_dtypes(include=["number", "bool"])
+        other = X.drop(columns=num.columns)
+        other_rows = [{k: v for k, v in r.items() if not _missing(v)}
+                      for r in other.to_dict(orient="records")] if other.shape[1] else None
+        if grow and not self.hashing:
+            new = [k for k in num.columns if k not in self.index]
+            names = [{k: 1.0 for k in new}] + (other_rows or [])
+            self._check_new_names(names)
+        cols = [self._column(k, grow) for k in num.columns]
+        keep = [i for i, j in enumerate(cols) if j is not None]
+        cols = np.asarray([cols[i] for i in keep], dtype=np.int64)
+        V = np.nan_to_num(num.to_numpy(dtype=np.float64)[:, keep], nan=0.0)
+        n = len(X)
+        if self.n_features <= _DENSE_MAX:
+            M = np.zeros((n, self.n_features))
+            if self.hashing:  # colliding names add up
+                np.add.at(M.T, cols, V.T)
+            else:
+                M[:, cols] = V
+            if other_rows is not None:
+                M += self.matrix(other_rows, grow)
+            return M
+        r, c = np.nonzero(V)
+        M = sp.csr_matrix((V[r, c], (r, cols[c])), shape=(n, self.n_features))
+        if other_rows is not None:
+            M = M + self.matrix(other_rows, grow)
+        M.sum_duplicates()
+        return M
+
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and v != v)
 
 
 class _Adapter:
