@@ -15,6 +15,11 @@ accuracy, and the seconds of the fit.  Run from the repository root::
 
     python benchmarks/bench_calibration.py                 # news20, mnist, a9a
     python benchmarks/bench_calibration.py --datasets a9a --train-rows 5000
+    python benchmarks/bench_calibration.py --overhead      # cost of the calibration per call
+
+``--overhead``: ``partial_fit`` per call on a9a and news20 rows (PA-I, batches of 1, 100 and
+1,000 rows, after a first call of 3,000 rows), with the calibration switched off and on,
+alternately in one process (best of ``--repeat``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import io
+import itertools
 import os
 import sys
 import time
@@ -124,6 +130,36 @@ def run(name, train_rows, batch, cv, which):
     return Xtr.shape, Xte.shape[0], rows
 
 
+def overhead(repeat):
+    from onlinelearn import PassiveAggressiveClassifier
+    from onlinelearn.shell import proba
+
+    print("| data | rows per partial_fit call | calls | without calibration, us/call | "
+          "with calibration, us/call | overhead |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, size, calls in itertools.product(("a9a", "news20"), (1, 100, 1000), [None]):
+        if name != getattr(overhead, "loaded", None):
+            Xtr, ytr, _, _ = load(name, 0)
+            classes, overhead.loaded = np.unique(ytr), name
+        calls = {1: 2000, 100: 60, 1000: 8}[size]
+        best = {True: np.inf, False: np.inf}
+        for _ in range(repeat):
+            for off in (True, False):
+                est = PassiveAggressiveClassifier(random_state=0)
+                est.partial_fit(Xtr[:3000], ytr[:3000], classes=classes)
+                token = proba._OFF.set(off)
+                try:
+                    t = time.perf_counter()
+                    for c in range(calls):
+                        s = 3000 + c * size
+                        est.partial_fit(Xtr[s : s + size], ytr[s : s + size])
+                    best[off] = min(best[off], (time.perf_counter() - t) / calls * 1e6)
+                finally:
+                    proba._OFF.reset(token)
+        print(f"| {name} | {size} | {calls} | {best[True]:.0f} | {best[False]:.0f} | "
+              f"{best[False] / best[True] - 1:+.0%} |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(SETS))
@@ -131,7 +167,11 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--cv", type=int, default=3)
     ap.add_argument("--learners", nargs="+", default=["PA-I", "Perceptron"])
+    ap.add_argument("--overhead", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.overhead:
+        return overhead(args.repeat)
     print("| data | learner | probabilities | log loss | ECE | accuracy | fit s |")
     print("|---|---|---|---:|---:|---:|---:|")
     for name in args.datasets:

@@ -15,9 +15,11 @@ Two cases.
   after its update a passive-aggressive learner has margin >= 1 on the row it just saw).
 
   - ``partial_fit`` / ``partial_fit_predict`` on a fitted model: the rows of the batch (its last
-    ``WINDOW`` rows) are scored by the model before the call (one ``decision_function`` call);
-    one row at a time this is exactly the progressive score of each row; for a larger batch,
-    the score of the model as it was before the batch (still held out);
+    ``PER_CALL`` = 256 rows) are scored by the model before the call (one ``decision_function``
+    call); one row at a time this is exactly the progressive score of each row; for a larger
+    batch, the score of the model as it was before the batch (still held out).  To keep the
+    cost small, once the window holds ``REFIT`` rows only the calls that cross a multiple of a
+    stride of rows are scored: 8 rows for a narrow model, up to 1,024 for a wide one (``THIN``);
   - ``fit`` and the first ``partial_fit`` (no model yet to score with): a copy of the learner
     learns from all but a held-out part of the rows (``fit``: a stratified random fifth, at most
     ``WINDOW`` rows, fixed seed; first ``partial_fit``: the last fifth of the batch, in order)
@@ -90,10 +92,18 @@ __all__ = [
 #: rows of progressive-validation scores kept for the calibration (the most recent ones)
 WINDOW = 2048
 #: the map is refitted when this many new rows arrived (or as many as it had, at the start)
-REFIT = 128
-#: once the window is full, rows that arrive one at a time are scored one in THIN (scoring a
-#: row is a decision_function call, whose fixed cost is that of a partial_fit's validation)
+REFIT = 256
+#: scoring a call costs a decision_function call, whose fixed part (the validation, the
+#: read-out of the weights: O(d K) for an averaged linear learner) can exceed a one-row
+#: partial_fit; so once the window holds REFIT rows, a call is scored only when it crosses a
+#: multiple of ``stride`` rows, stride = d K / STRIDE_WEIGHTS kept in [THIN, MAX_STRIDE]
+#: (d features, K score columns): 8 rows for a9a or mnist, 275 for news20's 20 x 56,438)
 THIN = 8
+#: at most this many rows of a call are scored (its last ones): scoring is a product with the
+#: weights, a sizeable part of a pass's cost
+PER_CALL = 256
+STRIDE_WEIGHTS = 4096
+MAX_STRIDE = 1024
 #: the held-out share of ``fit`` and of a first ``partial_fit`` (at most ``WINDOW`` rows)
 HOLDOUT = 0.2
 #: the learner had no model before the call
@@ -283,11 +293,13 @@ class Calibration:
         self.count = self.head = self.since_fit = self.at_fit = 0
         self.offered = 0  # rows of every call since the window started, scored or not
 
-    def wants(self, n):
-        """Score a call of ``n`` rows?  Every call until the window is full; then a call of
-        THIN rows or more, or the call that crosses a multiple of THIN rows."""
-        return (self.count < WINDOW or n >= THIN
-                or (self.offered + n) // THIN != self.offered // THIN)  # fmt: skip
+    def wants(self, n, n_weights):
+        """Score a call of ``n`` rows?  Every call until the window holds REFIT rows; then the
+        call that crosses a multiple of the stride (``THIN`` module comment)."""
+        if self.count < REFIT:
+            return True
+        stride = min(MAX_STRIDE, max(THIN, n_weights // STRIDE_WEIGHTS))
+        return (self.offered + n) // stride != self.offered // stride
 
     def add(self, scores, codes, weights):
         """Append rows (the last WINDOW of them stay)."""
@@ -469,9 +481,11 @@ class ProbabilityMixin:
         try:
             n = _n_rows(X)
             cal = self.__dict__.get("calibration_")
-            if cal is not None and not cal.wants(n):
-                return None
-            Xt = X if n <= WINDOW else _rows(X, np.arange(n - WINDOW, n))
+            if cal is not None:
+                width = 1 if cal.kind == "binary" else cal.n_columns
+                if not cal.wants(n, int(getattr(self, "n_features_in_", 0)) * width):
+                    return None
+            Xt = X if n <= PER_CALL else _rows(X, np.arange(n - PER_CALL, n))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 scores = np.asarray(self.decision_function(Xt), dtype=np.float64)
