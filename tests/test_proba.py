@@ -328,3 +328,12 @@ def test_multi_label_ranking_has_no_probabilities():
     assert not hasattr(est, "predict_proba")
     single = LabelRanker().fit(X, Y.argmax(1))
     assert single.predict_proba(X).shape == (60, 3)
+
+
+def test_fit_with_announced_classes_still_calibrates():
+    X, y = _blobs(n=300, K=3, seed=10)
+    est = PassiveAggressiveClassifier(random_state=0).fit(X, y, classes=[0, 1, 2, 3])
+    assert est.calibration_.count > 0
+    Pr = est.predict_proba(X)
+    assert Pr.shape == (300, 4)
+    np.testing.assert_array_equal(est.classes_[Pr.argmax(1)], est.predict(X))

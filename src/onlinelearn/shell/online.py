@@ -10,7 +10,8 @@ leaves the model as it was) and returns, for each row, what the learner predicte
 learned from that row (progressive validation), or None where the family has no such
 prediction.  ``fit_mode``: learn from scratch for ``n_epochs`` passes (``fit``), else one pass
 over the batch in its order (``partial_fit``).  Everything a caller sees of the three methods is
-here.
+here.  A classifier's probability calibration (:mod:`.proba`) runs around the family's call:
+scores before it, the calibration updated only after it succeeded.
 """
 
 from __future__ import annotations

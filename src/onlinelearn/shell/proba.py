@@ -571,6 +571,8 @@ class ProbabilityMixin:
                 kw = {} if np.all(weights == 1.0) else {"sample_weight": weights[train]}
                 Xtr, ytr = _rows(X, train), labels[train]
                 if mode == "fit":
+                    if classes is not None:  # labels announced but maybe absent from y
+                        kw["classes"] = classes
                     copy.fit(Xtr, ytr, **kw)
                 else:
                     copy.partial_fit(Xtr, ytr, classes=classes, **kw)
