@@ -232,16 +232,18 @@ def fit_binary_slopes(s, y01, w, start=(1.0, 1.0)):
     scale = float(np.abs(s).max()) if s.size else 0.0
     out = []
     for side, a0 in zip((s > 0, s < 0), start, strict=True):
-        u, ws, ts = s[side], w[side], t[side]
+        # solved for b = a scale over u / scale in [-1, 1] (no overflow for huge scores)
+        u, ws, ts = s[side] / max(scale, 1e-300), w[side], t[side]
         if scale == 0.0 or not np.any(ws > 0):
             out.append(float(a0))
             continue
 
-        def grad_hess(a, u=u, ws=ws, ts=ts):
-            p = expit(a * u)
+        def grad_hess(b, u=u, ws=ws, ts=ts):
+            p = expit(b * u)
             return float(np.dot(ws, u * (p - ts))), float(np.dot(ws, u * u * p * (1.0 - p)))
 
-        out.append(float(_root(grad_hess, float(a0), 1e-6 / scale)))
+        b0 = min(max(float(a0) * scale, 1e-6), 1e12)
+        out.append(float(_root(grad_hess, b0, 1e-6)) / scale)
     return tuple(out)
 
 
@@ -259,6 +261,8 @@ def fit_temperature(S, codes, w, start=1.0):
     if not np.any(spread > 0):
         return float(start)
     t_true = _platt_targets(codes, w, K)
+    scale = float(np.abs(S).max())
+    S = S / scale  # solved for b = a scale over scores in [-1, 1] (no overflow)
     s_true = S[np.arange(S.shape[0]), codes]
     # <t_i, s_i>: the true class t_true, the K - 1 others (1 - t_true) / (K - 1) each
     ts = t_true * s_true + (1.0 - t_true) * (S.sum(axis=1) - s_true) / (K - 1)
@@ -272,7 +276,8 @@ def fit_temperature(S, codes, w, start=1.0):
         var = (E * D * D).sum(axis=1) / Z - ((E * D).sum(axis=1) / Z) ** 2
         return float(np.dot(w, mean - ts)), float(np.dot(w, np.maximum(var, 0.0)))
 
-    return float(_root(grad_hess, float(start), 1e-6 / float(np.abs(S).max())))
+    b0 = min(max(float(start) * scale, 1e-6), 1e12)
+    return float(_root(grad_hess, b0, 1e-6)) / scale
 
 
 # ---------------------------------------------------------------------------- the state
