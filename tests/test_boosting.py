@@ -347,5 +347,12 @@ def test_dense_and_sparse_agree():
 
 def test_sklearn_estimator_checks():
     """check_estimator on the booster.  It is a binary classifier (tag multi_class=False, so
-    the multiclass checks are skipped by scikit-learn itself); no failure is expected."""
-    check_estimator(PrimalDualBoost(n_estimators=5))
+    the multiclass checks are skipped by scikit-learn itself).  ``predict`` passes the
+    sample-weight equivalence checks; ``predict_proba`` cannot: its calibration learns from a
+    held-out part of the rows (onlinelearn.shell.proba), and a repeated row can fall on both
+    sides of that split where a weighted row falls on one."""
+    reason = "the calibration's held-out split sees a repeated row twice, a weighted row once"
+    check_estimator(PrimalDualBoost(n_estimators=5), expected_failed_checks={
+        "check_sample_weight_equivalence_on_dense_data": reason,
+        "check_sample_weight_equivalence_on_sparse_data": reason,
+    })  # fmt: skip

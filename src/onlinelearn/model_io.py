@@ -35,6 +35,9 @@ __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "read_model_file", 
 
 #: Version of the file layout written by :func:`save_model`.
 FORMAT_VERSION = 1
+#: the prefix of the arrays of a classifier's probability calibration (``meta["calibration"]``
+#: holds its scalars; absent from files written before calibrations were stored)
+_CALIBRATION = "calibration."
 SUPPORTED_FORMAT_VERSIONS = frozenset({1})
 MAGIC = "onlinelearn-model"
 _HEADER = "__header__"
@@ -155,6 +158,11 @@ def save_model(estimator, path) -> None:
             f"{type(estimator).__name__} cannot be saved: it has no _get_state() method"
         )
     meta, arrays = estimator._get_state()
+    calibration = getattr(estimator, "_calibration_state", None)
+    calibration = calibration() if calibration is not None else None
+    if calibration is not None:  # the probability calibration (onlinelearn.shell.proba)
+        meta = {**meta, "calibration": calibration[0]}
+        arrays = {**arrays, **{_CALIBRATION + k: v for k, v in calibration[1].items()}}
     clean: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name or name.startswith("__") or "/" in name:
@@ -274,7 +282,14 @@ def load_model(path):
     from onlinelearn.shell.linear_state import estimator_from_state
 
     try:
-        return estimator_from_state(meta, arrays)
+        # the probability calibration, which files written before it was stored lack
+        calibration = meta.pop("calibration", None)
+        cal_arrays = {k[len(_CALIBRATION):]: arrays.pop(k) for k in list(arrays)
+                      if k.startswith(_CALIBRATION)}  # fmt: skip
+        est = estimator_from_state(meta, arrays)
+        if hasattr(est, "_set_calibration_state"):
+            est._set_calibration_state(calibration, cal_arrays)
+        return est
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(
             f"{os.fsdecode(path)}: cannot rebuild the estimator "

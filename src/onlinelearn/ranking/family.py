@@ -39,6 +39,7 @@ from ..framework.steps import Aggressive, Conservative, RoundOptimal
 from ..shell import validation as V
 from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, float_arrays, state_meta
 from ..shell.online import OnlineMixin
+from ..shell.proba import ProbabilityMixin
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
 from . import _targets as T
@@ -168,7 +169,9 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
-class LabelRankingFamily(OnlineMixin, RoundCounters, WeightsReadoutMixin, SparseInputMixin):
+class LabelRankingFamily(
+    OnlineMixin, RoundCounters, WeightsReadoutMixin, SparseInputMixin, ProbabilityMixin
+):
     """The label-ranking estimator of a configuration (module docstring).  Not for direct use:
     a subclass adds scikit-learn's classifier bases and implements ``_configuration()`` and
     ``_check_params()`` (and overrides ``_projection()`` for a projected update).

@@ -71,6 +71,7 @@ from . import validation as V
 from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
+from .proba import ProbabilityMixin
 from .readout import LinearReadoutMixin
 from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
 from .state_columns import StateColumnsMixin
@@ -153,6 +154,7 @@ class OnlineLinearClassifier(
     SnapshotMixin,
     ExampleWeightsMixin,
     SparseInputMixin,
+    ProbabilityMixin,
     ClassifierMixin,
     BaseEstimator,
 ):

@@ -13,6 +13,8 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .proba import ProbabilityMixin
+
 __all__ = [
     "LabelsFromScoresMixin",
     "ScoresClassifier",
@@ -83,9 +85,11 @@ def counter(slot, doc=None):
     return property(lambda est: int(est._stats()[slot]), doc=doc)
 
 
-class ScoresClassifier(LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator):
-    """scikit-learn's classifier bases with what every family adds: the tags (sparse input) and
-    ``predict`` from ``decision_function``."""
+class ScoresClassifier(
+    ProbabilityMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
+):
+    """scikit-learn's classifier bases with what every family adds: the tags (sparse input),
+    ``predict`` from ``decision_function`` and ``predict_proba`` (:mod:`.proba`)."""
 
 
 def _json_label(v):

@@ -10,10 +10,13 @@ leaves the model as it was) and returns, for each row, what the learner predicte
 learned from that row (progressive validation), or None where the family has no such
 prediction.  ``fit_mode``: learn from scratch for ``n_epochs`` passes (``fit``), else one pass
 over the batch in its order (``partial_fit``).  Everything a caller sees of the three methods is
-here.
+here.  A classifier's probability calibration (:mod:`.proba`) runs around the family's call:
+scores before it, the calibration updated only after it succeeded.
 """
 
 from __future__ import annotations
+
+from .proba import calibrating
 
 __all__ = ["OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_weight"]
 
@@ -25,7 +28,8 @@ class OnlineMixin:
         """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
         ``random_state`` when ``shuffle`` (same seed, same model, bit for bit).  ``classes``
         (classifiers) fixes or announces the labels in advance."""
-        self._learn(X, y, classes, sample_weight, fit_mode=True)
+        with calibrating(self, "fit", X, y, sample_weight, classes):
+            self._learn(X, y, classes, sample_weight, fit_mode=True)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -34,7 +38,8 @@ class OnlineMixin:
         Classifiers: labels never seen before join ``classes_`` where the family grows its
         label set (else the first call fixes it); ``classes`` may announce labels in advance
         but is never required."""
-        self._learn(X, y, classes, sample_weight, fit_mode=False)
+        with calibrating(self, "partial", X, y, sample_weight, classes):
+            self._learn(X, y, classes, sample_weight, fit_mode=False)
         return self
 
 
@@ -51,7 +56,8 @@ class ProgressiveMixin(OnlineMixin):
         and kernel learners take ``predict_with='average'`` (with ``average=True``) to predict
         each row with the averaged hypothesis in force before it, i.e. what ``predict`` would
         return row by row; learning is the same either way."""
-        return self._learn(X, y, classes, sample_weight, fit_mode=False, **options)
+        with calibrating(self, "partial", X, y, sample_weight, classes):
+            return self._learn(X, y, classes, sample_weight, fit_mode=False, **options)
 
 
 def refuse_classes(est, classes) -> None:

@@ -1,0 +1,339 @@
+"""predict_proba of every classifier (onlinelearn.shell.proba): the calibration maps against an
+independent solve of their problems, the progressive-validation scores they learn from,
+rows summing to 1 with predict's label first, the native logistic probabilities, transactions,
+model files (old ones included) and growing label sets."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.exceptions import NotFittedError
+
+import onlinelearn
+from onlinelearn import (
+    AROW,
+    LabelRanker,
+    OnlineLearner,
+    PassiveAggressiveClassifier,
+    Perceptron,
+)
+from onlinelearn.framework import Aggressive, Logistic
+from onlinelearn.model_io import read_model_file, save_model
+from onlinelearn.shell import proba as P
+
+
+def _blobs(n=240, d=5, K=3, seed=0, spread=1.5):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(K, d)) * 2
+    y = rng.integers(0, K, n)
+    return centers[y] + spread * rng.normal(size=(n, d)), y
+
+
+# ------------------------------------------------------------------ the maps, solved exactly
+def _binary_objective(a, u, w, t):
+    z = a * u
+    return float(np.dot(w, np.logaddexp(0.0, z) - t * z))
+
+
+def _side_reference(u, w, t, a_min):
+    """The minimiser over [a_min, inf) of one side's objective by scipy (bounded Brent on a
+    log scale, then a check of the boundary)."""
+    f = lambda la: _binary_objective(np.exp(la), u, w, t)  # noqa: E731
+    r = minimize_scalar(f, bounds=(np.log(a_min), np.log(1e6)), method="bounded",
+                        options={"xatol": 1e-12})  # fmt: skip
+    return float(np.exp(r.x))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_binary_slopes_are_the_minimisers_of_their_problems(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 300))
+    s = rng.normal(size=n) * 10.0 ** rng.uniform(-2, 2)
+    if seed % 3 == 0:
+        s[rng.random(n) < 0.2] = 0.0  # rows exactly on the boundary
+    flip = 0.4 if seed % 4 == 1 else 0.15
+    y = ((s > 0) ^ (rng.random(n) < flip)).astype(np.int64)
+    w = rng.uniform(0, 2, n) if seed % 2 else np.ones(n)
+    a_plus, a_minus = P.fit_binary_slopes(s, y, w, start=(1.0, 1.0))
+    # the targets, written out: Platt's (N_+ + 1) / (N_+ + 2) and 1 / (N_- + 2)
+    Np, Nn = w[y == 1].sum(), w[y == 0].sum()
+    t = np.where(y == 1, (Np + 1) / (Np + 2), 1 / (Nn + 2))
+    a_min = 1e-6 / np.abs(s).max()
+    for a, side in ((a_plus, s > 0), (a_minus, s < 0)):
+        u, ws, ts = s[side], w[side], t[side]
+        ref = _side_reference(u, ws, ts, a_min)
+        f_ours, f_ref = _binary_objective(a, u, ws, ts), _binary_objective(ref, u, ws, ts)
+        assert f_ours <= f_ref + 1e-9 * max(1.0, abs(f_ref))
+        assert a == pytest.approx(ref, rel=1e-4, abs=1e-4 * a_min)
+
+
+def test_binary_slopes_edge_cases():
+    # separated rows: Platt's targets keep the slopes finite
+    s = np.array([-3.0, -1.0, 2.0, 5.0])
+    y = np.array([0, 0, 1, 1])
+    a = P.fit_binary_slopes(s, y, np.ones(4))
+    assert np.all(np.isfinite(a)) and min(a) > 0
+    # no row on one side: that slope stays where it started
+    a = P.fit_binary_slopes(np.array([1.0, 2.0]), np.array([1, 0]), np.ones(2), (0.7, 0.3))
+    assert a[1] == 0.3
+    # only zero scores: nothing to learn
+    assert P.fit_binary_slopes(np.zeros(5), np.ones(5, int), np.ones(5), (2.0, 3.0)) == (2, 3)
+    # scores against the labels: the smallest slope (p near 1/2), never 0
+    s = np.array([1.0, 2.0, -1.0, -2.0])
+    a = P.fit_binary_slopes(s, np.array([0, 0, 1, 1]), np.ones(4))
+    assert a == (1e-6 / 2.0, 1e-6 / 2.0)
+
+
+def _temperature_objective(a, S, codes, w):
+    K = S.shape[1]
+    N = np.bincount(codes, weights=w, minlength=K)
+    T = np.tile(((1 / (N[codes] + 2)) / (K - 1))[:, None], (1, K))
+    T[np.arange(len(codes)), codes] = (N[codes] + 1) / (N[codes] + 2)
+    return float(np.dot(w, -(T * log_softmax(a * S, axis=1)).sum(axis=1)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_temperature_is_the_minimiser_of_its_problem(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, K = int(rng.integers(4, 200)), int(rng.integers(3, 12))
+    S = rng.normal(size=(n, K)) * 10.0 ** rng.uniform(-2, 2)
+    codes = np.where(rng.random(n) < 0.7, S.argmax(axis=1), rng.integers(0, K, n))
+    w = rng.uniform(0, 2, n) if seed % 2 else np.ones(n)
+    a = P.fit_temperature(S, codes, w, start=float(rng.uniform(0.01, 100)))
+    a_min = 1e-6 / np.abs(S).max()
+    f = lambda la: _temperature_objective(np.exp(la), S, codes, w)  # noqa: E731
+    r = minimize_scalar(f, bounds=(np.log(a_min), np.log(1e6 / np.abs(S).max())),
+                        method="bounded", options={"xatol": 1e-12})  # fmt: skip
+    ref = float(np.exp(r.x))
+    f_ours, f_ref = _temperature_objective(a, S, codes, w), _temperature_objective(ref, S, codes, w)
+    assert f_ours <= f_ref + 1e-9 * max(1.0, abs(f_ref))
+    assert a == pytest.approx(ref, rel=1e-4)
+
+
+def test_temperature_without_information_keeps_its_start():
+    S = np.tile(np.array([[2.0, 2.0, 2.0]]), (6, 1))
+    assert P.fit_temperature(S, np.array([0, 1, 2, 0, 1, 2]), np.ones(6), start=0.37) == 0.37
+
+
+# ------------------------------------------------------------------ every classifier
+def _classifiers():
+    out = []
+    for name in onlinelearn.__all__:
+        cls = getattr(onlinelearn, name)
+        if inspect.isclass(cls) and issubclass(cls, ClassifierMixin) and name != "LabelRanker":
+            out.append(cls)
+    return out + [LabelRanker]
+
+
+CLASSIFIERS = _classifiers()
+
+
+def test_every_classifier_has_predict_proba():
+    names = {c.__name__ for c in CLASSIFIERS}
+    assert names >= {"Perceptron", "PassiveAggressiveClassifier", "Winnow", "PNormPerceptron",
+                     "COPA", "OnlineLearner", "AROW", "SCW", "WeightedMinMax", "KernelPerceptron",
+                     "KernelPassiveAggressive", "KernelCOPA", "KernelSVC", "DualCoordinateSVC",
+                     "Pegasos", "DualAscentClassifier", "ClassDependentPA", "PrimalDualBoost",
+                     "LabelRanker"}  # fmt: skip
+    for cls in CLASSIFIERS:
+        assert hasattr(cls, "predict_proba") and hasattr(cls, "predict_log_proba"), cls
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("K", [2, 3])
+def test_rows_sum_to_one_and_the_first_maximum_is_predict(cls, K):
+    if cls.__name__ == "PrimalDualBoost" and K == 3:
+        pytest.skip("a binary learner")
+    X, y = _blobs(n=480, K=K, seed=K)
+    if cls.__name__ in ("Winnow",):
+        X = np.abs(X)
+    X, y, Xt, yt = X[:240], y[:240], X[240:], y[240:]
+    est = cls().fit(X, y)
+    Pr = est.predict_proba(X)
+    assert Pr.shape == (len(X), K)
+    np.testing.assert_allclose(Pr.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all((Pr >= 0) & (Pr <= 1))
+    np.testing.assert_array_equal(est.classes_[Pr.argmax(axis=1)], est.predict(X))
+    np.testing.assert_allclose(est.predict_log_proba(X), np.log(Pr), rtol=1e-9, atol=1e-12)
+    # the probabilities are better than a constant guess on held-out rows
+    ll = -np.mean(np.log(np.clip(est.predict_proba(Xt)[np.arange(len(yt)), yt], 1e-300, 1)))
+    assert ll < np.log(K)
+
+
+def test_ties_and_tiny_scores_keep_predicts_label():
+    X, y = _blobs(K=2)
+    est = PassiveAggressiveClassifier(n_epochs=2, random_state=0).fit(X, y)
+    scores = np.array([0.0, 1e-300, -1e-300, 5e-17, 3.0])
+    Pr = P._agree(np.exp(P.log_proba_from_scores(scores, "binary", np.array([1.0, 1.0]))),
+                  scores, "binary")  # fmt: skip
+    np.testing.assert_array_equal(Pr.argmax(axis=1), (scores > 0).astype(int))
+    np.testing.assert_allclose(Pr.sum(axis=1), 1.0)
+    S = np.array([[1.0, 1.0 + 1e-17, 0.0], [2.0, 2.0, 2.0], [0.0, 0.0, 1e-300]])
+    Pr = P._agree(np.exp(P.log_proba_from_scores(S, "multiclass", np.array([1.0]))), S,
+                  "multiclass")  # fmt: skip
+    np.testing.assert_array_equal(Pr.argmax(axis=1), S.argmax(axis=1))
+    assert est.predict_proba(X).shape == (len(X), 2)
+
+
+def test_native_logistic_probabilities_are_the_losss():
+    for K in (2, 4):
+        X, y = _blobs(K=K, seed=7)
+        est = OnlineLearner(loss=Logistic(), step=Aggressive(0.1), n_epochs=2, random_state=0)
+        est.fit(X, y)
+        s = est.decision_function(X)
+        want = np.column_stack([expit(-s), expit(s)]) if K == 2 else softmax(s, axis=1)
+        np.testing.assert_allclose(est.predict_proba(X), want, rtol=1e-12, atol=1e-15)
+        assert "calibration_" not in est.__dict__  # nothing learned besides the loss
+
+
+# ------------------------------------------------------------------ progressive validation
+def test_the_window_holds_the_scores_before_each_update_and_the_map_is_refitted():
+    X, y = _blobs(n=300, K=3, seed=3)
+    est = PassiveAggressiveClassifier(random_state=0)
+    est.partial_fit(X[:1], y[:1], classes=[0, 1, 2])
+    before = []
+    for i in range(1, 300):
+        before.append(est.decision_function(X[i : i + 1])[0])
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+        cal = est.calibration_
+        if cal.since_fit == 0:  # refitted on this call: the map is the window's minimiser
+            S, codes, w = cal.ordered()
+            again = P.fit_temperature(S, codes, w, start=cal.params[0])
+            assert cal.params[0] == pytest.approx(again, rel=1e-10)
+    # every row until the window holds REFIT rows, then the rows that cross a multiple of the
+    # stride (THIN rows for this narrow model): the rule of proba.Calibration.wants
+    kept, count = [], 0
+    for i in range(1, 300):
+        if count < P.REFIT or (i + 1) // P.THIN != i // P.THIN:
+            kept.append(i)
+            count += 1
+    assert P.REFIT < len(kept) < 299
+    S, codes, w = est.calibration_.ordered()
+    np.testing.assert_array_equal(S, np.array(before)[np.array(kept) - 1])
+    np.testing.assert_array_equal(codes, y[kept])
+    assert est.calibration_.offered == 300  # every row of every call, the first included
+
+
+def test_a_batch_is_scored_by_the_model_before_it():
+    X, y = _blobs(n=400, K=2, seed=4)
+    est = Perceptron(random_state=0).partial_fit(X[:200], y[:200])
+    n0 = est.calibration_.count
+    s = est.decision_function(X[200:])
+    est.partial_fit(X[200:], y[200:], sample_weight=np.linspace(0, 1, 200))
+    S, codes, w = est.calibration_.ordered()
+    np.testing.assert_array_equal(S[n0:, 0], s)
+    np.testing.assert_array_equal(w[n0:], np.linspace(0, 1, 200))
+    assert est.calibration_.since_fit == 0  # 200 new rows: refitted
+
+
+def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():
+    X, y = _blobs(n=500, K=3, seed=5)
+    a = AROW(random_state=0).fit(X, y)
+    b = AROW(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.calibration_.count == 100  # a fifth held out
+    # a second fit starts a new map (idempotent)
+    c = AROW(random_state=0).fit(X[::-1], y[::-1]).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), c.predict_proba(X))
+
+
+# ------------------------------------------------------------------ transactions and files
+def _state(est):
+    meta, arrays = est.calibration_.to_state()
+    return meta, {k: v.copy() for k, v in arrays.items()}
+
+
+@pytest.mark.parametrize("bad", ["nan", "features", "weights", "labels"])
+def test_a_rejected_call_leaves_the_calibration_bit_identical(bad):
+    X, y = _blobs(n=200, K=3, seed=6)
+    est = PassiveAggressiveClassifier(random_state=0).fit(X, y)
+    est.partial_fit(X[:50], y[:50])
+    meta, arrays = _state(est)
+    proba = est.predict_proba(X)
+    Xb, yb, kw = X[:10].copy(), y[:10], {}
+    if bad == "nan":
+        Xb[3, 1] = np.nan
+    elif bad == "features":
+        Xb = Xb[:, :3]
+    elif bad == "weights":
+        kw = {"sample_weight": -np.ones(10)}
+    else:
+        yb = np.array([0.5] * 10)
+    with pytest.raises((ValueError, TypeError)):
+        est.partial_fit(Xb, yb, **kw)
+    meta2, arrays2 = _state(est)
+    assert meta2 == meta
+    for k in arrays:
+        np.testing.assert_array_equal(arrays2[k], arrays[k])
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
+
+
+def test_model_files_keep_the_calibration_and_old_files_say_what_to_do(tmp_path):
+    from onlinelearn.model_io import load_model
+
+    X, y = _blobs(n=300, K=3, seed=8)
+    est = PassiveAggressiveClassifier(random_state=0).fit(X[:200], y[:200])
+    est.partial_fit(X[200:250], y[200:250])
+    path = tmp_path / "m.npz"
+    save_model(est, path)
+    back = load_model(path)
+    np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
+    # both go on learning the same way
+    for e in (est, back):
+        for i in range(250, 300):
+            e.partial_fit(X[i : i + 1], y[i : i + 1])
+    np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
+    # a file without calibration (as written before it was stored)
+    meta, arrays, _ = read_model_file(path)
+    assert "calibration" in meta and "calibration.scores" in arrays
+    old = tmp_path / "old.npz"
+    plain = PassiveAggressiveClassifier(random_state=0).fit(X[:200], y[:200])
+    del plain.__dict__["calibration_"]
+    save_model(plain, old)
+    assert "calibration" not in read_model_file(old)[0]
+    loaded = load_model(old)
+    np.testing.assert_array_equal(loaded.predict(X), plain.predict(X))
+    with pytest.raises(NotFittedError, match="model file written before"):
+        loaded.predict_proba(X)
+    loaded.partial_fit(X[200:210], y[200:210])  # learning again starts the calibration
+    assert loaded.calibration_.count == 10
+    np.testing.assert_allclose(loaded.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_growing_labels_start_a_new_window():
+    X, y = _blobs(n=300, K=3, seed=9)
+    two = y < 2
+    est = PassiveAggressiveClassifier(random_state=0).partial_fit(X[two][:100], y[two][:100])
+    est.partial_fit(X[two][100:150], y[two][100:150])
+    assert est.calibration_.kind == "binary"
+    est.partial_fit(X[:50], y[:50])  # the third class arrives
+    assert est.calibration_.kind == "multiclass" and est.calibration_.count == 0
+    Pr = est.predict_proba(X)
+    assert Pr.shape == (300, 3)
+    est.partial_fit(X[50:100], y[50:100])
+    assert est.calibration_.count == 50
+    np.testing.assert_array_equal(est.classes_[est.predict_proba(X).argmax(1)], est.predict(X))
+
+
+def test_multi_label_ranking_has_no_probabilities():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    Y = (rng.random((60, 3)) < 0.4).astype(int)
+    est = LabelRanker().fit(X, Y)
+    assert not hasattr(est, "predict_proba")
+    single = LabelRanker().fit(X, Y.argmax(1))
+    assert single.predict_proba(X).shape == (60, 3)
+
+
+def test_fit_with_announced_classes_still_calibrates():
+    X, y = _blobs(n=300, K=3, seed=10)
+    est = PassiveAggressiveClassifier(random_state=0).fit(X, y, classes=[0, 1, 2, 3])
+    assert est.calibration_.count > 0
+    Pr = est.predict_proba(X)
+    assert Pr.shape == (300, 4)
+    np.testing.assert_array_equal(est.classes_[Pr.argmax(1)], est.predict(X))
