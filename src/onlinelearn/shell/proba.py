@@ -302,6 +302,25 @@ class Calibration:
         self.count = self.head = self.since_fit = self.at_fit = 0
         self.offered = 0  # rows of every call since the window started, scored or not
 
+    def __eq__(self, other):
+        """Equal state, bit for bit (the transaction tests compare models field by field)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        a, b = vars(self), vars(other)
+        if a.keys() != b.keys():
+            return False
+        for k, v in a.items():
+            w = b[k]
+            if isinstance(v, np.ndarray):
+                if not (isinstance(w, np.ndarray) and v.dtype == w.dtype
+                        and np.array_equal(v, w, equal_nan=v.dtype.kind in "fc")):  # fmt: skip
+                    return False
+            elif v != w:
+                return False
+        return True
+
+    __hash__ = None
+
     def wants(self, n, n_weights):
         """Score a call of ``n`` rows?  Every call until the window holds REFIT rows; then the
         call that crosses a multiple of the stride (``THIN`` module comment)."""
