@@ -217,6 +217,7 @@ def test_pa_separable_case(K):
         # the comparator of the bound separates at margin gamma (the primal is finite there)
         U = r["comparator"]
         assert np.min(_margins(X, U, y, K)) >= margin * (1 - 1e-9)
+        assert np.isfinite(r["primal_comparator"])  # 1/2 ||U||^2: no hinge left
         assert r["bound"] == pytest.approx(
             np.max(np.sum(X * X, 1)) * (1 if K == 2 else 2) * np.sum(U * U) / margin**2,
             rel=1e-9,
@@ -234,7 +235,7 @@ def test_pa_separable_case(K):
     assert r["bound"] == np.inf and "does not apply" in r["theorem"]
 
 
-def test_report_arguments():
+def test_report_arguments(tmp_path):
     X, y = _stream(0)
     with pytest.raises(ValueError, match="COPA only"):
         bounds.report(PNormPerceptron(), X, y, X_test=X, y_test=y)
@@ -246,3 +247,5 @@ def test_report_arguments():
         bounds.report(PNormPerceptron(step="PA-I"), X, y)
     r = bounds.report(COPA(), X, y, M=100.0, show=False)
     assert r["M"] == 100.0 and r["M_given"]
+    pytest.importorskip("matplotlib")
+    assert bounds.plot(r, tmp_path / "copa.png").stat().st_size > 1000

@@ -172,8 +172,8 @@ def primal_objective(est, W, Xa, yc, binary):
         return math.nan
     if step == S.PA2:
         return f + C * float(np.sum(hinge * hinge))
-    if math.isinf(C):
-        return f if not (hinge > 0).any() else math.inf
+    if math.isinf(C):  # hard margin: +inf unless every margin reaches gamma (to rounding)
+        return f if not (hinge > 1e-9 * gamma).any() else math.inf
     return f + C * float(np.sum(hinge))
 
 
