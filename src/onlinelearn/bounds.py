@@ -498,6 +498,10 @@ def _copa_report(estimator, X, y, *, X_test, y_test, delta, M, show, plot_to, n_
     if Q < 2 or T == 0:
         raise ValueError("bounds.report(COPA): Theorem 2 needs a non-empty stream and Q >= 2")
     est = clone(estimator).set_params(average=True)
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    if not sp.issparse(XE):
+        XE = np.asarray(XE, dtype=np.float64)
     Xs = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
     d = Xs.shape[1]
     R = float(max(_row_norms(Xs, 2).max(), _row_norms(_augmented(XE, 0), 2).max()))
