@@ -2,10 +2,16 @@
 pass told not to keep it (``ip[IP_DUAL] = 0``), interleaved in one process.
 
     python benchmarks/bench_dual.py [--dataset news20] [--repeat 7]
+    python benchmarks/bench_dual.py --bounds [--datasets news20,mnist] [--rows 5000]
 
 Same data, order and parameters for both rows (training rows in a fixed order, float32 values,
 one epoch, ``shuffle=False``); each repeat times "off" and "on" in turn, so that a shared
 machine slows both alike.  Reports the median and min wall clock of each and their ratio.
+
+``--bounds``: the table of docs/bounds.md from one run: ``onlinelearn.bounds.report`` for every
+learner it covers on N training rows of each set drawn at random (seed 0), in that order
+(observed, bound, dual objective, primal of the averaged predictor, gap, primal at the
+comparator); COPA's observed value on N rows of the test split drawn the same way.
 """
 
 from __future__ import annotations
@@ -22,12 +28,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import onlinelearn as ol  # noqa: E402
 from onlinelearn.datasets import load_shared  # noqa: E402
 
+BOUND_LEARNERS = ("perceptron", "pnorm", "pa", "pa1", "pa2", "winnow", "copa")
+
+
+def bounds_table(datasets, n_rows):
+    from onlinelearn import bounds
+
+    reports, names = [], []
+    for name in datasets:
+        X, y = load_shared(name)
+        y = np.asarray(y)
+        rows = np.random.default_rng(0).permutation(X.shape[0])[:n_rows]
+        Xt, yt = load_shared(name, "test")
+        test_rows = np.random.default_rng(0).permutation(Xt.shape[0])[:n_rows]
+        for key in BOUND_LEARNERS:
+            est = bounds._LEARNERS[key]()
+            held = {}
+            if key == "copa":
+                held = {"X_test": Xt[test_rows], "y_test": np.asarray(yt)[test_rows]}
+            t0 = time.perf_counter()
+            r = bounds.report(est, X[rows], y[rows], show=False, **held)
+            dt = time.perf_counter() - t0
+            label = f"{name} {type(est).__name__}" + (
+                f" {est.variant}" if hasattr(est, "variant") else "")
+            print(f"{label}: {dt:.1f} s; {r['theorem']}", flush=True)
+            if key == "copa":
+                print(f"  observed on {r['observed_on']}; ||C_hat|| {r['empirical_norm']:.4g} + "
+                      f"deviation {r['deviation']:.4g}, M = {r['M']:.4g} (largest loss met "
+                      f"{r['loss_max']:.4g}); ||C(h_bar)|| = {r['observed_01']:.4g}; online "
+                      f"mistakes {r['mistakes']}", flush=True)
+            reports.append(r)
+            names.append(label)
+    print(bounds.format_table(reports, names))
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="news20")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--bounds", action="store_true")
+    ap.add_argument("--datasets", default="news20,mnist")
+    ap.add_argument("--rows", type=int, default=5000)
     args = ap.parse_args()
+    if args.bounds:
+        bounds_table(args.datasets.split(","), args.rows)
+        return
     X, y = load_shared(args.dataset)
     X = X.astype(np.float32)
     one = {"n_epochs": 1, "shuffle": False, "tol": None}
