@@ -217,7 +217,7 @@ class SelfTuned(_MultiVariable):
     ||x_i||_*, |M_{t-1}| the prediction mistakes before round t.  This is the rule of Fig. 5.3
     and Theorem 6 (mistake bound |M| <= G/gamma + 2 X sqrt(U) sqrt(G) / gamma^(3/2)
     + 4 X^2 U / gamma^2, G = sum_t g_t(u), any u with f(u) <= U), not those of Corollaries 2-3
-    (:class:`LipschitzTuned`) or Theorem 2 (c_t from the observed losses: not implemented);
+    (:class:`LipschitzTuned`) or Theorem 2 (c_t from the observed losses: :class:`LossTuned`);
     ``update='optimal'`` takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the
     loss is positive; k > 1 adds k - 1 row-action steps on the previous rounds at the same
     c_t.  Any link."""
