@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from onlinelearn._core import dual_ascent as DA
 from onlinelearn.framework import (
@@ -257,6 +258,61 @@ def test_the_step_object_and_the_configurations_it_refuses(tmp_path):
     c_next = 0.7 * np.sqrt(2.0 + est._state["st"][DA.CUM_LOSS])
     w = _grad_fstar(est._state["V"] / c_next, "entropy")
     np.testing.assert_allclose(est.coef_, w[:-1].T, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("link", sorted(_LINKS))
+def test_sparse_rows_and_bad_input(link):
+    import scipy.sparse as sp
+
+    X, y, sw = _stream(3, seed=5)
+    X[np.abs(X) < 0.8] = 0.0
+    make = lambda: OnlineLearner(link=_LINKS[link], loss=SquaredHinge(1.0),  # noqa: E731
+                                 step=LossTuned(1.0, 0.5, k=2), average=False, tol=None,
+                                 shuffle=False, n_epochs=2)  # fmt: skip
+    dense = make().fit(X, y, sample_weight=sw)
+    sparse = make().fit(sp.csr_matrix(X), y, sample_weight=sw)
+    np.testing.assert_allclose(sparse._state["V"], dense._state["V"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-12, atol=1e-14)
+    assert sparse.dual_objective_ == pytest.approx(dense.dual_objective_, rel=1e-12)
+    before = {k: v.copy() for k, v in dense._state.items()}
+    bad = X[:5].copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError):
+        dense.partial_fit(bad, y[:5])
+    with pytest.raises(ValueError):
+        dense.partial_fit(X[:5], y[:5], sample_weight=-np.ones(5))
+    for k, v in before.items():
+        assert np.array_equal(dense._state[k], v), k
+
+
+@parametrize_with_checks(
+    [
+        OnlineLearner(
+            loss=SquaredHinge(1.0),
+            step=LossTuned(1.0, 0.5),
+            average=False,
+            tol=None,
+            random_state=0,
+        ),
+        OnlineLearner(
+            link=Entropy(),
+            loss=SquaredHinge(0.5),
+            step=LossTuned(2.0, 1.0, k=2),
+            average=False,
+            tol=None,
+            random_state=0,
+        ),
+    ],  # fmt: skip
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "sample_weight multiplies the loss of its round: two rounds on a repeated row are "
+            "not one round at twice the weight (c_t and the dual differ)"
+        ),
+        "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
+    },
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
 
 
 if __name__ == "__main__":  # pragma: no cover
