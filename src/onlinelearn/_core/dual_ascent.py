@@ -60,6 +60,7 @@ from .dual_tuned import (  # noqa: F401
     entropy_closed_form,
     entropy_frame,
     pnorm_of,
+    sq_step,
     tuned_dual,
     tuned_pass,
     tuned_step,

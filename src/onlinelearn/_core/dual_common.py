@@ -19,6 +19,7 @@ SELFTUNED = 3
 STRONGLY = 4
 FIXEDC = 5  # tuned kernel at a fixed c = 1/C: row action on the entropy and p-norm links
 LIPSCHITZ = 6  # tuned kernel: c_t = sqrt(t L_t / U) (thesis Corollaries 2 and 3)
+LOSSTUNED = 7  # tuned kernel: c_t = beta2 sqrt(beta1 + sum_{i<t} g_i(w_i)) (Theorem 2, Cor. 4)
 
 # ---- variants (window kernel)
 PA = 0
@@ -41,7 +42,11 @@ C_T = 7  # tuned kernel: c of the last round
 X_T = 8  # tuned kernel: largest dual norm of a row so far
 SUM_ALPHA = 9  # tuned kernel: sum_i alpha_i
 VSQ = 10  # tuned kernel, Euclidean link: ||v||^2
-N_ST = 11
+CUM_LOSS = 11  # tuned kernel, squared hinge: sum_i s_i [gamma - z_i(w_i)]_+^2, the online losses
+QUAD = 12  # tuned kernel, squared hinge: sum_i alpha_i^2 / (4 s_i), the conjugates' quadratic part
+N_ST = 13
+#: the st slots of the files written before the squared hinge (CUM_LOSS and QUAD start at 0)
+N_ST_V1 = 11
 
 # ---- store columns
 SGN = 0

@@ -1,5 +1,11 @@
 """The tuned kernel of :mod:`.dual_ascent`: a growing c_t (self-tuned, strongly convex, fixed c on
-the entropy and p-norm links; see that module's docstring for the math)."""
+the entropy and p-norm links; see that module's docstring for the math).
+
+With ``squared`` the round's loss is the squared hinge g_t(w) = s_t [gamma - <w, u_t>]_+^2,
+whose conjugate gives the dual D_t = sum_i (gamma alpha_i - alpha_i^2 / (4 s_i))
+- c_t f*(v / c_t), alpha_i >= 0 with no upper cap (s_i the example's weight); the step on
+alpha_t is the root of gamma - alpha / (2 s) - <grad f*((v + alpha u) / c), u> (closed form on
+the Euclidean link, a bisection on the bracket [0, 2 s g] otherwise: :func:`sq_step`)."""
 
 from __future__ import annotations
 
@@ -12,12 +18,15 @@ from .dense import sum_squares
 from .dual_common import (
     C_T,
     CAP,
+    CUM_LOSS,
     DUAL,
     FIXEDC,
     ID,
     LIPSCHITZ,
+    LOSSTUNED,
     N_MISTAKES,
     N_UPDATES,
+    QUAD,
     RC,
     SGN,
     STRONGLY,
@@ -208,10 +217,75 @@ def _tuned_apply(V, st, jj, kk, uu, n, delta):
 
 
 @njit
+def _untouched(link, V, jj, kk, n, c, p):
+    """(rest, m_rest): the aggregate of the coordinates u leaves alone (:func:`_margin_at`)."""
+    R, K = V.shape
+    m_rest = 0.0
+    if link == ENTROPY:
+        m_rest, z = entropy_frame(V, c)
+        for e in range(n):
+            v = V[jj[e], kk[e]] / c
+            z -= math.exp(v - m_rest) + math.exp(-v - m_rest)
+        return max(z, 0.0), m_rest
+    s = 0.0
+    for j in range(R):
+        for k2 in range(K):
+            s += abs(V[j, k2]) ** p
+    for e in range(n):
+        s -= abs(V[jj[e], kk[e]]) ** p
+    return max(s, 0.0), m_rest
+
+
+@njit
+def sq_step(link, V, jj, kk, uu, n, c, p, gamma, a, s, lo):
+    """The squared hinge's step on one dual variable, now at a (weight s > 0, c > 0)::
+
+        argmax_{delta >= lo}  gamma (a + delta) - (a + delta)^2 / (4 s) - c f*((V + delta u) / c)
+
+    lo = -a (alpha >= 0).  The objective is concave; its derivative h(delta) = gamma
+    - (a + delta) / (2 s) - m(delta), m(delta) = <grad f*((V + delta u) / c), u> nondecreasing.
+    Euclidean: m(delta) = (<v, u> + delta ||u||^2) / c, so delta = (c gamma - <v, u>
+    - c a / (2 s)) / (c / (2 s) + ||u||^2).  Otherwise a bisection of h: on [0, 2 s (gamma - m(0))
+    - a] when h(0) > 0 (h is <= 0 at that end since m is nondecreasing), on [lo, 0] when
+    h(0) < 0."""
+    if link == EUCLID:
+        vu = 0.0
+        uu2 = 0.0
+        for e in range(n):
+            vu += V[jj[e], kk[e]] * uu[e]
+            uu2 += uu[e] * uu[e]
+        r = c / (2.0 * s)
+        return max((c * gamma - vu - r * a) / (r + uu2), lo)
+    rest, m_rest = _untouched(link, V, jj, kk, n, c, p)
+    m0 = _margin_at(link, V, jj, kk, uu, n, 0.0, c, p, rest, m_rest)
+    h0 = gamma - a / (2.0 * s) - m0
+    if h0 == 0.0:
+        return 0.0
+    if h0 > 0.0:
+        lo_b = 0.0
+        hi_b = 2.0 * s * (gamma - m0) - a
+    else:
+        if gamma - (a + lo) / (2.0 * s) - _margin_at(link, V, jj, kk, uu, n, lo, c, p, rest,
+                                                      m_rest) <= 0.0:  # fmt: skip
+            return lo
+        lo_b = lo
+        hi_b = 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo_b + hi_b)
+        if mid <= lo_b or mid >= hi_b:
+            break
+        if gamma - (a + mid) / (2.0 * s) - _margin_at(link, V, jj, kk, uu, n, mid, c, p, rest,
+                                                       m_rest) > 0.0:  # fmt: skip
+            lo_b = mid
+        else:
+            hi_b = mid
+    return 0.5 * (lo_b + hi_b)
+
+
+@njit
 def tuned_step(link, V, jj, kk, uu, n, c, p, gamma, lo, hi):
     """argmax_{lo <= a <= hi} gamma a - c f*((V + a u) / c), lo <= 0 <= hi: eq. (7.11) for the
     Euclidean link, (7.16) for the entropy link and u in {-1, 0, 1}, a bisection otherwise."""
-    R, K = V.shape
     if link == EUCLID:
         vu = 0.0
         uu2 = 0.0
@@ -221,22 +295,7 @@ def tuned_step(link, V, jj, kk, uu, n, c, p, gamma, lo, hi):
         if uu2 <= 0.0:
             return hi if gamma > 0.0 else 0.0
         return min(max((c * gamma - vu) / uu2, lo), hi)
-    # the aggregate of the coordinates u leaves alone
-    m_rest = 0.0
-    if link == ENTROPY:
-        m_rest, z = entropy_frame(V, c)
-        for e in range(n):
-            v = V[jj[e], kk[e]] / c
-            z -= math.exp(v - m_rest) + math.exp(-v - m_rest)
-        rest = max(z, 0.0)
-    else:
-        s = 0.0
-        for j in range(R):
-            for k2 in range(K):
-                s += abs(V[j, k2]) ** p
-        for e in range(n):
-            s -= abs(V[jj[e], kk[e]]) ** p
-        rest = max(s, 0.0)
+    rest, m_rest = _untouched(link, V, jj, kk, n, c, p)
     unit = link == ENTROPY
     for e in range(n):
         if uu[e] != 0.0 and abs(uu[e]) != 1.0:
@@ -261,14 +320,16 @@ def tuned_step(link, V, jj, kk, uu, n, c, p, gamma, lo, hi):
 @njit
 def tuned_pass(
     data, indices, indptr, y, weight, order, V, st, dual_all, Sd, Sx, Sp, Sf, Si, window, step,
-    rule, link, gamma, U, sigma, p, b, pred_out, scores, jj, kk, uu,
+    rule, link, gamma, U, sigma, p, b, pred_out, scores, jj, kk, uu, squared=False,
 ):  # fmt: skip
     """One pass of the growing-c dual ascent (module docstring, part 2).
 
     ``V`` (R, K): v = sum_i alpha_i u_i; ``dual_all[t]`` receives alpha of round t.  With
     ``window`` > 1 the last ``window`` examples are stored and, after the step on alpha_t, each
-    earlier one gets the optimal single-variable step at the same c_t (row action).  Returns
-    False when a value became non-finite."""
+    earlier one gets the optimal single-variable step at the same c_t (row action).
+    ``squared``: the squared hinge (module docstring) in place of the hinge.  Step LOSSTUNED
+    reads ``U`` as beta1 and ``sigma`` as beta2.  Returns False when a value became
+    non-finite."""
     R, K = V.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1
@@ -311,6 +372,9 @@ def tuned_pass(
                     kap = 2.0 ** (1.0 / p)
                 lt = 0.5 * (kap * st[X_T]) ** 2
             c = math.sqrt(st[T] * lt / U)
+        elif step == LOSSTUNED:
+            # Theorem 2: c_t = beta2 sqrt(beta1 + sum_{i<t} g_i(w_i)), the online losses so far
+            c = sigma * math.sqrt(U + st[CUM_LOSS])
         else:
             c = st[X_T] * math.sqrt((st[N_MISTAKES] + 1.0) / U)
         if c <= 0.0:
@@ -352,7 +416,16 @@ def tuned_pass(
             for e in range(n):
                 if uu[e] != 0.0:
                     moves = True
-            if not moves or c <= 0.0:
+            if squared:
+                st[CUM_LOSS] += cap * loss * loss
+                if not moves or c <= 0.0:
+                    alpha = 2.0 * cap * max(gamma, 0.0)  # u = 0: max gamma a - a^2 / (4 s)
+                elif rule == SUBGRADIENT or loss <= 0.0:
+                    alpha = 2.0 * cap * loss  # -g'_t(w_t) = 2 s [gamma - z]_+ u
+                else:
+                    alpha = sq_step(link, V, jj, kk, uu, n, c, p, gamma, 0.0, cap, 0.0)
+                st[QUAD] += alpha * alpha / (4.0 * cap)
+            elif not moves or c <= 0.0:
                 alpha = cap if gamma > 0.0 else 0.0  # u = 0: D = gamma alpha + const
             elif rule == SUBGRADIENT:
                 alpha = cap if loss > 0.0 else 0.0
@@ -372,8 +445,13 @@ def tuned_pass(
                     for m in range(nst - 2, -1, -1):
                         n = _gather_stored(Sd, Sx, Sp, Sf, Si, m, b, d, jj, kk, uu)
                         a_m = Sf[m, TAU]
-                        delta = tuned_step(link, V, jj, kk, uu, n, c, p, gamma, -a_m,
-                                           Sf[m, CAP] - a_m)  # fmt: skip
+                        if squared:
+                            s_m = Sf[m, CAP]
+                            delta = sq_step(link, V, jj, kk, uu, n, c, p, gamma, a_m, s_m, -a_m)
+                            st[QUAD] += delta * (2.0 * a_m + delta) / (4.0 * s_m)
+                        else:
+                            delta = tuned_step(link, V, jj, kk, uu, n, c, p, gamma, -a_m,
+                                               Sf[m, CAP] - a_m)  # fmt: skip
                         if delta != 0.0:
                             _tuned_apply(V, st, jj, kk, uu, n, delta)
                             Sf[m, TAU] = a_m + delta
@@ -384,11 +462,11 @@ def tuned_pass(
         st[C_T] = c
         # D_t at the new alpha
         if c <= 0.0:
-            st[DUAL] = gamma * st[SUM_ALPHA]
+            st[DUAL] = gamma * st[SUM_ALPHA] - st[QUAD]
         elif link == EUCLID:
-            st[DUAL] = gamma * st[SUM_ALPHA] - 0.5 * st[VSQ] / c
+            st[DUAL] = gamma * st[SUM_ALPHA] - st[QUAD] - 0.5 * st[VSQ] / c
         else:
-            st[DUAL] = gamma * st[SUM_ALPHA] - _fstar(link, V, c, p, logn2)
+            st[DUAL] = gamma * st[SUM_ALPHA] - st[QUAD] - _fstar(link, V, c, p, logn2)
     for j in range(R):
         for kk_ in range(K):
             if not finite(V[j, kk_]):
@@ -415,8 +493,9 @@ def bisect_alpha(link, V, jj, kk, uu, n, c, p, rest, m_rest, gamma, lo, hi):
     return 0.5 * (lo + hi)
 
 
-def tuned_dual(link, V, c, p, gamma, sum_alpha):
-    """D_t = gamma sum alpha - c f*(V / c), computed afresh (for checks)."""
+def tuned_dual(link, V, c, p, gamma, sum_alpha, quad=0.0):
+    """D_t = gamma sum alpha - quad - c f*(V / c), computed afresh (for checks); quad =
+    sum_i alpha_i^2 / (4 s_i) for the squared hinge, 0 for the hinge."""
     if c <= 0.0:
-        return gamma * sum_alpha
-    return gamma * sum_alpha - _fstar(link, V, c, p, float(np.log(2.0 * V.size)))
+        return gamma * sum_alpha - quad
+    return gamma * sum_alpha - quad - _fstar(link, V, c, p, float(np.log(2.0 * V.size)))

@@ -3,7 +3,8 @@
 A configuration of the framework (link, loss, step) whose step keeps past rounds' dual
 variables (:class:`~onlinelearn.framework.LastK`, :class:`~onlinelearn.framework.RowAction`,
 :class:`~onlinelearn.framework.FTRL`, :class:`~onlinelearn.framework.SelfTuned`,
-:class:`~onlinelearn.framework.StronglyConvex`) with the hinge loss runs here:
+:class:`~onlinelearn.framework.StronglyConvex`, :class:`~onlinelearn.framework.LipschitzTuned`)
+with the hinge loss, or :class:`~onlinelearn.framework.LossTuned` with the squared hinge, runs here:
 :class:`DualAscentFamily` is everything such an estimator does (state, the compiled passes of
 :mod:`onlinelearn._core.dual_window` and :mod:`onlinelearn._core.dual_tuned`, read-out, model
 files), driven by the estimator's ``_configuration()`` and its five common parameters
@@ -27,8 +28,16 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import dual_ascent as DA
 from .._core import links as L
 from ..framework.links import Entropy, Euclidean, PNorm
-from ..framework.losses import Hinge
-from ..framework.steps import FTRL, LastK, LipschitzTuned, RowAction, SelfTuned, StronglyConvex
+from ..framework.losses import Hinge, SquaredHinge
+from ..framework.steps import (
+    FTRL,
+    LastK,
+    LipschitzTuned,
+    LossTuned,
+    RowAction,
+    SelfTuned,
+    StronglyConvex,
+)
 from ..shell import validation as V
 from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_meta
 from ..shell.online import ProgressiveMixin
@@ -41,7 +50,8 @@ __all__ = ["STEPS", "DualAscentFamily", "Plan", "check_dual_ascent_configuration
 
 #: the steps of the family and the codes of the compiled passes
 STEPS = {LastK: DA.LASTK, RowAction: DA.ROWACTION, FTRL: DA.FTRL, SelfTuned: DA.SELFTUNED,
-         StronglyConvex: DA.STRONGLY, LipschitzTuned: DA.LIPSCHITZ}  # fmt: skip
+         StronglyConvex: DA.STRONGLY, LipschitzTuned: DA.LIPSCHITZ,
+         LossTuned: DA.LOSSTUNED}  # fmt: skip
 _WINDOW = (LastK, RowAction, FTRL)
 _VARIANTS = {"PA": DA.PA, "PA-I": DA.PA1, "PA-II": DA.PA2}
 _RULES = {"optimal": DA.OPTIMAL, "subgradient": DA.SUBGRADIENT}
@@ -55,10 +65,17 @@ def check_dual_ascent_configuration(link, loss, step):
     asks for something it cannot honour); None when it is."""
     if type(step) not in STEPS:
         raise ValueError(f"{step!r} is not a step of the dual ascent family")
-    if type(loss) is not Hinge:
+    if isinstance(step, LossTuned):
+        if type(loss) is not SquaredHinge:
+            raise ValueError(
+                "LossTuned (thesis Theorem 2: c_t from the observed losses) needs a "
+                "self-bounded loss: pass SquaredHinge(margin); the hinge loss is not "
+                f"self-bounded and has no guarantee with this rule; got {loss!r}"
+            )
+    elif type(loss) is not Hinge:
         raise ValueError(
-            f"the dual ascent steps ({type(step).__name__}) run the hinge loss Hinge(margin); "
-            f"got {loss!r}"
+            f"the dual ascent steps ({type(step).__name__}) run the hinge loss Hinge(margin) "
+            f"(LossTuned: SquaredHinge(margin)); got {loss!r}"
         )
     if not isinstance(link, (Euclidean, Entropy, PNorm)):
         raise ValueError(f"unknown link {link!r}")
@@ -103,6 +120,7 @@ class Plan:
     link: int
     p: float | None
     margin: float
+    squared: bool = False  # the squared hinge (LossTuned)
 
     @property
     def step_code(self):
@@ -120,6 +138,7 @@ def plan_of(link, loss, step) -> Plan:
             L.ENTROPY if isinstance(link, Entropy) else L.PNORM),
         p=link.p if isinstance(link, PNorm) else None,
         margin=float(loss.margin),
+        squared=isinstance(loss, SquaredHinge),
     )  # fmt: skip
 
 
@@ -237,10 +256,10 @@ class DualAscentFamily(
             S["dual"], S["Sd"], S["Sx"], S["Sp"], S["Sf"], S["Si"], plan.k,
             DA.FIXEDC if plan.fixed_c else plan.step_code,
             DA.OPTIMAL if plan.fixed_c else _RULES[step.update], plan.link, plan.margin,
-            1.0 / float(step.C) if plan.fixed_c else float(getattr(step, "U", 1.0)),
+            1.0 / float(step.C) if plan.fixed_c else self._u_arg(step),
             self._sigma_arg(step), self._p_value(plan), self._intercept_value(),
             pred, scores, np.zeros(n_buf, dtype=np.int64), np.zeros(n_buf, dtype=np.int64),
-            np.zeros(n_buf),
+            np.zeros(n_buf), plan.squared,
         )  # fmt: skip
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode):
@@ -319,10 +338,20 @@ class DualAscentFamily(
         )
 
     @staticmethod
+    def _u_arg(step):
+        """The kernel's ``U``: U of the growing-c steps; beta1 of LossTuned."""
+        if isinstance(step, LossTuned):
+            return float(step.beta1)
+        return float(getattr(step, "U", 1.0))
+
+    @staticmethod
     def _sigma_arg(step):
-        """The kernel's ``sigma``: sigma of StronglyConvex; L of LipschitzTuned (0: observed)."""
+        """The kernel's ``sigma``: sigma of StronglyConvex; L of LipschitzTuned (0: observed);
+        beta2 of LossTuned."""
         if isinstance(step, LipschitzTuned):
             return 0.0 if step.L is None else float(step.L)
+        if isinstance(step, LossTuned):
+            return float(step.beta2)
         return float(getattr(step, "sigma", 1.0))
 
     # ------------------------------------------------------------------ read-out
@@ -333,6 +362,8 @@ class DualAscentFamily(
             return 1.0 / float(step.C)
         if isinstance(step, StronglyConvex):
             return float(step.sigma) * (st[DA.T] + 1.0)
+        if isinstance(step, LossTuned):
+            return float(step.beta2 * np.sqrt(step.beta1 + st[DA.CUM_LOSS]))
         if isinstance(step, LipschitzTuned):
             if step.L is not None:
                 lt = float(step.L)
@@ -427,6 +458,9 @@ class DualAscentFamily(
         est._init_state(np.asarray(arrays["classes_"]), est.n_features_in_, est._plan())
         for k, ref in est._state.items():
             a = np.ascontiguousarray(arrays["s_" + k], dtype=ref.dtype)
+            if k == "st" and a.shape == (DA.N_ST_V1,):
+                # files before the squared hinge: its two slots (CUM_LOSS, QUAD) at their start
+                a = np.concatenate([a, np.zeros(DA.N_ST - DA.N_ST_V1)])
             if a.ndim != ref.ndim or (k in ("theta", "V", "st") and a.shape != ref.shape):
                 raise ValueError(f"model state is inconsistent: {k} has shape {a.shape}")
             est._state[k] = a

@@ -21,6 +21,9 @@ FTRL(C)                  every dual variable so far (regularised follow-the-lead
 SelfTuned(U, update)     a growing c_t = X_t sqrt((|M| + 1) / U) (Fig. 3.2, eq. 5.15-5.17)
 LipschitzTuned(U, L)     c_t = sqrt(t L_t / U): Cor. 2 (L given) or Cor. 3 (L=None: L_t =
                          max_{i<=t} ||u_i||_*^2 / 2 from the rows seen; eq. 5.16), no horizon T
+LossTuned(beta1, beta2)  c_t = beta2 sqrt(beta1 + sum_{i<t} g_i(w_i)) from the observed losses
+                         (Theorem 2; ``LossTuned.corollary_4(L, U, beta1)``: Cor. 4's beta2),
+                         with the self-bounded ``SquaredHinge`` loss
 StronglyConvex(sigma)    c_t = sigma t (Fig. 4.1: logarithmic regret)
 RoundOptimal(C)          every dual variable of the round's pairs at once (label ranking,
                          update III, Sec. 7.3: the exact maximiser of the round's dual)
@@ -31,7 +34,8 @@ cap C of PA-I and PA-II (the cost of that example in the problem the step solves
 
 The multi-variable and growing-c steps (``multi_variable = True``) keep the dual variables of
 past rounds: :class:`onlinelearn.OnlineLearner` runs them on the dual ascent family's pass
-(:class:`onlinelearn.DualAscentClassifier` is their preset), with the hinge loss.
+(:class:`onlinelearn.DualAscentClassifier` is their preset), with the hinge loss
+(``LossTuned``: the squared hinge).
 ``RoundOptimal`` is the label-ranking loss's (:class:`onlinelearn.LabelRanker`).
 """
 
@@ -51,6 +55,7 @@ __all__ = [
     "Conservative",
     "LastK",
     "LipschitzTuned",
+    "LossTuned",
     "RoundOptimal",
     "RowAction",
     "SelfTuned",
@@ -84,6 +89,12 @@ def _positive(owner, name, value, *, finite=False, integer=False):
         raise ValueError(f"{owner}({name}): {name} must be {kind}, got {value!r}")
 
 
+def _at_least_one(owner, name, value):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and value >= 1):
+        raise ValueError(f"{owner}({name}): {name} must be a finite number >= 1, got {value!r}")
+
+
 def _variant(owner, variant):
     if variant not in _VARIANTS:
         raise ValueError(
@@ -104,6 +115,8 @@ _FIELD_CHECKS = {
     "U": lambda o, v: _positive(o, "U", v),
     "L": lambda o, v: None if v is None else _positive(o, "L", v, finite=True),
     "sigma": lambda o, v: _positive(o, "sigma", v),
+    "beta1": lambda o, v: _at_least_one(o, "beta1", v),
+    "beta2": lambda o, v: _positive(o, "beta2", v, finite=True),
     "tol": lambda o, v: _positive(o, "tol", v, finite=True),
     "variant": _variant,
     "update": _update,
@@ -204,7 +217,7 @@ class SelfTuned(_MultiVariable):
     ||x_i||_*, |M_{t-1}| the prediction mistakes before round t.  This is the rule of Fig. 5.3
     and Theorem 6 (mistake bound |M| <= G/gamma + 2 X sqrt(U) sqrt(G) / gamma^(3/2)
     + 4 X^2 U / gamma^2, G = sum_t g_t(u), any u with f(u) <= U), not those of Corollaries 2-3
-    (:class:`LipschitzTuned`) or Theorem 2 (c_t from the observed losses: not implemented);
+    (:class:`LipschitzTuned`) or Theorem 2 (c_t from the observed losses: :class:`LossTuned`);
     ``update='optimal'`` takes the maximising alpha_t, ``'subgradient'`` alpha_t = 1 when the
     loss is positive; k > 1 adds k - 1 row-action steps on the previous rounds at the same
     c_t.  Any link."""
@@ -230,6 +243,43 @@ class LipschitzTuned(_MultiVariable):
     L: float | None = None
     update: str = "optimal"
     k: int = 1
+
+
+@dataclass(frozen=True, eq=True)
+class LossTuned(_MultiVariable):
+    """c_t = beta2 sqrt(beta1 + sum_{i<t} g_i(w_i)), from the losses the learner has suffered
+    (thesis Fig. 3.2 with Theorem 2): no horizon T, no bound on the comparator's loss.
+
+    The theorem needs an L-self-bounded loss (Definition 2: some subgradient lambda of g_t
+    at every w has 1/2 ||lambda||_*^2 <= L g_t(w)), so this step runs with
+    ``SquaredHinge(margin)``: g_t(w) = s_t [gamma - <w, u_t>]_+^2 (s_t the example's weight),
+    L = 2 max_t s_t ||u_t||_*^2.  Round t maximises its dual over alpha_t >= 0::
+
+        D_t = sum_{i<=t} (gamma alpha_i - alpha_i^2 / (4 s_i)) - c_t f*(v / c_t),
+        v = sum_i alpha_i u_i,    w_t = grad f*(v / c_t)
+
+    (``update='optimal'``: the root of gamma - alpha / (2 s) - <w(alpha), u_t>, closed form on
+    the Euclidean link; ``'subgradient'``: alpha_t = 2 s_t [gamma - <w_t, u_t>]_+).  For every
+    u, with G = 2 sqrt(1 + max_t g_t(w_t) / beta1) and B = beta2 f(u) + L G / beta2, the regret
+    sum_t g_t(w_t) - g_t(u) <= B (sum_t g_t(u) + beta1)^(1/2) + B^2.  Corollary 4: when
+    g_t <= beta1 and f <= U on the domain (the entropy link: f <= ln(2n), |<w, x>| <= ||x||_inf),
+    beta2 = 8^(1/4) sqrt(L / U) (:meth:`corollary_4`) gives
+    R(u, T) <= 3.4 sqrt(L U) (sum_t g_t(u) + beta1)^(1/2) + 11.4 L U.
+    ``beta1`` >= 1, ``beta2`` > 0; ``update`` and ``k`` as in :class:`SelfTuned` (the
+    row-action steps on earlier alpha_i keep alpha_i >= 0).  Any link."""
+
+    beta1: float = 1.0
+    beta2: float = 1.0
+    update: str = "optimal"
+    k: int = 1
+
+    @classmethod
+    def corollary_4(cls, L, U, beta1=1.0, update="optimal", k=1):
+        """The step of Corollary 4: beta2 = 8^(1/4) sqrt(L / U), for losses that are
+        L-self-bounded and at most ``beta1`` on the domain, and f at most ``U`` there."""
+        _positive(cls.__name__, "L", L, finite=True)
+        _positive(cls.__name__, "U", U, finite=True)
+        return cls(beta1, 8.0**0.25 * math.sqrt(L / U), update, k)
 
 
 @dataclass(frozen=True, eq=True)
