@@ -172,3 +172,27 @@ def test_cli_report_bounds_section(tmp_path):
     assert d["dual_objective"] == pytest.approx(want["dual_objective"])
     page = out.read_text(encoding="utf-8")
     assert "Crammer" in page and "<h2>Bound</h2>" in page
+
+
+def test_cli_report_bounds_of_copa_follow_its_checkpoints(tmp_path):
+    """COPA's bound (Theorem 2) comes at checkpoints along the stream: the page draws them at
+    their rounds, and its figures are bounds.report's."""
+    from onlinelearn import COPA
+    from onlinelearn.bounds import report as bound_report
+
+    X, y = _blobs(seed=4, n=300)
+    data = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    model = tmp_path / "c.npz"
+    save_model(COPA(random_state=0).fit(X, y), model)
+    out = tmp_path / "c.html"
+    assert main(["report", str(model), str(data), "-o", str(out), "--bounds"]) == 0
+    page = out.read_text(encoding="utf-8")
+    d = _page_data(page)["bounds"]
+    want = bound_report(load_model(model), X, y, show=False)
+    assert d["bound"] == pytest.approx(want["bound"]) and d["observed"] <= d["bound"]
+    svg = page.split("<h2>Bound</h2>")[1]
+    xs = [float(p.split(",")[0]) for p in re.search(r'points="([^"]*)"', svg).group(1).split()]
+    assert len(xs) == len(want["curve_rounds"]) and xs == sorted(xs)
+    assert xs[-1] == pytest.approx(56 + (860 - 56 - 130))  # the last checkpoint at the right
+    assert "nan" not in svg.split("</svg>")[0]

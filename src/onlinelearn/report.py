@@ -201,16 +201,25 @@ def _recall_svg(labels, recall, width=860) -> str:
     return "".join(parts)
 
 
-def _two_curves_svg(a, b, width=860, height=280) -> str:
-    """Observed (a) and bound (b) along the stream, on one scale."""
-    n = len(a)
-    at = np.unique(np.linspace(1, n, num=min(n, 400)).round().astype(np.int64))
+def _two_curves_svg(a, b, rounds=None, width=860, height=280) -> str:
+    """Observed (a) and bound (b) along the stream, on one scale; ``rounds``: the round of each
+    point (default 1, 2, ..., len(a))."""
+    rounds = np.arange(1, len(a) + 1) if rounds is None else np.asarray(rounds)
+    n = int(rounds[-1])
+    at = np.unique(np.linspace(0, len(a) - 1, num=min(len(a), 400)).round().astype(np.int64))
     left, right, top, bottom = 56, 130, 14, 40
     w, h = width - left - right, height - top - bottom
-    ymax = max(float(np.max(a)), float(np.max(b)), 1.0)
+    finite = [float(np.max(c[np.isfinite(c)])) for c in (a, b) if np.isfinite(c).any()]
+    ymax = max(finite) if finite else 1.0
+    ymax = ymax if ymax > 0 else 1.0
+    b = np.where(np.isfinite(b), b, np.nan)
 
     def pts(c):
-        return " ".join(f"{left + w * t / n:.1f},{top + h * (1 - c[t - 1] / ymax):.1f}" for t in at)
+        return " ".join(
+            f"{left + w * rounds[i] / n:.1f},{top + h * (1 - c[i] / ymax):.1f}"
+            for i in at
+            if np.isfinite(c[i])
+        )
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -223,7 +232,7 @@ def _two_curves_svg(a, b, width=860, height=280) -> str:
         parts.append(
             f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#e4e4e4"/>'
             f'<text x="{left - 6}" y="{yy + 4:.1f}" font-size="11" text-anchor="end">'
-            f"{v:,.0f}</text>"
+            f"{v:,.3g}</text>"
             f'<text x="{left + w * k / 4:.1f}" y="{top + h + 16}" font-size="11" '
             f'text-anchor="middle">{round(n * k / 4):,}</text>'
         )
@@ -243,9 +252,9 @@ def _two_curves_svg(a, b, width=860, height=280) -> str:
 def _bounds_html(r) -> str:
     rows = [
         ("theorem", _esc(r["theorem"])),
-        (f"observed {_esc(r['quantity'])}", f"{r['observed']:,}"),
-        ("bound", f"{r['bound']:,.1f}"),
-        ("rounds", f"{r['rounds']:,}"),
+        (f"observed {_esc(r['quantity'])}", f"{r['observed']:,.6g}"),
+        ("bound", f"{r['bound']:,.6g}"),
+        ("rounds", f"{r.get('rounds', len(r['curve_observed'])):,}"),
         ("dual objective D (kept by the learner)", f"{r['dual_objective']:.6g}"),
         ("primal P(averaged predictor)", f"{r['primal_averaged']:.6g}"),
         ("gap P - D (>= 0: weak duality)", f"{r['gap']:.6g}"),
@@ -256,7 +265,11 @@ def _bounds_html(r) -> str:
         '<h2>Bound</h2><p class="muted">The learner\'s parameters, run from scratch over this '
         "data in file order (onlinelearn.bounds.report); the comparator is the batch optimum "
         "of the same regularised problem, rescaled to the bound's minimum.</p>"
-        + _two_curves_svg(np.asarray(r["curve_observed"]), np.asarray(r["curve_bound"]))
+        + _two_curves_svg(
+            np.asarray(r["curve_observed"], dtype=float),
+            np.asarray(r["curve_bound"], dtype=float),
+            r.get("curve_rounds"),
+        )
         + f'<table class="params">{table}</table>'
     )
 
