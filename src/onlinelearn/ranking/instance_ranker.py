@@ -11,8 +11,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ..shell.validation import check_real, check_X
 from . import _instance_core as IC
 
 __all__ = ["InstanceRanker"]
@@ -40,6 +41,29 @@ def _query_pointers(qid, n):
             "runs of rows (sort the rows by qid, keeping each query's rows together)"
         )
     return starts
+
+
+def _float64(X):
+    """The validated X (float32 or float64, dense or CSR) in float64, as the pass reads it."""
+    return X if X.dtype == np.float64 else X.astype(np.float64)
+
+
+def _targets(y):
+    """y as a 1-D float64 vector of real targets (the relevance of each row)."""
+    if y is None:
+        raise ValueError(
+            "This estimator requires y to be passed, but the target y is None: give one "
+            "relevance score per row of X."
+        )
+    arr = check_real(y, "y")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y should be a 1d array (one target per row); got shape {arr.shape}")
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"y must hold numbers (relevance scores), got dtype {arr.dtype}") from None
 
 
 class InstanceRanker(BaseEstimator):
@@ -149,11 +173,12 @@ class InstanceRanker(BaseEstimator):
     def _learn(self, X, y, qid, *, fit_mode):
         self._validate_params()
         first = fit_mode or not hasattr(self, "coef_")
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=first,
-        )  # fmt: skip
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (one target per row); got shape {y.shape}")
+        X = _float64(check_X(self, X, reset=first))
+        y = _targets(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[0]} rows but y has {y.shape[0]} targets; they must be equal."
+            )
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity")
         qptr = _query_pointers(qid, X.shape[0])
@@ -209,7 +234,7 @@ class InstanceRanker(BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = _float64(check_X(self, X, reset=False))
         return np.asarray(X @ self.coef_).ravel()
 
     def predict(self, X):
@@ -220,7 +245,9 @@ class InstanceRanker(BaseEstimator):
         """Pairwise accuracy: the fraction of the pairs (i, j) of a query with y_i > y_j that
         are scored s_i > s_j (1.0 when there are no pairs)."""
         s = self.decision_function(X)
-        y = check_array(y, ensure_2d=False, dtype=np.float64)
+        y = _targets(y)
+        if y.shape[0] != s.shape[0]:
+            raise ValueError(f"X has {s.shape[0]} rows but y has {y.shape[0]} targets")
         qptr = _query_pointers(qid, s.shape[0])
         good = total = 0
         for a, b in zip(qptr[:-1], qptr[1:], strict=True):
