@@ -24,6 +24,9 @@ __all__ = ["OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_w
 class OnlineMixin:
     """``fit`` and ``partial_fit`` on top of the family's ``_learn`` (module docstring)."""
 
+    #: its fit/partial_fit run the calibration (shell.proba) themselves: no wrapping
+    _calls_calibrate = True
+
     def fit(self, X, y, sample_weight=None, classes=None):
         """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under
         ``random_state`` when ``shuffle`` (same seed, same model, bit for bit).  ``classes``

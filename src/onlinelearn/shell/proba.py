@@ -536,8 +536,11 @@ class ProbabilityMixin:
         n = len(labels)
         weights = _weights(sample_weight, n)
         cal = self.__dict__.get("calibration_")
-        if mode == "fit" or cal is None or cal.kind != kind or cal.n_columns != (
-            1 if kind == "binary" else len(self.classes_)
+        if (
+            mode == "fit"
+            or cal is None
+            or cal.kind != kind
+            or cal.n_columns != (1 if kind == "binary" else len(self.classes_))
         ):
             params = None
             if cal is not None and mode != "fit":  # labels grew: start from the map so far
@@ -553,7 +556,7 @@ class ProbabilityMixin:
             old_classes, scores = before
             if len(old_classes) == len(self.classes_):
                 m = scores.shape[0]
-                lab, wt = labels[n - m:], weights[n - m:]
+                lab, wt = labels[n - m :], weights[n - m :]
                 codes = np.searchsorted(old_classes, lab)
                 codes = np.minimum(codes, len(old_classes) - 1)
                 seen = old_classes[codes] == lab
@@ -631,10 +634,13 @@ class ProbabilityMixin:
     # -- batch learners: their own fit, wrapped once per class
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        from .online import OnlineMixin
-
         fit = cls.__dict__.get("fit")
-        if fit is None or issubclass(cls, OnlineMixin) or getattr(fit, "_calibrates", False):
+        # the online shell (shell.online.OnlineMixin) calibrates inside its own calls
+        if (
+            fit is None
+            or getattr(cls, "_calls_calibrate", False)
+            or getattr(fit, "_calibrates", False)
+        ):
             return
 
         @functools.wraps(fit)
