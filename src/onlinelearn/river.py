@@ -146,6 +146,49 @@ class _DictRows:
         X.sum_duplicates()
         return X
 
+    def row(self, x, grow):
+        """One dict row as a (1, n_features) matrix: the preallocated dense row ``self.buf``
+        (the caller zeroes it again with :meth:`clear`), or a CSR row.  The one-row protocol's
+        path: :meth:`matrix` without its lists of rows (same values, same columns)."""
+        index, hashing = self.index, self.hashing
+        cols, vals = [], []
+        for k, v in x.items():
+            if v is None:
+                continue
+            if isinstance(v, str):
+                k, v = f"{k}={v}", 1.0
+            if hashing:
+                j = self._column(k, grow)
+            else:
+                j = index.get(k)
+                if j is None:
+                    if not grow:
+                        continue  # a feature never learned from has weight 0
+                    j = self._column(k, grow)
+            cols.append(j)
+            vals.append(float(v))
+        if self.n_features > _DENSE_MAX:
+            X = sp.csr_matrix((np.asarray(vals, dtype=np.float64),
+                               np.asarray(cols, dtype=np.int64), [0, len(cols)]),
+                              shape=(1, self.n_features))  # fmt: skip
+            X.sum_duplicates()
+            return X
+        buf = self.__dict__.get("buf")
+        if buf is None:
+            buf = self.buf = np.zeros((1, self.n_features))
+        if hashing:  # colliding names add up
+            for j, v in zip(cols, vals, strict=True):
+                buf[0, j] += v
+        else:
+            buf[0, cols] = vals
+        self.used = cols
+        return buf
+
+    def clear(self):
+        """Zero the columns the last :meth:`row` wrote into the dense row."""
+        if self.n_features <= _DENSE_MAX:
+            self.buf[0, self.used] = 0.0
+
     def forget(self, n):
         """Drop the names given columns >= n (a rejected call adds none)."""
         if len(self.index) > n:
@@ -220,6 +263,34 @@ class _Adapter:
             self._rows.forget(n_names)
             raise
 
+    def _learn_row(self, x, y, w):
+        """``partial_fit`` on one dict row (the one-row path of :meth:`_learn`: the dense row
+        is written into a kept buffer, the target handed over as an array)."""
+        rows = self._rows
+        n_names = len(rows.index)
+        try:
+            X = rows.row(x, True)
+            try:
+                if w is None:
+                    self.estimator.partial_fit(X, y)
+                else:
+                    sw = np.asarray(w, dtype=np.float64).reshape(-1)
+                    self.estimator.partial_fit(X, y, sample_weight=sw)
+            finally:
+                rows.clear()
+        except BaseException:
+            rows.forget(n_names)
+            raise
+
+    def _one(self, method, x):
+        """The learner's ``method`` (predict, predict_proba) on one dict row."""
+        rows = self._rows
+        X = rows.row(x, False)
+        try:
+            return method(X)[0]
+        finally:
+            rows.clear()
+
     def learn_many(self, X, y, w=None):
         """One ``partial_fit`` over a pandas DataFrame of rows and a Series of targets."""
         self._learn(X, np.asarray(y), w, frame=True)
@@ -267,20 +338,20 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with label ``y`` (weight ``w``)."""
-        self._learn([x], [y], None if w is None else [w])
+        self._learn_row(x, np.array([y]), None if w is None else [w])
 
     def predict_proba_one(self, x, **kwargs):
         """{label: probability} from the learner's ``predict_proba``; {} before learning."""
         if not self._fitted():
             return {}
-        P = self.estimator.predict_proba(self._rows.matrix([x], grow=False))[0]
+        P = self._one(self.estimator.predict_proba, x)
         return {_plain(c): float(p) for c, p in zip(self.estimator.classes_, P, strict=True)}
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; None before learning."""
         if not self._fitted():
             return None
-        return _plain(self.estimator.predict(self._rows.matrix([x], grow=False))[0])
+        return _plain(self._one(self.estimator.predict, x))
 
     def predict_proba_many(self, X):
         import pandas as pd
@@ -300,13 +371,13 @@ class RiverRegressor(_Adapter, _REGRESSOR):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with target ``y`` (weight ``w``)."""
-        self._learn([x], np.array([float(y)]), None if w is None else [w])
+        self._learn_row(x, np.array([float(y)]), None if w is None else [w])
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; 0.0 before learning."""
         if not self._fitted():
             return 0.0
-        return float(self.estimator.predict(self._rows.matrix([x], grow=False))[0])
+        return float(self._one(self.estimator.predict, x))
 
     def predict_many(self, X):
         import pandas as pd
