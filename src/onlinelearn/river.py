@@ -176,18 +176,19 @@ class _DictRows:
         buf = self.__dict__.get("buf")
         if buf is None:
             buf = self.buf = np.zeros((1, self.n_features))
-        if hashing:  # colliding names add up
+        b = buf[0]
+        if hashing:  # colliding names add up (in the order of the row, as np.add.at)
             for j, v in zip(cols, vals, strict=True):
-                buf[0, j] += v
+                b[j] += v
         else:
-            buf[0, cols] = vals
-        self.used = cols
+            for j, v in zip(cols, vals, strict=True):
+                b[j] = v
         return buf
 
     def clear(self):
-        """Zero the columns the last :meth:`row` wrote into the dense row."""
+        """Zero the dense row again after the call that read it."""
         if self.n_features <= _DENSE_MAX:
-            self.buf[0, self.used] = 0.0
+            self.buf.fill(0.0)
 
     def forget(self, n):
         """Drop the names given columns >= n (a rejected call adds none)."""
