@@ -22,6 +22,7 @@ from onlinelearn import (  # noqa: E402
     Winnow,
 )
 from onlinelearn.river import RiverClassifier, RiverRegressor  # noqa: E402
+from onlinelearn.shell import one_row  # noqa: E402
 
 N = 150
 
@@ -83,8 +84,26 @@ CLASSIFIERS = {
 }
 
 
+#: the learners whose learn_one takes the shell's one-row path (the others: partial_fit)
+LEAN = {"Perceptron", "PA (averaged)", "Winnow"}
+
+
+@pytest.fixture
+def lean_calls(monkeypatch):
+    """How many rows the one-row path took (the rest went through partial_fit)."""
+    calls = []
+
+    def counting(est, X, y):
+        took = one_row.learn_row(est, X, y)
+        calls.append(took)
+        return took
+
+    monkeypatch.setattr("onlinelearn.river.learn_row", counting)
+    return calls
+
+
 @pytest.mark.parametrize("name", list(CLASSIFIERS))
-def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name):
+def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name, lean_calls):
     make = CLASSIFIERS[name]
     rows = _phishing()
     width = 32
@@ -102,6 +121,32 @@ def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name):
         ref.partial_fit(X[i : i + 1], np.array([y]))
     _same_state(ad.estimator, ref)
     assert not ad._rows.buf.any()  # the kept row is zero between calls
+    # every row with a label seen before, once two labels were seen, took the one-row path
+    # (the learners it covers)
+    assert sum(lean_calls) == (_known_label_rows(rows) if name in LEAN else 0)
+
+
+def _known_label_rows(rows):
+    seen, n = set(), 0
+    for _, y in rows:
+        n += len(seen) >= 2 and y in seen
+        seen.add(y)
+    return n
+
+
+def test_a_new_label_mid_stream_takes_partial_fit_and_gives_its_model(lean_calls):
+    rows = [(x, "a" if y else "b") for x, y in _phishing(60)]
+    rows[40] = (rows[40][0], "c")  # the label set grows at row 40
+    ad, ref = RiverClassifier(PassiveAggressiveClassifier(), n_features=16), None
+    ref = PassiveAggressiveClassifier()
+    names = list(dict.fromkeys(k for x, _ in rows for k in x))
+    X = _dense([x for x, _ in rows], names, 16)
+    for i, (x, y) in enumerate(rows):
+        ad.learn_one(x, y)
+        ref.partial_fit(X[i : i + 1], np.array([y]))
+    _same_state(ad.estimator, ref)
+    assert list(ad.estimator.classes_) == ["a", "b", "c"]
+    assert lean_calls[40] is False and sum(lean_calls) == _known_label_rows(rows)
 
 
 def test_regressor_learn_one_is_partial_fit_on_one_row_bit_for_bit():
@@ -195,3 +240,27 @@ def test_a_label_of_another_type_is_refused_and_changes_nothing():
         ad.learn_one(rows[0][0], "spam")
     _same_state(ad.estimator, twin.estimator)
     assert not ad._rows.buf.any()
+
+
+@pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron])
+def test_a_row_refused_after_the_pass_changes_nothing(make):
+    """Huge values: PA refuses a row whose squared norm overflows, the averaged Perceptron a
+    weight that overflows; both are found after the compiled pass has run, so the transaction
+    puts the touched weights back.  The twin learns only the rows that were accepted."""
+    rows = _phishing(40)
+    ad, twin = RiverClassifier(make(), n_features=32), RiverClassifier(make(), n_features=32)
+    refused = []
+    stream = list(rows[:30])
+    for i, v in enumerate((1e200, 1e200, 1.7e308, 1.7e308, 1.7e308)):
+        stream += [({**rows[0][0], "https": v}, bool(i % 2)), rows[30 + i]]
+    for x, y in stream:
+        try:
+            ad.learn_one(x, y)
+        except (ValueError, FloatingPointError) as e:
+            refused.append(type(e).__name__)
+            assert "left as it was" in str(e)
+        else:
+            twin.learn_one(x, y)
+        _same_state(ad.estimator, twin.estimator)
+        assert not ad._rows.buf.any()
+    assert refused  # the stream did reach the checks after the pass

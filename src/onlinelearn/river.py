@@ -49,6 +49,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .shell.one_row import learn_row
+
 try:
     from river import base as river_base
 
@@ -273,7 +275,8 @@ class _Adapter:
             X = rows.row(x, True)
             try:
                 if w is None:
-                    self.estimator.partial_fit(X, y)
+                    if not learn_row(self.estimator, X, y):
+                        self.estimator.partial_fit(X, y)
                 else:
                     sw = np.asarray(w, dtype=np.float64).reshape(-1)
                     self.estimator.partial_fit(X, y, sample_weight=sw)
