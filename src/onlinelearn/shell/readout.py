@@ -54,7 +54,7 @@ class WeightsReadoutMixin:
     def _scores(self, X):
         """The (n, K) scores <w_k, x> + b w_k[d] of the rows of X (checked, after the check
         that the model is fitted)."""
-        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~10 us a call)
+        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)
             check_is_fitted(self, "classes_")
         X = V.check_X(self, X, reset=False)
         W = self._weights_matrix()
@@ -74,7 +74,7 @@ class LinearReadoutMixin(LabelsFromScoresMixin, WeightsReadoutMixin):
         Read out on demand and never stored (predict leaves the estimator as it was, and
         learning pays nothing for it); the Euclidean link's current hypothesis is theta itself,
         returned without a copy: callers must not write into it."""
-        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~10 us a call)
+        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)
             check_is_fitted(self, "classes_")
         if self._link == L.EUCLID and not self.average:
             return self._theta
@@ -89,7 +89,7 @@ class LinearReadoutMixin(LabelsFromScoresMixin, WeightsReadoutMixin):
         return out
 
     def _stats(self):
-        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~10 us a call)
+        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)
             check_is_fitted(self, "classes_")
         return self._st
 

@@ -58,7 +58,7 @@ def copy_array(value):
 def copy_state(value):
     """:func:`copy.deepcopy`, cheaper for what the small state holds: an ndarray of numbers or
     strings is copied, a number, string or tuple (the parameters found valid, which nothing
-    changes in place) kept; anything else deep-copied.  A stream of one-row calls paid ~15 us
+    changes in place) kept; anything else deep-copied.  A stream of one-row calls paid ~4 us
     a call for the deep copy of the parameter tuple."""
     if isinstance(value, np.ndarray) and value.dtype.kind != "O":
         return value.copy()
