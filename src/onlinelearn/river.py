@@ -22,7 +22,10 @@ is the indicator feature ``"k=v"`` with value 1 (River's and ``FeatureHasher``'s
 otherwise (so a wide hashed space costs the row's nonzeros, not its width).
 
 ``learn_one(x, y)`` is ``partial_fit`` on one row (the learner's label set grows as labels
-arrive); ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba`` as a dict
+arrive): the row is written into a kept buffer, and a fitted linear classifier learning a
+label it knows takes the shell's one-row path (:func:`onlinelearn.shell.one_row.learn_row`:
+``partial_fit``'s own calls and checks without the general input checks; the same model bit
+for bit, the same errors); ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba`` as a dict
 {label: probability} (``onlinelearn.shell.proba``: the learner's calibrated probabilities);
 before the first ``learn_one`` they return None and ``{}`` as River's learners do (a regressor:
 0.0).  ``learn_many`` / ``predict_many`` / ``predict_proba_many`` take pandas DataFrames: one
