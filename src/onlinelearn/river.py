@@ -26,10 +26,11 @@ arrive): the row is written into a kept buffer, and a fitted linear classifier l
 label it knows takes the shell's one-row path (:func:`onlinelearn.shell.one_row.learn_row`:
 ``partial_fit``'s own calls and checks without the general input checks; the same model bit
 for bit, the same errors); ``predict_one`` is ``predict``, ``predict_proba_one`` is
-``predict_proba`` as a dict {label: probability} (``onlinelearn.shell.proba``: the learner's calibrated probabilities);
-before the first ``learn_one`` they return None and ``{}`` as River's learners do (a regressor:
-0.0).  ``learn_many`` / ``predict_many`` / ``predict_proba_many`` take pandas DataFrames: one
-``partial_fit`` over the batch (one compiled pass), which is how a stream is fastest.
+``predict_proba`` as a dict {label: probability} (``onlinelearn.shell.proba``: the learner's
+calibrated probabilities); before the first ``learn_one`` they return None and ``{}`` as
+River's learners do (a regressor: 0.0).  ``learn_many`` / ``predict_many`` /
+``predict_proba_many`` take pandas DataFrames: one ``partial_fit`` over the batch (one
+compiled pass), which is how a stream is fastest.
 
 Example (``tests/test_river.py`` runs it and checks the score)::
 
