@@ -112,19 +112,24 @@ def main(argv=None):
         "Phishing (1250 rows, StandardScaler, then the model)": (list(datasets.Phishing()), True),
         f"a9a (first {args.rows} rows)": (a9a_rows(args.rows), False),
     }
-    print("| stream | model | us per row (predict + learn) | progressive accuracy |")
-    print("|---|---|---:|---:|")
+    print("| stream | model | us per row (predict + learn) | / River's | progressive accuracy |")
+    print("|---|---|---:|---:|---:|")
     for sname, (stream, scale) in streams.items():
         # compile and warm up once (numba's first call)
         for make in models(scale).values():
             per_row(list(itertools.islice(stream, 20)), make, 1)
+        river_us = None
         for mname, make in models(scale).items():
             us, acc = per_row(stream, make, args.repeat)
-            print(f"| {sname} | {mname} | {us:.0f} | {acc:.4f} |", flush=True)
+            if mname.startswith("River"):  # the peer of the next row
+                river_us, ratio = us, ""
+            else:
+                ratio = f"{us / river_us:.1f}x"
+            print(f"| {sname} | {mname} | {us:.1f} | {ratio} | {acc:.4f} |", flush=True)
         if not scale:
             us, acc = batches(stream, args.repeat)
             print(f"| {sname} | ours learn_many / predict_many, batches of 100 | {us:.1f} | "
-                  f"{acc:.4f} |", flush=True)  # fmt: skip
+                  f"{us / river_us:.1f}x | {acc:.4f} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -22,11 +22,15 @@ is the indicator feature ``"k=v"`` with value 1 (River's and ``FeatureHasher``'s
 otherwise (so a wide hashed space costs the row's nonzeros, not its width).
 
 ``learn_one(x, y)`` is ``partial_fit`` on one row (the learner's label set grows as labels
-arrive); ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba`` as a dict
-{label: probability} (``onlinelearn.shell.proba``: the learner's calibrated probabilities);
-before the first ``learn_one`` they return None and ``{}`` as River's learners do (a regressor:
-0.0).  ``learn_many`` / ``predict_many`` / ``predict_proba_many`` take pandas DataFrames: one
-``partial_fit`` over the batch (one compiled pass), which is how a stream is fastest.
+arrive): the row is written into a kept buffer, and a fitted linear classifier learning a
+label it knows takes the shell's one-row path (:func:`onlinelearn.shell.one_row.learn_row`:
+``partial_fit``'s own calls and checks without the general input checks; the same model bit
+for bit, the same errors); ``predict_one`` is ``predict``, ``predict_proba_one`` is
+``predict_proba`` as a dict {label: probability} (``onlinelearn.shell.proba``: the learner's
+calibrated probabilities); before the first ``learn_one`` they return None and ``{}`` as
+River's learners do (a regressor: 0.0).  ``learn_many`` / ``predict_many`` /
+``predict_proba_many`` take pandas DataFrames: one ``partial_fit`` over the batch (one
+compiled pass), which is how a stream is fastest.
 
 Example (``tests/test_river.py`` runs it and checks the score)::
 
@@ -48,6 +52,8 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+
+from .shell.one_row import learn_row
 
 try:
     from river import base as river_base
@@ -146,6 +152,50 @@ class _DictRows:
         X.sum_duplicates()
         return X
 
+    def row(self, x, grow):
+        """One dict row as a (1, n_features) matrix: the preallocated dense row ``self.buf``
+        (the caller zeroes it again with :meth:`clear`), or a CSR row.  The one-row protocol's
+        path: :meth:`matrix` without its lists of rows (same values, same columns)."""
+        index, hashing = self.index, self.hashing
+        cols, vals = [], []
+        for k, v in x.items():
+            if v is None:
+                continue
+            if isinstance(v, str):
+                k, v = f"{k}={v}", 1.0
+            if hashing:
+                j = self._column(k, grow)
+            else:
+                j = index.get(k)
+                if j is None:
+                    if not grow:
+                        continue  # a feature never learned from has weight 0
+                    j = self._column(k, grow)
+            cols.append(j)
+            vals.append(float(v))
+        if self.n_features > _DENSE_MAX:
+            X = sp.csr_matrix((np.asarray(vals, dtype=np.float64),
+                               np.asarray(cols, dtype=np.int64), [0, len(cols)]),
+                              shape=(1, self.n_features))  # fmt: skip
+            X.sum_duplicates()
+            return X
+        buf = self.__dict__.get("buf")
+        if buf is None:
+            buf = self.buf = np.zeros((1, self.n_features))
+        b = buf[0]
+        if hashing:  # colliding names add up (in the order of the row, as np.add.at)
+            for j, v in zip(cols, vals, strict=True):
+                b[j] += v
+        else:
+            for j, v in zip(cols, vals, strict=True):
+                b[j] = v
+        return buf
+
+    def clear(self):
+        """Zero the dense row again after the call that read it."""
+        if self.n_features <= _DENSE_MAX:
+            self.buf.fill(0.0)
+
     def forget(self, n):
         """Drop the names given columns >= n (a rejected call adds none)."""
         if len(self.index) > n:
@@ -220,6 +270,35 @@ class _Adapter:
             self._rows.forget(n_names)
             raise
 
+    def _learn_row(self, x, y, w):
+        """``partial_fit`` on one dict row (the one-row path of :meth:`_learn`: the dense row
+        is written into a kept buffer, the target handed over as an array)."""
+        rows = self._rows
+        n_names = len(rows.index)
+        try:
+            X = rows.row(x, True)
+            try:
+                if w is None:
+                    if not learn_row(self.estimator, X, y):
+                        self.estimator.partial_fit(X, y)
+                else:
+                    sw = np.asarray(w, dtype=np.float64).reshape(-1)
+                    self.estimator.partial_fit(X, y, sample_weight=sw)
+            finally:
+                rows.clear()
+        except BaseException:
+            rows.forget(n_names)
+            raise
+
+    def _one(self, method, x):
+        """The learner's ``method`` (predict, predict_proba) on one dict row."""
+        rows = self._rows
+        X = rows.row(x, False)
+        try:
+            return method(X)[0]
+        finally:
+            rows.clear()
+
     def learn_many(self, X, y, w=None):
         """One ``partial_fit`` over a pandas DataFrame of rows and a Series of targets."""
         self._learn(X, np.asarray(y), w, frame=True)
@@ -267,20 +346,20 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with label ``y`` (weight ``w``)."""
-        self._learn([x], [y], None if w is None else [w])
+        self._learn_row(x, np.array([y]), None if w is None else [w])
 
     def predict_proba_one(self, x, **kwargs):
         """{label: probability} from the learner's ``predict_proba``; {} before learning."""
         if not self._fitted():
             return {}
-        P = self.estimator.predict_proba(self._rows.matrix([x], grow=False))[0]
+        P = self._one(self.estimator.predict_proba, x)
         return {_plain(c): float(p) for c, p in zip(self.estimator.classes_, P, strict=True)}
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; None before learning."""
         if not self._fitted():
             return None
-        return _plain(self.estimator.predict(self._rows.matrix([x], grow=False))[0])
+        return _plain(self._one(self.estimator.predict, x))
 
     def predict_proba_many(self, X):
         import pandas as pd
@@ -300,13 +379,13 @@ class RiverRegressor(_Adapter, _REGRESSOR):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with target ``y`` (weight ``w``)."""
-        self._learn([x], np.array([float(y)]), None if w is None else [w])
+        self._learn_row(x, np.array([float(y)]), None if w is None else [w])
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; 0.0 before learning."""
         if not self._fitted():
             return 0.0
-        return float(self.estimator.predict(self._rows.matrix([x], grow=False))[0])
+        return float(self._one(self.estimator.predict, x))
 
     def predict_many(self, X):
         import pandas as pd

@@ -185,13 +185,19 @@ def validate_once(estimator, checks, attr="_validated_params"):
     valid last time (a dict: an equal one, so that a dict edited in place is checked again): a
     stream of ``partial_fit`` calls pays for the checks once.  ``attr`` keeps the values found
     valid."""
-    values = (getattr(estimator, n) for n in param_names(type(estimator)))
-    key = tuple(dict(v) if isinstance(v, dict) else v for v in values)
+    names = param_names(type(estimator))
     last = estimator.__dict__.get(attr)
-    if last is not None and len(last) == len(key) and all(
-        a is b or (isinstance(a, dict) and a == b) for a, b in zip(last, key, strict=True)
-    ):
-        return
+    if last is not None and len(last) == len(names):
+        # compared before any copy is made (a stream of one-row calls: 2.4 -> 0.8 us); a dict
+        # found valid is kept as a copy, so it is compared by value
+        for n, a in zip(names, last):  # noqa: B905 - equal lengths, checked above
+            b = getattr(estimator, n)
+            if not (a is b or (isinstance(a, dict) and a == b)):
+                break
+        else:
+            return
+    values = (getattr(estimator, n) for n in names)
+    key = tuple(dict(v) if isinstance(v, dict) else v for v in values)
     checks()
     setattr(estimator, attr, key)
 

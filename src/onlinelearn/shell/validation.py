@@ -288,7 +288,7 @@ def check_y(y):
         # the common cases, decided without the general machinery: integer or string labels
         # are class labels; floats are when finite and integral (else scikit-learn's
         # "continuous" target error below)
-        if y.dtype.kind in "iuU":
+        if y.dtype.kind in "iuUb":  # (bool: two-class labels, River's streams)
             return y
         if y.dtype.kind == "f" and np.isfinite(y).all() and np.array_equal(y, np.floor(y)):
             return y
@@ -367,6 +367,8 @@ def check_one_label_kind(arrays, what="y"):
 
 def check_sample_weight(sample_weight, n):
     """Non-negative finite per-row weights (1 when None)."""
+    if sample_weight is None:  # scikit-learn's answer, without its checks (a stream of rows)
+        return np.ones(n, dtype=np.float64)
     sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity.")
@@ -391,6 +393,11 @@ def merge_labels(known, new):
 
     Raises ValueError when the label types cannot be compared (e.g. a model trained on integer
     labels receiving strings)."""
+    if (known is not None and isinstance(new, np.ndarray) and new.shape == (1,)
+            and new.dtype == known.dtype and known.size):  # one known label: nothing grows
+        i = int(np.searchsorted(known, new[0]))
+        if i < known.size and known[i] == new[0]:
+            return known
     new_u = unique_labels(new)
     if known is None:
         return new_u
