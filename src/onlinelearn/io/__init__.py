@@ -35,6 +35,7 @@ from sklearn.datasets import dump_svmlight_file
 from ..shell.validation import check_binary_stream
 from ._blocks import (
     _KERNEL_DTYPES,
+    _ChunkReaderClose,
     _concat,
     _Growing,
     _iter_blocks,
@@ -101,7 +102,7 @@ def _open_with_raw(path) -> tuple[BinaryIO, BinaryIO]:
     return lzma.LZMAFile(raw, mode="rb"), raw
 
 
-class SvmlightChunkReader(Iterator):
+class SvmlightChunkReader(_ChunkReaderClose, Iterator):
     """Iterator over ``(X, y)`` chunks of an svmlight file; see :func:`iter_svmlight_chunks`.
 
     Besides iterating, it exposes the progress made so far: :attr:`bytes_read` (bytes consumed from
@@ -201,28 +202,6 @@ class SvmlightChunkReader(Iterator):
         self.lines_read = last_line
         self.rows_read += X.shape[0]
         return X, y
-
-    def close(self) -> None:
-        self._done = True
-        blocks = getattr(self, "_blocks", None)
-        if blocks is not None:
-            blocks.close()  # the reading thread, if any, stops before the file is closed
-        if self._owns and not self._file.closed:
-            self._file.close()
-            if self._raw is not self._file and not self._raw.closed:
-                self._raw.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def iter_svmlight_chunks(

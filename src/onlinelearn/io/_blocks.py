@@ -402,10 +402,10 @@ def _whole(blocks, out: _Growing, opt: _Options, width: int):
     return X, y, qid
 
 
-def _iter_row_chunks(blocks, chunk_size: int, opt: _Options, width: int, progress: list):
-    """Re-cut parsed blocks into chunks of ``chunk_size`` rows (the last may be shorter).
-
-    Yields ``(X, y, qid, last_line)``; ``progress[0]`` holds the lines read so far."""
+def _recut(blocks, chunk_size: int, concat, progress: list):
+    """Re-cut parsed blocks into chunks of ``chunk_size`` rows (the last may be shorter), each
+    made by ``concat(pieces)`` from ``(block, first row, end row)`` pieces; ``progress[0]``
+    holds the lines read so far.  Shared by the svmlight and the VW readers."""
     pending: list[list] = []  # [block, first row not yet used]
     avail = 0
     for block, lines in blocks:
@@ -426,6 +426,38 @@ def _iter_row_chunks(blocks, chunk_size: int, opt: _Options, width: int, progres
                 else:
                     pending[0][1] = b
             avail -= chunk_size
-            yield _concat(pieces, opt, width)
+            yield concat(pieces)
     if avail:
-        yield _concat([(b_, a, b_.n_rows) for b_, a in pending], opt, width)
+        yield concat([(b_, a, b_.n_rows) for b_, a in pending])
+
+
+def _iter_row_chunks(blocks, chunk_size: int, opt: _Options, width: int, progress: list):
+    """:func:`_recut` of svmlight blocks: yields ``(X, y, qid, last_line)``."""
+    return _recut(blocks, chunk_size, lambda pieces: _concat(pieces, opt, width), progress)
+
+
+class _ChunkReaderClose:
+    """Closing of a chunk reader (svmlight, VW): the reading thread of ``_blocks`` stops before
+    the file it reads is closed; also as a context manager and on garbage collection."""
+
+    def close(self) -> None:
+        self._done = True
+        blocks = getattr(self, "_blocks", None)
+        if blocks is not None and hasattr(blocks, "close"):
+            blocks.close()
+        if getattr(self, "_owns", False) and not self._file.closed:
+            self._file.close()
+            if self._raw is not self._file and not self._raw.closed:
+                self._raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

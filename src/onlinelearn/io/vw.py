@@ -30,7 +30,7 @@ from .._core import svmlight as _SK
 from .._core import vw as K
 from ..shell.validation import check_binary_stream, first_inexact_label
 from . import _open_with_raw, _source_name
-from ._blocks import _fill, _last_newline
+from ._blocks import _ChunkReaderClose, _fill, _last_newline, _recut
 from ._lines import _snippet
 from ._prefetch import _prefetched
 
@@ -163,8 +163,13 @@ def _parse_part(buf: np.ndarray, n: int, lines_before: int, opt: _VWOptions):
     _, _, _, indptr, indices, data, labels, weights, row_line, _ = res
     if data.shape[0] and not np.isfinite(data).all():  # products or scales beyond float64
         row = int(np.searchsorted(indptr, np.flatnonzero(~np.isfinite(data))[0], "right") - 1)
-        raise _error(opt, part(), int(row_line[row]), lines_before,
-                     "a feature value times its namespace scale (or an interaction) overflows")
+        raise _error(
+            opt,
+            part(),
+            int(row_line[row]),
+            lines_before,
+            "a feature value times its namespace scale (or an interaction) overflows",
+        )
     if opt.label_dtype is not None:
         if opt.label_dtype.kind in "iu":
             bad = ~(np.isfinite(labels) & (labels == np.round(labels)))
@@ -269,32 +274,10 @@ def _concat(pieces, opt: _VWOptions):
 
 
 def _iter_row_chunks(blocks, chunk_size: int, opt: _VWOptions, progress: list):
-    pending: list[list] = []
-    avail = 0
-    for block, lines in blocks:
-        progress[0] = lines
-        if block.n_rows:
-            pending.append([block, 0])
-            avail += block.n_rows
-        while avail >= chunk_size:
-            pieces = []
-            need = chunk_size
-            while need:
-                blk, a = pending[0]
-                b = min(blk.n_rows, a + need)
-                pieces.append((blk, a, b))
-                need -= b - a
-                if b == blk.n_rows:
-                    pending.pop(0)
-                else:
-                    pending[0][1] = b
-            avail -= chunk_size
-            yield _concat(pieces, opt)
-    if avail:
-        yield _concat([(b_, a, b_.n_rows) for b_, a in pending], opt)
+    return _recut(blocks, chunk_size, lambda pieces: _concat(pieces, opt), progress)
 
 
-class VWChunkReader(Iterator):
+class VWChunkReader(_ChunkReaderClose, Iterator):
     """Iterator over ``(X, y)`` (or ``(X, y, sample_weight)``) chunks of a VW text file; see
     :func:`iter_vw_chunks`.  Progress as :class:`onlinelearn.io.SvmlightChunkReader`:
     :attr:`bytes_read`, :attr:`total_bytes`, :attr:`rows_read`, :attr:`lines_read`;
@@ -370,28 +353,6 @@ class VWChunkReader(Iterator):
         self.rows_read += X.shape[0]
         self.sample_weight = None if bool(np.all(w == 1.0)) else w
         return (X, y, w) if self.return_weights else (X, y)
-
-    def close(self) -> None:
-        self._done = True
-        blocks = getattr(self, "_blocks", None)
-        if blocks is not None and hasattr(blocks, "close"):
-            blocks.close()
-        if getattr(self, "_owns", False) and not self._file.closed:
-            self._file.close()
-            if self._raw is not self._file and not self._raw.closed:
-                self._raw.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def iter_vw_chunks(
