@@ -25,7 +25,6 @@ as a target a row of ours should match.
 from __future__ import annotations
 
 import lzma
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +36,9 @@ from .message_folders import (
     COMPLEXITIES,
     THESIS_TABLE_8_1,
     UPDATES,
-    CorpusResult,
     load_20news_stream,
     load_enron_stream,
+    table_row,
 )
 
 __all__ = [
@@ -177,26 +176,13 @@ def run_label_ranking(data_dir, datasets=MULTI_LABEL, quick=False, params=None, 
     ``quick``: the first :data:`QUICK_ROWS` rows of each set.  ``params``: extra
     :class:`~onlinelearn.LabelRanker` parameters (default: its defaults, ``C='auto'``);
     ``progress``: a callable receiving one line per finished run."""
-    from onlinelearn import LabelRanker
-
     params = dict(params or {})
     out = []
     for name in datasets:
         if name not in DATASETS:
             raise ValueError(f"unknown data set {name!r}; choose from {sorted(DATASETS)}")
         X, Y = load_stream(data_dir, name, QUICK_ROWS[name] if quick else None)
-        res = CorpusResult(name, Y.shape[1], Y.shape[0])
+        res = table_row(name, X, Y, params, progress)
         res.multi_label = DATASETS[name]
-        for comp in COMPLEXITIES:
-            for upd in UPDATES:
-                est = LabelRanker(update=upd, complexity=comp, **params)
-                t0 = time.perf_counter()
-                est.partial_fit(X, Y)
-                res.seconds[(comp, upd)] = time.perf_counter() - t0
-                res.mistakes[(comp, upd)] = 100.0 * est.n_mistakes_ / Y.shape[0]
-                res.ip_iterations_max = max(res.ip_iterations_max, est.ip_iterations_max_)
-                if progress is not None:
-                    progress(f"  {name} {comp} {upd}: {res.mistakes[(comp, upd)]:.1f}% "
-                             f"({res.seconds[(comp, upd)]:.1f} s)")  # fmt: skip
         out.append(res)
     return LabelRankingResult(out, params, quick)

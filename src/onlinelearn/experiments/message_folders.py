@@ -205,14 +205,33 @@ def load_20news_stream(data_dir, max_messages=None):
 
 
 # ------------------------------------------------------------------------------ the run
+def table_row(name, X, Y, params, progress=None) -> CorpusResult:
+    """One row of Table 8.1: LabelRanker's three updates x two complexities, one online pass
+    over (X, Y) each, with their mistake rates (% of rounds), times and the largest number of
+    interior-point iterations."""
+    from onlinelearn import LabelRanker
+
+    res = CorpusResult(name, Y.shape[1], Y.shape[0])
+    for comp in COMPLEXITIES:
+        for upd in UPDATES:
+            est = LabelRanker(update=upd, complexity=comp, **params)
+            t0 = time.perf_counter()
+            est.partial_fit(X, Y)
+            res.seconds[(comp, upd)] = time.perf_counter() - t0
+            res.mistakes[(comp, upd)] = 100.0 * est.n_mistakes_ / Y.shape[0]
+            res.ip_iterations_max = max(res.ip_iterations_max, est.ip_iterations_max_)
+            if progress is not None:
+                progress(f"  {name} {comp} {upd}: {res.mistakes[(comp, upd)]:.1f}% "
+                         f"({res.seconds[(comp, upd)]:.1f} s)")  # fmt: skip
+    return res
+
+
 def run_message_folders(data_dir, corpora=CORPORA, quick=False, params=None, progress=None):
     """Run the 6 algorithms online over each corpus; returns a :class:`MessageFoldersResult`.
 
     ``quick``: the first 600 Enron messages and the first 3000 20 newsgroups messages (in date
     order).  ``params``: extra :class:`~onlinelearn.LabelRanker` parameters (default: its
     defaults); ``progress``: a callable receiving one line per finished run."""
-    from onlinelearn import LabelRanker
-
     params = dict(params or {})
     results = []
     for name in corpora:
@@ -224,17 +243,5 @@ def run_message_folders(data_dir, corpora=CORPORA, quick=False, params=None, pro
             X, Y = load_20news_stream(data_dir, 3000 if quick else None)
         else:
             raise ValueError(f"unknown corpus {name!r}; choose from {CORPORA}")
-        res = CorpusResult(name, Y.shape[1], Y.shape[0])
-        for comp in COMPLEXITIES:
-            for upd in UPDATES:
-                est = LabelRanker(update=upd, complexity=comp, **params)
-                t0 = time.perf_counter()
-                est.partial_fit(X, Y)
-                res.seconds[(comp, upd)] = time.perf_counter() - t0
-                res.mistakes[(comp, upd)] = 100.0 * est.n_mistakes_ / Y.shape[0]
-                res.ip_iterations_max = max(res.ip_iterations_max, est.ip_iterations_max_)
-                if progress is not None:
-                    progress(f"  {name} {comp} {upd}: {res.mistakes[(comp, upd)]:.1f}% "
-                             f"({res.seconds[(comp, upd)]:.1f} s)")  # fmt: skip
-        results.append(res)
+        results.append(table_row(name, X, Y, params, progress))
     return MessageFoldersResult(results, params)
