@@ -237,6 +237,17 @@ def _winnow_curve(hinge, xinf, eta, gamma, log_n):
     return np.where(den > 0, out, np.inf)
 
 
+def _best_scale(curve_of):
+    """(s, curve) for the scale s of the comparator in ``_SCALES`` whose bound ends lowest: the
+    bounds hold for every u, so their minimum over scales is a bound."""
+    best = None
+    for s in _SCALES:
+        curve = curve_of(s)
+        if best is None or curve[-1] < best[1][-1]:
+            best = (s, curve)
+    return best
+
+
 def report(
     estimator, X, y, *, comparator=None, show=True, plot_to=None, X_test=None, y_test=None,
     delta=0.05, M=None,
@@ -327,12 +338,8 @@ def report(
     on = np.ones_like(mis)  # the rounds the sums run over: all (see the module docstring)
     if kind == "perceptron":
         xn = np.sqrt(kappa) * _row_norms(Xa, 2) * on
-        best = None
-        for s in _SCALES:
-            curve = _perceptron_curve(mis, np.maximum(1 - s * mu, 0) * on, xn,
-                                      s * np.linalg.norm(U))  # fmt: skip
-            if best is None or curve[-1] < best[1][-1]:
-                best = (s, curve)
+        best = _best_scale(lambda s: _perceptron_curve(mis, np.maximum(1 - s * mu, 0) * on, xn,
+                                                       s * np.linalg.norm(U)))  # fmt: skip
         theorem = "Shalev-Shwartz 2007 (thesis), Corollary 5 (Sec. 5.1.1)"
         quantity = "mistakes"
     elif kind == "pnorm":
@@ -341,33 +348,21 @@ def report(
         # ||u_t||_p: x_t (one vector), or x_t and -x_t on two columns: 2^(1/p) ||x_t||_p
         xp = kappa ** (1.0 / p) * _row_norms(Xa, p) * on
         uq = float(np.sum(np.abs(U) ** q)) ** (1.0 / q)
-        best = None
-        for s in _SCALES:
-            curve = _pnorm_curve(np.maximum(1 - s * mu, 0) * on, xp, s * uq, p)
-            if best is None or curve[-1] < best[1][-1]:
-                best = (s, curve)
+        best = _best_scale(lambda s: _pnorm_curve(np.maximum(1 - s * mu, 0) * on, xp, s * uq, p))
         theorem = f"Shalev-Shwartz 2007 (thesis), Corollary 7 (Sec. 5.1.4), p = {p:.4g}"
         quantity = "mistakes"
     elif kind == "pa":
         Ceff = float(fp[FP_C]) / gamma
         rn = np.sqrt(kappa) * _row_norms(Xa, 2)
-        best = None
-        for s in _SCALES:
-            curve = _pa1_curve(np.maximum(1 - s * mu / gamma, 0), rn,
-                               s * np.linalg.norm(U) / gamma, Ceff)  # fmt: skip
-            if best is None or curve[-1] < best[1][-1]:
-                best = (s, curve)
+        best = _best_scale(lambda s: _pa1_curve(np.maximum(1 - s * mu / gamma, 0), rn,
+                                                s * np.linalg.norm(U) / gamma, Ceff))  # fmt: skip
         theorem = "Crammer et al. 2006, Theorem 4 (PA-I); thesis Sec. 5.2, eq. (5.14)"
         quantity = "mistakes"
     elif kind == "pa2":
         C2 = float(fp[FP_C])  # PA-II(gamma, C) = gamma PA-II(1, C): C is not rescaled
         rn = np.sqrt(kappa) * _row_norms(Xa, 2)
-        best = None
-        for s in _SCALES:
-            curve = _pa2_curve(np.maximum(1 - s * mu / gamma, 0), rn,
-                               s * np.linalg.norm(U) / gamma, C2)  # fmt: skip
-            if best is None or curve[-1] < best[1][-1]:
-                best = (s, curve)
+        best = _best_scale(lambda s: _pa2_curve(np.maximum(1 - s * mu / gamma, 0), rn,
+                                                s * np.linalg.norm(U) / gamma, C2))  # fmt: skip
         theorem = "Crammer et al. 2006, Theorem 5 (PA-II)"
         quantity = "mistakes"
     elif kind == "pa0":
