@@ -1,0 +1,5 @@
+"""``python -m onlinelearn.bounds``."""
+
+from .cli import main
+
+raise SystemExit(main())

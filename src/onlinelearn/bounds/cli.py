@@ -1,0 +1,55 @@
+"""``python -m onlinelearn.bounds``: :func:`report` on a shared data set."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .mistakes import report
+
+_LEARNERS = {
+    "perceptron": lambda: _ol().Perceptron(),
+    "pa1": lambda: _ol().PassiveAggressiveClassifier(variant="PA-I", C=0.1),
+    "winnow": lambda: _ol().Winnow(eta=0.5),
+    "copa": lambda: _ol().COPA(),
+    "pnorm": lambda: _ol().PNormPerceptron(),
+    "pa": lambda: _ol().PassiveAggressiveClassifier(variant="PA"),
+    "pa2": lambda: _ol().PassiveAggressiveClassifier(variant="PA-II", C=0.1),
+}
+
+
+def _ol():
+    import onlinelearn
+
+    return onlinelearn
+
+
+def main(argv=None):
+    """``python -m onlinelearn.bounds DATASET [--learner perceptron|pnorm|pa|pa1|pa2|winnow|copa]
+    [--rows N] [--seed S] [--plot FILE.png]``: :func:`report` on a shared data set (its
+    training split; N rows drawn at random with seed S, in that order).  COPA's observed
+    value is measured on N rows of the test split drawn the same way (the training split's
+    other rows for the sets without one)."""
+    import argparse
+
+    from ..datasets import load_shared
+
+    ap = argparse.ArgumentParser(prog="python -m onlinelearn.bounds", description=main.__doc__)
+    ap.add_argument("dataset")
+    ap.add_argument("--learner", choices=sorted(_LEARNERS), default="perceptron")
+    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", default=None, metavar="FILE.png")
+    args = ap.parse_args(argv)
+    X, y = load_shared(args.dataset)
+    perm = np.random.default_rng(args.seed).permutation(X.shape[0])
+    rows = perm[: args.rows]
+    held = {}
+    if args.learner == "copa":
+        try:
+            Xt, yt = load_shared(args.dataset, "test")
+            test_rows = np.random.default_rng(args.seed).permutation(Xt.shape[0])[: args.rows]
+        except (FileNotFoundError, ValueError, KeyError):
+            Xt, yt, test_rows = X, y, perm[args.rows : 2 * args.rows]
+        held = {"X_test": Xt[test_rows], "y_test": np.asarray(yt)[test_rows]}
+    report(_LEARNERS[args.learner](), X[rows], np.asarray(y)[rows], plot_to=args.plot, **held)
+    return 0
