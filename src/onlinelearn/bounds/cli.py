@@ -14,7 +14,17 @@ _LEARNERS = {
     "pnorm": lambda: _ol().PNormPerceptron(),
     "pa": lambda: _ol().PassiveAggressiveClassifier(variant="PA"),
     "pa2": lambda: _ol().PassiveAggressiveClassifier(variant="PA-II", C=0.1),
+    "lipschitz": lambda: _tuned("LipschitzTuned", "Hinge", U=1.0),
+    "losstuned": lambda: _tuned("LossTuned", "SquaredHinge", beta1=1.0, beta2=1.0),
 }
+
+
+def _tuned(step, loss, **params):
+    """OnlineLearner with a self-tuning step (Euclidean link, margin 1; thesis Sec. 3.5)."""
+    from .. import framework as F
+
+    return _ol().OnlineLearner(loss=getattr(F, loss)(1.0), step=getattr(F, step)(**params),
+                               average=False, tol=None)  # fmt: skip
 
 
 def _ol():
@@ -24,7 +34,8 @@ def _ol():
 
 
 def main(argv=None):
-    """``python -m onlinelearn.bounds DATASET [--learner perceptron|pnorm|pa|pa1|pa2|winnow|copa]
+    """``python -m onlinelearn.bounds DATASET [--learner perceptron|pnorm|pa|pa1|pa2|winnow|copa|
+    lipschitz|losstuned]
     [--rows N] [--seed S] [--plot FILE.png]``: :func:`report` on a shared data set (its
     training split; N rows drawn at random with seed S, in that order).  COPA's observed
     value is measured on N rows of the test split drawn the same way (the training split's

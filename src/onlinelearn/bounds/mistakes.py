@@ -19,6 +19,7 @@ from .curves import (
 )
 from .primal import _dual_exponent, batch_optimum, primal_objective
 from .table import format_table, plot
+from .tuned import is_tuned, tuned_report
 
 
 def report(
@@ -41,6 +42,9 @@ def report(
     Theorems by learner: Perceptron (thesis Cor. 5), PNormPerceptron (Cor. 7), PA (Crammer et
     al. 2006 Thm. 2, separable case: +inf when no comparator separates the stream), PA-I
     (Thm. 4), PA-II (Thm. 5), Winnow (thesis eq. 5.7); see the module docstring.
+    :class:`onlinelearn.OnlineLearner` with the step LipschitzTuned (thesis Cor. 2 or 3) or
+    LossTuned (Theorem 2): the cumulative loss against G(u) + the regret bound, see
+    :mod:`onlinelearn.bounds.tuned`.
 
     COPA (Ralaivola 2012, Theorem 2, eq. (15)) bounds a different quantity, the confusion risk
     of the averaged hypothesis; see :func:`_copa_report` for what is observed and where.
@@ -55,6 +59,10 @@ def report(
     if isinstance(estimator, COPA):
         return _copa_report(estimator, X, y, X_test=X_test, y_test=y_test, delta=delta, M=M,
                             show=show, plot_to=plot_to)  # fmt: skip
+    if is_tuned(estimator):  # LipschitzTuned, LossTuned: cumulative loss (thesis Sec. 3.5)
+        if X_test is not None or y_test is not None or M is not None:
+            raise ValueError("bounds.report: X_test, y_test and M are read for COPA only")
+        return tuned_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     if X_test is not None or y_test is not None:
         raise ValueError("bounds.report: X_test, y_test are read for COPA only (the mistake "
                          "bounds count the rounds of the stream)")  # fmt: skip
@@ -65,7 +73,7 @@ def report(
         raise NotImplementedError(
             f"bounds.report has no theorem for {type(estimator).__name__}: it covers "
             "Perceptron, PNormPerceptron, PassiveAggressiveClassifier (PA, PA-I, PA-II), "
-            "Winnow and COPA"
+            "Winnow, COPA and OnlineLearner with the LipschitzTuned or LossTuned step"
         )
     est = clone(estimator)
     if kind == "pa":
