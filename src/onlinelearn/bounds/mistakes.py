@@ -17,6 +17,7 @@ from .curves import (
     _pnorm_curve,
     _winnow_curve,
 )
+from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
 from .table import format_table, plot
 from .tuned import is_tuned, tuned_report
@@ -44,7 +45,9 @@ def report(
     (Thm. 4), PA-II (Thm. 5), Winnow (thesis eq. 5.7); see the module docstring.
     :class:`onlinelearn.OnlineLearner` with the step LipschitzTuned (thesis Cor. 2 or 3) or
     LossTuned (Theorem 2): the cumulative loss against G(u) + the regret bound, see
-    :mod:`onlinelearn.bounds.tuned`.
+    :mod:`onlinelearn.bounds.tuned`.  :class:`onlinelearn.WeightedMinMax`: the min-max note's
+    Lemma 1 / Theorem 1 (difference labels) or their one-hot form (docs/graph.md), see
+    :mod:`onlinelearn.bounds.minmax`.
 
     COPA (Ralaivola 2012, Theorem 2, eq. (15)) bounds a different quantity, the confusion risk
     of the averaged hypothesis; see :func:`_copa_report` for what is observed and where.
@@ -59,6 +62,12 @@ def report(
     if isinstance(estimator, COPA):
         return _copa_report(estimator, X, y, X_test=X_test, y_test=y_test, delta=delta, M=M,
                             show=show, plot_to=plot_to)  # fmt: skip
+    from ..second_order.minmax import WeightedMinMax
+
+    if isinstance(estimator, WeightedMinMax):  # the min-max note's bounds (and one-hot's)
+        if X_test is not None or y_test is not None or M is not None:
+            raise ValueError("bounds.report: X_test, y_test and M are read for COPA only")
+        return minmax_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     if is_tuned(estimator):  # LipschitzTuned, LossTuned: cumulative loss (thesis Sec. 3.5)
         if X_test is not None or y_test is not None or M is not None:
             raise ValueError("bounds.report: X_test, y_test and M are read for COPA only")
@@ -73,7 +82,8 @@ def report(
         raise NotImplementedError(
             f"bounds.report has no theorem for {type(estimator).__name__}: it covers "
             "Perceptron, PNormPerceptron, PassiveAggressiveClassifier (PA, PA-I, PA-II), "
-            "Winnow, COPA and OnlineLearner with the LipschitzTuned or LossTuned step"
+            "Winnow, COPA, WeightedMinMax and OnlineLearner with the LipschitzTuned or "
+            "LossTuned step"
         )
     est = clone(estimator)
     if kind == "pa":
