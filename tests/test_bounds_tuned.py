@@ -142,6 +142,16 @@ def test_given_comparator_and_premise_of_corollary_2():
                         average=False, tol=None, fit_intercept=False)  # fmt: skip
     r = bounds.report(est, X, y, show=False)
     assert r["bound"] == np.inf and "premise fails" in r["theorem"]
+    # an L that only row 60 breaks: finite before that row, +inf from it on
+    rng = np.random.default_rng(5)
+    Xr = rng.normal(size=(100, 4))
+    Xr /= np.linalg.norm(Xr, axis=1, keepdims=True)
+    Xr[60] *= 3.0
+    yr = np.where(Xr[:, 0] + 0.3 * rng.normal(size=100) > 0, 1, -1)
+    est = est.set_params(step=LipschitzTuned(U=1.0, L=2.0))  # rows: ||x||^2 / 2 = 0.5, and 4.5
+    r = bounds.report(est, Xr, yr, show=False)
+    assert np.isfinite(r["curve_bound"][:60]).all() and np.isinf(r["curve_bound"][60:]).all()
+    assert (r["curve_observed"][:60] <= r["curve_bound"][:60]).all()
 
 
 def test_refusals():

@@ -29,6 +29,11 @@ grows with L and X, so sums over more rounds, or a larger X, give valid bounds t
     COPA        Ralaivola 2012, Theorem 2, eq. (15): with probability 1 - delta,
                 ||C_l(h_bar)|| <= ||C_hat_{l,y}(h, X)|| + M sqrt(2Q sum_p 1/T_p log(Q/delta)),
                 h_bar = (1/T) sum_{t<T} h_t, the losses of eq. (16); see :func:`report`
+    LipschitzTuned, LossTuned (OnlineLearner steps)  thesis Cor. 2/3 and Theorem 2 (Sec. 3.5):
+                the cumulative (squared) hinge loss <= G(u) + the regret bound, see
+                :mod:`onlinelearn.bounds.tuned`
+    WeightedMinMax  the min-max note's Lemma 1 / Theorem 1 (difference labels), and their
+                one-hot form (docs/graph.md), see :mod:`onlinelearn.bounds.minmax`
 
 Here u_t is the round's direction: y_t x_t (one weight vector) or x_t on the column of y_t and
 -x_t on the max-score rival's (K columns, so ||u_t||_2 = sqrt(2) ||x_t||), x_t including the

@@ -20,7 +20,7 @@ from the learner's dual variables), written as bounds on the learner's cumulativ
 classes g_t is the hinge of the pair (y_t, r_t), r_t the rival of highest score at w_t: at w_t
 it is the max-rival hinge, and at u it is at most the max-rival hinge, which G(u) sums (a
 larger right-hand side, so still a bound).  Corollary 2 assumes g_t is sqrt(2 L)-Lipschitz:
-when a row has ||u_t||_*^2 / 2 > L the premise fails and the bound is +inf.
+from the first row with ||u_t||_*^2 / 2 > L on, the premise fails and the bound is +inf.
 
 Each prefix of the stream is a stream of its own: the curve along the stream is the theorem on
 the first t rounds (its own L_t, T = t and max_{i<=t} g_i(w_i)).  g_t(w_t) is read from the run:
@@ -217,9 +217,11 @@ def tuned_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
     U0 = np.asarray(comparator, dtype=np.float64)
     mu = _margins(Xa, U0, yc, binary)
     cum = np.cumsum(online)
-    premise = True
+    # Corollary 2's premise on each prefix: every row so far has ||u_t||_*^2 / 2 <= L
+    broken = np.zeros(T, dtype=bool)
     if lipschitz:
-        premise = step.L is None or bool(np.all(0.5 * un**2 <= float(step.L) * (1 + 1e-12)))
+        if step.L is not None:
+            broken = np.logical_or.accumulate(0.5 * un**2 > float(step.L) * (1 + 1e-12))
         theorem = ("Shalev-Shwartz 2007 (thesis), Corollary 2 (Sec. 3.5, L given)"
                    if step.L is not None else
                    "Shalev-Shwartz 2007 (thesis), Corollary 3 (Sec. 3.5, L_t from the rows)")
@@ -249,8 +251,8 @@ def tuned_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
         return gu + B * np.sqrt(gu + beta1) + B * B
 
     s, curve_bound = _best_scale(curve_of)
-    if not premise:
-        curve_bound = np.full(T, np.inf)
+    if broken.any():  # from the first such row on, the corollary says nothing
+        curve_bound = np.where(broken, np.inf, curve_bound)
         theorem += ": a row has ||u_t||_*^2 / 2 > L, the premise fails"
     Ubest = s * U0
     fu = f(Ubest)
