@@ -514,3 +514,23 @@ def test_n_iter_after_partial_fit_and_through_model_files(name, tmp_path):
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(ValueError, match="n_iter_"):
             estimator_from_state(json.loads(json.dumps({**meta, "n_iter_": bad})), arrays)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_nonzero_sum_of_squares_is_the_same_for_dense_and_csr(seed):
+    """The sum behind intercept_scaling='auto' runs in eight partial sums indexed by the
+    nonzero's rank: dense rows (with their zeros) and CSR data give bit-identical sums, equal
+    to numpy's to rounding, and the count of nonzeros."""
+    from onlinelearn.shell.base import _nonzero_sumsq
+
+    rng = np.random.default_rng(seed)
+    n, d = rng.integers(1, 40, size=2)
+    D = rng.standard_normal((n, d)) * (rng.random((n, d)) < rng.random())
+    if seed % 2:
+        D = D.astype(np.float32)
+    dense = _nonzero_sumsq(np.ascontiguousarray(D).reshape(-1))
+    csr = _nonzero_sumsq(sp.csr_matrix(D).data)
+    assert dense == csr
+    ref = float((D.astype(np.float64) ** 2).sum())
+    assert dense[0] == pytest.approx(ref, rel=1e-13, abs=0.0)
+    assert dense[1] == int((D != 0).sum())

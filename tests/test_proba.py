@@ -239,6 +239,39 @@ def test_a_batch_is_scored_by_the_model_before_it():
     assert est.calibration_.since_fit == 0  # 200 new rows: refitted
 
 
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier, onlinelearn.COPA])
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(cls, K, sparse, monkeypatch):
+    """The linear learners' first partial_fit learns rows [0, n - m), scores the last m with
+    that model and learns them, in one call: the model is bit-identical to the uncalibrated
+    one (one pass, not two), and the map equals the one a copy learning n - m rows gives."""
+    import scipy.sparse as sps
+
+    X, y = _blobs(n=600, K=K, seed=7 + K)
+    X = sps.csr_matrix(X) if sparse else X
+    kw = {"intercept_scaling": 1.0} if cls is PassiveAggressiveClassifier else {}
+    token = P._OFF.set(True)
+    plain = cls(**kw).partial_fit(X, y)
+    P._OFF.reset(token)
+    # the copy of the old route is never made
+    with monkeypatch.context() as mp:
+        mp.setattr(P.ProbabilityMixin, "_held_out_scores", lambda *a, **k: pytest.fail("copy"))
+        inpass = cls(**kw).partial_fit(X, y)
+    np.testing.assert_array_equal(inpass.coef_, plain.coef_)
+    np.testing.assert_array_equal(inpass.intercept_, plain.intercept_)
+    # the old route: a copy learns the first n - m rows and scores the rest
+    old = cls(**kw)
+    old._held_out_in_pass = False
+    old.partial_fit(X, y)
+    np.testing.assert_array_equal(old.coef_, plain.coef_)
+    m = P._held_out_size(600)
+    assert inpass.calibration_.count == old.calibration_.count == m
+    np.testing.assert_allclose(inpass.calibration_.ordered()[0], old.calibration_.ordered()[0],
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(inpass.calibration_.params, old.calibration_.params, rtol=1e-9)
+
+
 def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():
     X, y = _blobs(n=500, K=3, seed=5)
     a = AROW(random_state=0).fit(X, y)

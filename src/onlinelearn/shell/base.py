@@ -71,7 +71,7 @@ from . import validation as V
 from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
-from .proba import ProbabilityMixin
+from .proba import ProbabilityMixin, held_out_request
 from .readout import LinearReadoutMixin
 from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
 from .state_columns import StateColumnsMixin
@@ -90,18 +90,49 @@ LINEAR = {
 _COMMON = "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight dtype"
 
 
+#: partial sums of :func:`_nonzero_sumsq` (independent add chains: the sum is not one long
+#: chain of dependent additions, which ran at one add per 4 cycles)
+_SUMSQ_LANES = 8
+
+
 @njit
 def _nonzero_sumsq(data):
-    """(sum of v^2, count of v != 0) over ``data`` in its order: the zeros add exactly 0, so
-    a dense array and the CSR data of the same rows give bit-identical sums."""
-    acc = 0.0
+    """(sum of v^2, count of v != 0) over ``data`` in its order: the i-th nonzero value goes
+    to partial sum i mod 8 and the partial sums are added in a fixed order, so a dense array
+    and the CSR data of the same rows (the same nonzeros in the same order) give bit-identical
+    sums; the zeros are skipped."""
+    acc = np.zeros(_SUMSQ_LANES)
     count = 0
-    for q in range(data.shape[0]):
+    n = data.shape[0]
+    q = 0
+    # runs of 8 nonzeros (CSR data is all nonzeros but for explicit zeros): no branch per lane
+    while q + _SUMSQ_LANES <= n:
+        full = True
+        for i in range(_SUMSQ_LANES):
+            if data[q + i] == 0:
+                full = False
+        if full and count % _SUMSQ_LANES == 0:
+            for i in range(_SUMSQ_LANES):
+                v = np.float64(data[q + i])
+                acc[i] += v * v
+            count += _SUMSQ_LANES
+            q += _SUMSQ_LANES
+        else:
+            v = np.float64(data[q])
+            if v != 0.0:
+                acc[count % _SUMSQ_LANES] += v * v
+                count += 1
+            q += 1
+    while q < n:
         v = np.float64(data[q])
         if v != 0.0:
-            acc += v * v
+            acc[count % _SUMSQ_LANES] += v * v
             count += 1
-    return acc, count
+        q += 1
+    total = 0.0
+    for i in range(_SUMSQ_LANES):
+        total += acc[i]
+    return total, count
 
 
 def typical_value_scaling(batch):
@@ -343,6 +374,21 @@ class OnlineLinearClassifier(
         return float(self._st[DUAL])
 
     # ------------------------------------------------------------------ core call
+    #: a first partial_fit scores the calibration's held-out rows part-way (shell.proba.HeldOut)
+    _held_out_in_pass = True
+
+    def _batch_scores(self, batch, start):
+        """decision_function of rows [start, n) of a batch, as float64 (the model as it is)."""
+        import scipy.sparse as sp
+
+        if len(batch.indices) != len(batch.data):  # dense rows (indices = arange(d))
+            X = batch.data.reshape(batch.n_rows, batch.n_cols)[start:]
+        else:
+            X = sp.csr_matrix(
+                (batch.data, batch.indices, batch.indptr), shape=(batch.n_rows, batch.n_cols)
+            )[start:]
+        return np.asarray(self.decision_function(X), dtype=np.float64)
+
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
              predict_average=False):  # fmt: skip
         """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
@@ -512,8 +558,15 @@ class OnlineLinearClassifier(
                 self.class_counts_ = counts.astype(np.int64)
             else:
                 weights = self._example_weights(y_codes, sw, None)
-                self._run(batch, y_codes, weights, np.arange(n, dtype=np.int64), pred, loss, rows,
-                          predict_average)  # fmt: skip
+                order = np.arange(n, dtype=np.int64)
+                req = held_out_request(self, n) if first else None
+                if req is not None:  # the calibration's held-out rows, scored part-way
+                    cut = n - req.m
+                    self._run(batch, y_codes, weights, order[:cut], pred, loss, rows,
+                              predict_average)  # fmt: skip
+                    req.scores = self._batch_scores(batch, cut)
+                    order = order[cut:]
+                self._run(batch, y_codes, weights, order, pred, loss, rows, predict_average)
                 self._count_classes(y_codes)
         return self.classes_[pred]
 

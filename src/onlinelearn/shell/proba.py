@@ -24,7 +24,10 @@ Two cases.
   - ``fit`` and the first ``partial_fit`` (no model yet to score with): a copy of the learner
     learns from all but a held-out part of the rows (``fit``: a stratified random fifth, at most
     ``WINDOW`` rows, fixed seed; first ``partial_fit``: the last fifth of the batch, in order)
-    and scores the held-out part; the learner itself learns from every row as before.
+    and scores the held-out part; the learner itself learns from every row as before.  A
+    family whose pass can stop part-way (``_held_out_in_pass``: the linear learners) makes no
+    copy on a first ``partial_fit``: it learns the rows before the held-out part, scores that
+    part and learns it, in the same call (:class:`HeldOut`).
 
   The last ``WINDOW`` scored rows are kept (a window, because the scale of the scores drifts as
   the weights grow); the map is refitted on them, to convergence, whenever ``REFIT`` new rows
@@ -116,6 +119,36 @@ _UNFITTED = "unfitted"
 _OFF = contextvars.ContextVar("onlinelearn_calibration_off", default=False)
 #: estimators inside a learning call (only the outermost call calibrates)
 _ACTIVE = contextvars.ContextVar("onlinelearn_calibration_active", default=frozenset())
+
+
+class HeldOut:
+    """A request to the family's first ``partial_fit`` (set while it runs): learn rows
+    [0, n - m) of the batch, put the scores of rows [n - m, n) by that model in ``scores``,
+    then learn those rows -- the held-out scores of :meth:`_held_out_scores` in the same
+    call, without a copy learning n - m rows again (one pass instead of nearly two)."""
+
+    __slots__ = ("owner", "n", "m", "scores")
+
+    def __init__(self, owner, n, m):
+        self.owner, self.n, self.m, self.scores = owner, n, m, None
+
+
+_HOLD = contextvars.ContextVar("onlinelearn_hold_out", default=None)
+
+
+def held_out_request(est, n):
+    """The :class:`HeldOut` request for ``est``'s call over ``n`` rows, or None (a family
+    whose pass can stop part-way declares ``_held_out_in_pass = True`` and asks here)."""
+    req = _HOLD.get()
+    if req is None or req.owner != id(est) or req.n != n:
+        return None
+    return req
+
+
+def _held_out_size(n):
+    """m, the held-out rows of a batch of n (0: too few rows to hold any out)."""
+    m = min(WINDOW, int(n * HOLDOUT))
+    return 0 if m < 1 or n - m < 2 else m
 
 
 # ---------------------------------------------------------------------------- the maps
@@ -494,12 +527,20 @@ class ProbabilityMixin:
             yield
             return
         token = _ACTIVE.set(active | {id(self)})
+        hold = req = None
         try:
             before = self._scores_before(mode, X)
+            if before is _UNFITTED and getattr(self, "_held_out_in_pass", False):
+                n = _n_rows(X)
+                if _held_out_size(n):
+                    req = HeldOut(id(self), n, _held_out_size(n))
+                    hold = _HOLD.set(req)
             yield
         finally:
+            if hold is not None:
+                _HOLD.reset(hold)
             _ACTIVE.reset(token)
-        self._calibrate_after(mode, X, y, sample_weight, classes, before)
+        self._calibrate_after(mode, X, y, sample_weight, classes, before, req)
 
     def _scores_before(self, mode, X):
         """(classes, scores of the last rows) of the model before a partial_fit; None when
@@ -523,7 +564,7 @@ class ProbabilityMixin:
             return None
         return np.asarray(self.classes_), scores
 
-    def _calibrate_after(self, mode, X, y, sample_weight, classes, before):
+    def _calibrate_after(self, mode, X, y, sample_weight, classes, before, req=None):
         labels = _labels_1d(y)
         if labels is None:
             self.__dict__["_proba_multilabel"] = True
@@ -548,7 +589,13 @@ class ProbabilityMixin:
                 params = (a, a) if kind == "binary" else (a,)
             cal = Calibration(kind, 1 if kind == "binary" else len(self.classes_), params)
         if mode == "fit" or before is _UNFITTED:
-            rows = self._held_out_scores(mode, X, labels, weights, classes)
+            if req is not None and req.scores is not None:  # scored inside the call
+                test = np.arange(n - req.m, n)
+                rows = self._held_out_rows(
+                    np.asarray(self.classes_), req.scores, labels[test], weights[test]
+                )
+            else:
+                rows = self._held_out_scores(mode, X, labels, weights, classes)
             if rows is not None:
                 cal.add(*rows)
                 cal.refit()
@@ -574,8 +621,8 @@ class ProbabilityMixin:
         from sklearn.base import clone
 
         n = len(labels)
-        m = min(WINDOW, int(n * HOLDOUT))
-        if m < 1 or n - m < 2:
+        m = _held_out_size(n)
+        if not m:
             return None
         if mode == "fit":
             rng = np.random.default_rng(0)
@@ -610,15 +657,18 @@ class ProbabilityMixin:
             return None
         finally:
             _OFF.reset(token)
-        cc = np.asarray(copy.classes_)
+        return self._held_out_rows(np.asarray(copy.classes_), scores, labels[test], weights[test])
+
+    def _held_out_rows(self, cc, scores, lab, wt):
+        """(scores, codes, weights) of the held-out rows whose label the scoring model knew;
+        None when its label set ``cc`` is not the learner's."""
         if len(cc) != len(self.classes_) or not np.array_equal(cc, np.asarray(self.classes_)):
             return None
-        lab = labels[test]
         codes = np.minimum(np.searchsorted(cc, lab), len(cc) - 1)
         seen = cc[codes] == lab
         kind = self._proba_kind()
-        scores = _as_kind(scores, kind).reshape(len(test), 1 if kind == "binary" else len(cc))
-        return scores[seen], codes[seen], weights[test][seen]
+        scores = _as_kind(scores, kind).reshape(len(lab), 1 if kind == "binary" else len(cc))
+        return scores[seen], codes[seen], wt[seen]
 
     # -- model files (onlinelearn.model_io)
     def _calibration_state(self):
