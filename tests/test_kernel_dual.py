@@ -25,6 +25,7 @@ from onlinelearn import (
     Perceptron,
 )
 from onlinelearn import kernels as K
+from onlinelearn.ranking import InstanceRanker
 
 
 def _stream(seed, n=90, d=5, Kc=2):
@@ -256,3 +257,162 @@ def test_bad_input_leaves_the_dual_as_it_was():
     with pytest.raises(ValueError):
         est.partial_fit(Xbad, y[:3])
     assert est.dual_objective_ == D
+
+
+# ------------------------------------------------------------------------------ InstanceRanker
+def _queries(seed, n_q=25, k=6, d=4, levels=4, dependent=False):
+    """Queries of k rows; ``dependent``: rows in 2 dimensions with repeats and ties (the pairs'
+    KKT systems are then singular), so the exact 'max' step needs its nonnegative form."""
+    rng = np.random.default_rng(seed)
+    dd = 2 if dependent else d
+    X = rng.normal(size=(n_q * k, dd))
+    if dependent:
+        X[1::k] = X[0::k]  # a repeated row in every query
+    y = np.clip(np.round(X @ rng.normal(size=dd) + 0.7 * rng.normal(size=len(X))), -2, levels)
+    return X, y, np.repeat(np.arange(n_q), k)
+
+
+def _rank_terms(w, X, y, qid, loss):
+    """g_t(w) of each query (eq. 5.25 / 5.26)."""
+    out = []
+    for q in np.unique(qid):
+        r = qid == q
+        s, t = X[r] @ w, y[r]
+        ls = [max(0.0, (t[i] - t[j]) - (s[i] - s[j]))
+              for i in range(len(t)) for j in range(len(t)) if t[i] > t[j]]  # fmt: skip
+        out.append(0.0 if not ls else (max(ls) if loss == "max" else float(np.mean(ls))))
+    return np.array(out)
+
+
+def _rank_primal(w, X, y, qid, loss, C):
+    return 0.5 * w @ w + C * _rank_terms(w, X, y, qid, loss).sum()
+
+
+def _rank_subgradient_reference(X, y, qid, loss, C):
+    """The subgradient update in NumPy and the dual of its variables from scratch:
+    D = sum_t sum_p alpha_tp (y_i - y_j) - 1/2 ||sum alpha_tp (x_i - x_j)||^2."""
+    w = np.zeros(X.shape[1])
+    gain = 0.0
+    for q in np.unique(qid):
+        r = np.flatnonzero(qid == q)
+        pairs = [(i, j) for i in r for j in r if y[i] > y[j]]
+        if not pairs:
+            continue
+        c = np.array([(y[i] - y[j]) - (X[i] - X[j]) @ w for i, j in pairs])
+        if (c.max() if loss == "max" else np.maximum(c, 0).mean()) <= 0:
+            continue
+        alpha = np.zeros(len(pairs))
+        if loss == "max":
+            alpha[int(np.argmax(c))] = C
+        else:
+            alpha[c > 0] = C / len(pairs)
+        for a_p, (i, j) in zip(alpha, pairs, strict=True):
+            w += a_p * (X[i] - X[j])
+            gain += a_p * (y[i] - y[j])
+    return w, gain - 0.5 * w @ w
+
+
+@pytest.mark.parametrize("loss", ["max", "avg"])
+def test_instance_ranker_subgradient_dual_equals_the_reference(loss):
+    for seed in range(3):
+        X, y, qid = _queries(seed)
+        est = InstanceRanker(loss=loss, update="subgradient", C=0.3)
+        est.partial_fit(X[:60], y[:60], qid=qid[:60])
+        est.partial_fit(sp.csr_matrix(X[60:]), y[60:], qid=qid[60:])
+        w, D = _rank_subgradient_reference(X, y, qid, loss, 0.3)
+        np.testing.assert_allclose(est.coef_, w, rtol=1e-12, atol=1e-12)
+        assert est.dual_objective_ == pytest.approx(D, rel=1e-10, abs=1e-10)
+
+
+@pytest.mark.parametrize("dependent", [False, True])
+@pytest.mark.parametrize("loss", ["max", "avg"])
+def test_instance_ranker_weak_duality_every_round(loss, dependent):
+    """Query by query: D_t <= P_t(w_t); the optimal step's rise is its round's optimum,
+    1/2 ||w_{t+1} - w_t||^2 + C g_t(w_{t+1}) (strong duality of the round, certified to tol)."""
+    X, y, qid = _queries(7, n_q=30, dependent=dependent)
+    for update, C in (("optimal", 0.5), ("optimal", 5.0), ("subgradient", 0.5)):
+        est = InstanceRanker(loss=loss, update=update, C=C)
+        D_prev, w_prev = 0.0, np.zeros(X.shape[1])
+        for q in range(30):
+            r = qid == q
+            est.partial_fit(X[r], y[r])
+            D, w = est.dual_objective_, est.coef_.copy()
+            seen = qid <= q
+            P = _rank_primal(w, X[seen], y[seen], qid[seen], loss, C)
+            assert np.isfinite(D) and D <= P + 1e-9 * max(1.0, abs(P)), (update, q, D, P)
+            if update == "optimal":
+                d = w - w_prev
+                best = 0.5 * d @ d + C * _rank_terms(w, X[r], y[r], qid[r], loss)[0]
+                assert D - D_prev == pytest.approx(best, rel=1e-7, abs=1e-8), (q, D - D_prev)
+                assert D >= D_prev - 1e-12
+            D_prev, w_prev = D, w
+        assert D > 0 or update == "subgradient"
+
+
+def test_exact_max_step_has_nonnegative_variables():
+    """polish_max's least-squares variables can be negative; nonnegative_max_step gives the
+    same step Delta from variables >= 0 with the same sum (<= C), on the rounds where it
+    matters (about a quarter of the rounds that take the exact step)."""
+    from onlinelearn.ranking import _instance_core as IC
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(400):
+        k, d = int(rng.integers(3, 8)), int(rng.integers(2, 6))
+        X = rng.normal(size=(k, d))
+        y = np.round(X @ rng.normal(size=d) + rng.normal(size=k))
+        pairs = [(i, j) for i in range(k) for j in range(k) if y[i] > y[j]]
+        if not pairs:
+            continue
+        pi, pj = np.array(pairs).T.copy()
+        P = len(pairs)
+        c = (y[pi] - y[pj]) - (X[pi] - X[pj]) @ (0.5 * rng.normal(size=d))
+        alpha, work = np.zeros(P), np.zeros((6, max(P, k)))
+        Kg = X @ X.T
+        _, gap, D = IC.round_dual(IC.MAX, P, pi, pj, Kg, c, 1.0, 1e-10, 400, alpha, work)
+        beta = np.zeros(P)
+        if IC.polish_max(P, pi, pj, Kg, c, 1.0, alpha, D, gap, beta) >= gap or beta.min() >= 0:
+            continue
+        A = X[pi] - X[pj]
+        alt = np.zeros(P)
+        IC.nonnegative_max_step(P, pi, pj, Kg, c, 1.0, beta, alt)
+        # sum C when the step leaves a loss (xi > 0), <= C when it removes every loss
+        xi = (c - A @ (A.T @ beta)).max()
+        assert alt.min() >= 0 and alt.sum() <= 1.0 + 1e-12
+        if xi > 1e-6:
+            assert alt.sum() == pytest.approx(1.0, rel=1e-12)
+        np.testing.assert_allclose(alt @ A, beta @ A, rtol=1e-7, atol=1e-9)
+        checked += 1
+    assert checked >= 10
+
+
+def test_instance_ranker_weak_duality_on_dna():
+    """dna (shared): queries of 8 consecutive rows, the class code as the relevance."""
+    from onlinelearn.datasets import load_dna
+
+    require_shared_data("dna", "train")
+    X, y = load_dna("train")
+    X, y = _dense(X[:240]), np.searchsorted(np.unique(y), np.asarray(y[:240])).astype(float)
+    qid = np.repeat(np.arange(30), 8)
+    for loss in ("max", "avg"):
+        est = InstanceRanker(loss=loss, C=0.1)
+        for q in range(30):
+            r = qid == q
+            est.partial_fit(X[r], y[r])
+            seen = qid <= q
+            P = _rank_primal(est.coef_, X[seen], y[seen], qid[seen], loss, 0.1)
+            assert np.isfinite(est.dual_objective_)
+            assert est.dual_objective_ <= P + 1e-9 * max(1.0, P), (loss, q)
+        # the kept sum against D = sum alpha b - 1/2 ||w||^2 of the kept gain
+        w = est.coef_
+        assert est.dual_objective_ == pytest.approx(est._st[3] - 0.5 * w @ w, rel=1e-9)
+
+
+def test_instance_ranker_old_state_has_unknown_dual():
+    X, y, qid = _queries(1)
+    est = InstanceRanker(update="subgradient").partial_fit(X, y, qid=qid)
+    assert np.isfinite(est.dual_objective_)
+    est._st = est._st[:8].copy()  # a model pickled before the kept dual
+    assert np.isnan(est.dual_objective_)
+    est.partial_fit(X, y, qid=qid)
+    assert np.isnan(est.dual_objective_) and est._st.shape == (9,)
