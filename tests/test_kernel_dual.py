@@ -197,9 +197,9 @@ def test_weak_duality_on_dna():
     from onlinelearn.datasets import load_dna
 
     require_shared_data("dna", "train")
-    X, y = load_dna("train")
-    X, y = _dense(X[:150]), np.asarray(y[:150])
-    classes = np.unique(load_dna("train")[1])
+    X_all, y_all = load_dna("train")
+    X, y = _dense(X_all[:150]), np.asarray(y_all[:150])
+    classes = np.unique(np.asarray(y_all))
     codes = np.searchsorted(classes, y)
     kobj, kfun = K.RBF(gamma=0.02), (lambda A, B: _rbf(A, B, 0.02))
     est = KernelPassiveAggressive(kobj, variant="PA-I", C=0.5)
