@@ -192,6 +192,27 @@ def test_weak_duality_every_round(kname, Kc):
         assert np.all(np.diff(D) >= -1e-12)  # the aggressive step never lowers the dual
 
 
+def test_weak_duality_with_sample_weights_and_epochs():
+    """C_t = C s_t (sample_weight); fit's epochs are rounds of the primal (each row n times)."""
+    kobj, kfun = KERNELS["rbf"]
+    X, y = _stream(13, n=50, Kc=3)
+    sw = np.random.default_rng(0).uniform(0.0, 3.0, len(y))
+    est = KernelPassiveAggressive(kobj, variant="PA-I", C=0.3)
+    for t in range(len(y)):
+        est.partial_fit(X[t : t + 1], y[t : t + 1], classes=np.arange(3),
+                        sample_weight=sw[t : t + 1])  # fmt: skip
+        for coef in (est._coef[: est._n_sv], est._coef_in_use()):
+            P = _primal(est, kfun, X[: t + 1], y[: t + 1], coef, 1.0, 0.3 * sw[: t + 1])
+            assert est.dual_objective_ <= P + 1e-9 * max(1.0, P), t
+    for make in (lambda: KernelPassiveAggressive(kobj, C=0.3, n_epochs=4, random_state=0),
+                 lambda: KernelPerceptron(kobj, n_epochs=4, random_state=0)):  # fmt: skip
+        est = make().fit(X, y)
+        C = 0.3 if isinstance(est, KernelPassiveAggressive) else 1.0
+        for coef in (est._coef[: est._n_sv], est._coef_in_use()):
+            P = _primal(est, kfun, X, y, coef, 1.0, np.full(len(y), 4 * C))
+            assert est.dual_objective_ <= P + 1e-9 * max(1.0, P)
+
+
 def test_weak_duality_on_dna():
     """A slice of the shared dna set (3 classes, 180 binary features), RBF, row by row."""
     from onlinelearn.datasets import load_dna
@@ -384,6 +405,18 @@ def test_exact_max_step_has_nonnegative_variables():
         np.testing.assert_allclose(alt @ A, beta @ A, rtol=1e-7, atol=1e-9)
         checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("loss", ["max", "avg"])
+def test_instance_ranker_weak_duality_after_epochs(loss):
+    """fit: every query once per epoch, so the primal counts each g_q n_epochs times."""
+    X, y, qid = _queries(9)
+    for update in ("optimal", "subgradient"):
+        est = InstanceRanker(loss=loss, update=update, C=2.0, n_epochs=3, random_state=0)
+        est.fit(X, y, qid=qid)
+        w = est.coef_
+        P = 0.5 * w @ w + 3 * 2.0 * _rank_terms(w, X, y, qid, loss).sum()
+        assert np.isfinite(est.dual_objective_) and est.dual_objective_ <= P + 1e-9 * P
 
 
 def test_instance_ranker_weak_duality_on_dna():
