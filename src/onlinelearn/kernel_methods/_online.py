@@ -104,7 +104,9 @@ class KernelPerceptron(KernelOnlineClassifier):
     Attributes
     ----------
     classes_, support_vectors_, dual_coef_ (n_columns, n_SV), n_support_ (per class),
-    intercept_, n_updates_, n_mistakes_, t_, n_removed_
+    intercept_, n_updates_, n_mistakes_, t_, n_removed_, dual_objective_ (the kept dual of
+    the hinge at margin 1 with C_t = the example's weight: an anytime certificate, see
+    :attr:`KernelOnlineClassifier.dual_objective_`)
 
     {example}
     >>> from onlinelearn import KernelPerceptron
@@ -143,7 +145,9 @@ class KernelPassiveAggressive(KernelOnlineClassifier):
         loss_t = [margin - margin_t(f_t)]_+, K_tt = k(x_t, x_t) + b^2, kappa = 1 (binary) or 2
         (K classes, max-loss rival r), ``sample_weight`` multiplies C (PA-I, PA-II) or tau (PA)
 
-    With ``kernel='linear'`` it reproduces :class:`onlinelearn.PassiveAggressiveClassifier`.
+    With ``kernel='linear'`` it reproduces :class:`onlinelearn.PassiveAggressiveClassifier`,
+    ``dual_objective_`` included (the dual of 1/2 ||f||_H^2 + sum_t C_t loss_t(f), kept in
+    the pass; :attr:`KernelOnlineClassifier.dual_objective_`).
 
     Parameters
     ----------
@@ -181,6 +185,7 @@ class KernelCOPA(KernelOnlineClassifier):
         Q the number of classes, C_t = ``C`` x ``sample_weight``.
 
     With ``kernel='linear'`` it reproduces :class:`onlinelearn.COPA` (``class_weight=None``).
+    ``dual_objective_`` is NaN, as COPA's.
 
     Parameters
     ----------

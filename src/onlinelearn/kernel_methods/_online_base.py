@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core import steps as S
 from .._core.kernel import online as O
 from ..kernels import Precomputed, as_kernel, from_dict
 from ..kernels._program import Program, Rows
@@ -187,6 +188,8 @@ class KernelOnlineClassifier(
         self._label = np.zeros(0, dtype=np.int64)
         self._sv_src = np.zeros(0, dtype=np.int64)
         self._st = np.zeros(O.N_ST)
+        if not self._keeps_dual():
+            self._st[O.DUAL] = np.nan
         self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
 
     @property
@@ -238,6 +241,12 @@ class KernelOnlineClassifier(
             # a binary model's one column c (class 1 against class 0) -> (-c/2, c/2); one known
             # class of a binary model has no coefficients yet
             split = self._binary() and n_old == 2
+            if split:
+                # the same dual variables, halved (tau_t / 2), on the multiclass hinge:
+                # sum gamma tau and ||f||^2 halve, the PA-II terms tau^2 / (4 C) quarter
+                q = self._st[O.DUAL_QUAD]
+                self._st[O.DUAL] = 0.5 * self._st[O.DUAL] + 0.25 * q
+                self._st[O.DUAL_QUAD] = 0.25 * q
             keep = pos if n_old >= 2 or self._always_multiclass else pos[:0]
             self._coef = spread_columns(self._coef, keep, K_new, split)
             self._A = spread_columns(self._A, keep, K_new, split)
@@ -267,6 +276,7 @@ class KernelOnlineClassifier(
             return
         self._ensure_capacity(rows.n_rows, nnz)
         step, C, gamma = self._step()
+        keep_dual = self._keeps_dual()
         K = self._coef.shape[1]
         prog = self._prog
         status = O.kernel_pass(
@@ -279,6 +289,7 @@ class KernelOnlineClassifier(
             slot_of_row, self._st, pred, loss,
             np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K),
             np.zeros(prog.ops.shape[0] + 1), bool(predict_average), np.zeros(K),
+            keep_dual, self._dual_margin(),
         )  # fmt: skip
         if status == O.FULL:  # pragma: no cover - capacity is reserved above
             raise RuntimeError("internal error: support set capacity exhausted")
@@ -289,6 +300,8 @@ class KernelOnlineClassifier(
                 "coefficient overflowed). The model was left as it was before this call. Scale "
                 "the features or the kernel's parameters (e.g. a smaller gamma)."
             )
+        if not keep_dual:
+            self._st[O.DUAL] = np.nan  # this pass's rounds are not in any kept dual
 
     def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
         """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
@@ -418,6 +431,54 @@ class KernelOnlineClassifier(
     t_ = counter(O.T)
     n_removed_ = counter(O.N_REMOVED, "Support vectors removed to respect the budget.")
 
+    # ------------------------------------------------------------------ the kept dual
+    def _keeps_dual(self):
+        """True when the pass keeps the dual objective: the hinge steps (Perceptron, PA, PA-I,
+        PA-II), not COPA (whose loss has no dual kept here, as :class:`onlinelearn.COPA`)."""
+        return self._step()[0] != S.COPA
+
+    def _dual_margin(self):
+        """gamma of the hinge whose dual ``st[DUAL]`` keeps: the step's margin; 1 when it is 0
+        (the Perceptron's Hinge(0): thesis Sec. 5.1.1 sets gamma = 1), as the linear twins."""
+        gamma = self._step()[2]
+        return gamma if gamma > 0.0 else 1.0
+
+    @property
+    def dual_objective_(self):
+        """The dual objective of the run so far, kept as the sum of the rounds' increments.
+
+        With tau_t >= 0 the step of round t (its update f += tau_t u_t, u_t = y_t k(x_t, .)
+        binary, or k(x_t, .) on the column of y_t and -k(x_t, .) on the max-score rival's),
+        f = sum_t tau_t u_t and gamma the hinge's margin (1 for the Perceptron)::
+
+            D = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - 1/2 ||f||_H^2,
+            ||f||_H^2 = sum_k sum_{s,s'} c_sk c_s'k (k(x_s, x_s') + b^2)
+
+        (thesis eq. 5.12 divided by c, the Euclidean conjugate in the RKHS of k + b^2; the
+        same definition as the linear learners' ``dual_objective_``, which it equals with
+        ``kernel='linear'``).  It is the dual of::
+
+            P(f) = 1/2 ||f||_H^2 + sum_t C_t [gamma - margin_t(f)]_+   (PA-II: squared hinge)
+
+        over every round so far (all epochs), with C_t = C s_t (PA-I, PA-II), s_t (the
+        Perceptron: tau_t = s_t on a mistake) and +inf (PA), s_t the example's weight (class
+        weight x sample weight), margin_t the binary or max-rival multiclass margin and the
+        intercept the weight of a regularised feature of constant value b =
+        ``intercept_scaling``.  So D <= P(f) for every f (weak duality): P(f_avg) - D bounds
+        how far the current or averaged hypothesis is from the optimum of P; averaging changes
+        nothing in D (the average is another primal point).  The dual variables are in the
+        state: sum_t tau_t = sum_s y_s c_s (binary) or sum_s c_{s, y_s} (multiclass).  When a
+        binary model meets a third label its columns become (-c/2, c/2): the same variables,
+        tau_t / 2, on the multiclass hinge (D is updated exactly, PA-II included).
+
+        NaN for KernelCOPA (as :class:`onlinelearn.COPA`), once a support vector has been
+        removed by the budget (f then forgets some tau_t u_t, so it is no longer the primal
+        point of these variables; with a budget never reached D is kept), and for models read
+        from files written before this attribute."""
+        if "classes_" not in self.__dict__:
+            check_is_fitted(self, "classes_")
+        return float(self._st[O.DUAL])
+
     # ------------------------------------------------------------------ model files
     def _get_state(self):
         check_is_fitted(self, "classes_")
@@ -443,6 +504,9 @@ class KernelOnlineClassifier(
         classes = np.asarray(arrays["classes_"])
         est._init_state(classes, est.n_features_in_, meta["sparse_input"])
         st = np.asarray(arrays["st"], dtype=np.float64)
+        if st.shape == (O.N_ST_V1,):
+            # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
+            st = np.concatenate([st, [np.nan, np.nan]])
         n = int(st[O.N_SV])
         p = np.asarray(arrays["sv_indptr"], dtype=np.int64)
         est._pool_d = np.ascontiguousarray(arrays["sv_data"], dtype=np.float64)

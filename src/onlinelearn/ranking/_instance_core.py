@@ -20,6 +20,20 @@ alpha a), is at most tol (1 + |D|) (``N_INEXACT`` counts rounds stopped at ``max
 ``SUBGRADIENT`` (Fig. 3.1 with the smallest update satisfying (3.9)): when g(w_t) > 0,
 w' = w_t - C lambda', lambda' the subgradient: MAX, -a_p of the most violated pair (the first
 maximiser); AVG, -(1/|E|) sum_{p : l_p > 0} a_p.
+
+Dual (``st[DUAL]``).  Over the rounds t and their pairs p, with variables alpha_tp in the round's
+feasible set (MAX: alpha_t >= 0, sum_p alpha_tp <= C; AVG: 0 <= alpha_tp <= C / |E_t|), the
+dual of P(w) = 1/2 ||w||^2 + C sum_t g_t(w) is
+
+    D(alpha) = sum_t sum_p alpha_tp b_tp - 1/2 ||sum_t sum_p alpha_tp a_tp||^2,
+
+and a round that moves w by Delta = sum_p alpha_p a_p raises it by sum_p alpha_p c_p -
+1/2 ||Delta||^2 (c_p = b_p - <w_t, a_p>): the pass adds that, so st[DUAL] = st[GAIN] -
+1/2 ||w||^2 while every step's variables are feasible.  The subgradient step's are (alpha = C on
+one pair; C / |E| on the pairs with a loss), and so are the projected-gradient iterates; the
+exact 'max' step read from the KKT system (:func:`polish_max`) is a least-squares solution
+whose variables may fall outside the set (a negative alpha_p, or a sum above C): such a round
+is no dual point, and the kept dual becomes NaN for good (a rounding of 1e-12 C is accepted).
 """
 
 from __future__ import annotations
@@ -46,7 +60,13 @@ CUM_LOSS = 4  # sum over rounds of g_t(w_t)
 ITER_MAX = 5
 N_INEXACT = 6
 N_PAIRS = 7
-N_ST = 8
+DUAL = 8  # the kept dual objective (module docstring); NaN once unknown
+N_ST = 9
+#: the length of ``st`` before the kept dual objective
+N_ST_V1 = 8
+
+#: the rounding accepted in a step's dual variables, relative to C (module docstring)
+_FEAS_TOL = 1e-12
 
 
 @njit
@@ -312,6 +332,158 @@ def polish_max(P, pi, pj, K, c, C, alpha, D, gap, beta):
 
 
 @njit
+def _dual_feasible(loss, P, alpha, C):
+    """alpha in the round's dual set, up to a rounding of ``_FEAS_TOL`` C."""
+    tot = 0.0
+    for p in range(P):
+        if alpha[p] < -_FEAS_TOL * C:
+            return False
+        if loss == AVG and alpha[p] > C / P * (1.0 + _FEAS_TOL):
+            return False
+        tot += alpha[p]
+    return loss == AVG or tot <= C * (1.0 + _FEAS_TOL)
+
+
+@njit
+def _nnls(M, r, out):
+    """Lawson-Hanson: out = argmin_{x >= 0} ||M x - r||_2 (active set; at most 3 m inner
+    steps, m the columns).  Returns the residual norm."""
+    n, m = M.shape
+    passive = np.zeros(m, dtype=np.bool_)
+    x = np.zeros(m)
+    z = np.zeros(m)
+    steps = 0
+    while steps < 3 * m + 3:
+        res = r - M @ x
+        g = M.T @ res
+        j = -1
+        best = 1e-13 * (1.0 + np.abs(r).max())
+        for q in range(m):
+            if not passive[q] and g[q] > best:
+                best = g[q]
+                j = q
+        if j < 0:
+            break
+        passive[j] = True
+        while steps < 3 * m + 3:
+            steps += 1
+            cnt = 0
+            for q in range(m):
+                if passive[q]:
+                    cnt += 1
+            idx = np.empty(cnt, dtype=np.int64)
+            cnt = 0
+            for q in range(m):
+                if passive[q]:
+                    idx[cnt] = q
+                    cnt += 1
+            sub = np.empty((n, cnt))
+            for u in range(cnt):
+                sub[:, u] = M[:, idx[u]]
+            zs = np.linalg.lstsq(sub, r)[0]
+            for q in range(m):
+                z[q] = 0.0
+            ok = True
+            for u in range(cnt):
+                z[idx[u]] = zs[u]
+                if zs[u] <= 0.0:
+                    ok = False
+            if ok:
+                for q in range(m):
+                    x[q] = z[q]
+                break
+            step = 1.0
+            for u in range(cnt):
+                q = idx[u]
+                if z[q] <= 0.0 and x[q] - z[q] > 0.0:
+                    v = x[q] / (x[q] - z[q])
+                    if v < step:
+                        step = v
+            for q in range(m):
+                x[q] += step * (z[q] - x[q])
+                if passive[q] and x[q] <= 1e-15 * (1.0 + abs(z[q])):
+                    passive[q] = False
+                    x[q] = 0.0
+    for q in range(m):
+        out[q] = max(x[q], 0.0)
+    return np.sqrt(np.sum((M @ out - r) ** 2))
+
+
+@njit
+def nonnegative_max_step(P, pi, pj, K, c, C, beta, out):
+    """A representation of the 'max' step with the variables of a dual point.
+
+    :func:`polish_max` solves its KKT system by least squares: the step Delta = sum beta a is
+    right, but beta may have negative entries (the pairs of a query are dependent,
+    a_ij + a_jl = a_il, so the face's system has many solutions).  The dual problem's optimum
+    alpha* >= 0, sum alpha* = C when a loss remains, gives the same step.  So: out =
+    argmin_{x >= 0} ||sum_p (x_p - beta_p) a_p||^2 [+ (sum x - C)^2] over the pairs of the face,
+    by NNLS,
+    with sum_p x_p a_p = sum_i (F x)_i x_i (F the rows-by-pairs incidence matrix) and the
+    norm read from the query's row Gram K = R' R.  Returns the residual (``out`` is then used
+    only if the caller certifies its primal value)."""
+    k = K.shape[0]
+    tau = np.zeros(k)
+    Kt = np.zeros(k)
+    Ga = np.zeros(P)
+    _gmul(P, pi, pj, K, beta, tau, Kt, Ga)
+    rmax = -math.inf
+    for p in range(P):
+        if c[p] - Ga[p] > rmax:
+            rmax = c[p] - Ga[p]
+    eps = 1e-9 * (1.0 + abs(rmax))
+    m = 0
+    for p in range(P):
+        if c[p] - Ga[p] >= rmax - eps:
+            m += 1
+    idx = np.empty(m, dtype=np.int64)
+    m = 0
+    for p in range(P):
+        if c[p] - Ga[p] >= rmax - eps:
+            idx[m] = p
+            m += 1
+    # ||A_S x - Delta||^2 = ||R F (x - beta)||^2 with K = R' R (R = sqrt(e) V' from K's
+    # eigenvectors: rows that are dependent, or repeated, are handled alike)
+    e, V = np.linalg.eigh(K)
+    F = np.zeros((k, m))
+    for u in range(m):
+        F[pi[idx[u]], u] = 1.0
+        F[pj[idx[u]], u] = -1.0
+    M = np.zeros((k + 1, m))
+    r = np.zeros(k + 1)
+    for i in range(k):
+        sc = math.sqrt(max(e[i], 0.0))
+        for u in range(m):
+            acc = 0.0
+            for j in range(k):
+                acc += V[j, i] * F[j, u]
+            M[i, u] = sc * acc
+        acc = 0.0
+        for j in range(k):
+            acc += V[j, i] * tau[j]
+        r[i] = sc * acc
+    # a loss xi = rmax > 0 remains: the KKT system asks sum x = C (the dual's value is then
+    # xi C + 1/2 ||Delta||^2, the round's optimum); with xi = 0 the value is 1/2 ||Delta||^2
+    # whatever the sum, which needs only sum x <= C: first without the row of the sum, then,
+    # if that representation sums above C, with it (the caller checks the result)
+    x = np.zeros(m)
+    res = 0.0
+    for attempt in range(2):
+        if rmax > eps or attempt == 1:
+            for u in range(m):
+                M[k, u] = 1.0
+            r[k] = C
+        res = _nnls(M, r, x)
+        if rmax > eps or np.sum(x) <= C * (1.0 + _FEAS_TOL):
+            break
+    for p in range(P):
+        out[p] = 0.0
+    for u in range(m):
+        out[idx[u]] = x[u]
+    return res
+
+
+@njit
 def instance_pass(data, indices, indptr, y, qptr, order, w, st, loss, update, C, tol, max_iter,
                   mistakes_out, losses_out):  # fmt: skip
     """One pass over the queries ``order`` (query q = rows qptr[q]:qptr[q+1]); ``w`` is updated
@@ -413,6 +585,18 @@ def instance_pass(data, indices, indptr, y, qptr, order, w, st, loss, update, C,
                     gap = gap2
                     for p in range(P):
                         alpha[p] = beta[p]
+                    if not _dual_feasible(loss, P, alpha, C):
+                        # the same step from variables >= 0, kept when it certifies as well
+                        alt = np.zeros(P)
+                        nonnegative_max_step(P, pi, pj, K, c, C, alpha, alt)
+                        q2 = _gmul(P, pi, pj, K, alt, work[4, :k], work[5, :k], work[1])
+                        gap3 = 0.5 * q2 + _after_loss(loss, P, c, work[1], C) - D
+                        if _dual_feasible(loss, P, alt, C) and gap3 <= max(
+                            gap, tol * (1.0 + abs(D))
+                        ):
+                            gap = gap3
+                            for p in range(P):
+                                alpha[p] = alt[p]
             elif not (gap <= tol * (1.0 + abs(D))) and max_iter > 400:
                 it, gap, D = round_dual(loss, P, pi, pj, K, c, C, tol, max_iter, alpha, work)
             if it > st[ITER_MAX]:
@@ -421,14 +605,30 @@ def instance_pass(data, indices, indptr, y, qptr, order, w, st, loss, update, C,
                 st[N_INEXACT] += 1.0
         tau = np.zeros(k)
         moved = False
+        lin = 0.0  # sum_p alpha_p c_p
+        feasible = _dual_feasible(loss, P, alpha, C)
         for p in range(P):
             if alpha[p] != 0.0:
                 moved = True
                 tau[pi[p]] += alpha[p]
                 tau[pj[p]] -= alpha[p]
                 st[GAIN] += alpha[p] * (y[a + pi[p]] - y[a + pj[p]])
+                lin += alpha[p] * c[p]
         if moved:
             st[N_UPDATES] += 1.0
+            # ||Delta||^2 = ||sum_i tau_i x_i||^2, summed in buf (rows may share features)
+            for i in range(k):
+                if tau[i] != 0.0:
+                    for e in range(indptr[a + i], indptr[a + i + 1]):
+                        buf[indices[e]] += tau[i] * data[e]
+            dsq = 0.0
+            for i in range(k):
+                if tau[i] != 0.0:
+                    for e in range(indptr[a + i], indptr[a + i + 1]):
+                        v = buf[indices[e]]
+                        dsq += v * v
+                        buf[indices[e]] = 0.0
+            st[DUAL] = st[DUAL] + lin - 0.5 * dsq if feasible else math.nan
             for i in range(k):
                 if tau[i] != 0.0:
                     for e in range(indptr[a + i], indptr[a + i + 1]):

@@ -134,6 +134,9 @@ class InstanceRanker(BaseEstimator):
     cumulative_loss_ : float
         Sum of g_t(w_t) over the rounds (the online loss, before each update).
     n_inexact_steps_, solver_iterations_max_ : int
+    dual_objective_ : float
+        The dual objective of the run so far, kept as the sum of the rounds' increments
+        (see the property).
 
     Examples
     --------
@@ -186,6 +189,9 @@ class InstanceRanker(BaseEstimator):
         X.sum_duplicates()
         w = np.zeros(X.shape[1]) if first else self.coef_.copy()
         st = np.zeros(IC.N_ST) if first else self._st.copy()
+        if st.shape[0] == IC.N_ST_V1:
+            # a model from before the kept dual objective (e.g. unpickled): the dual is unknown
+            st = np.concatenate([st, [np.nan]])
         nq = qptr.shape[0] - 1
         mistakes = np.zeros(nq, dtype=np.int8)
         losses = np.zeros(nq)
@@ -269,6 +275,37 @@ class InstanceRanker(BaseEstimator):
     n_inexact_steps_ = property(lambda self: int(self._stat(IC.N_INEXACT)))
     solver_iterations_max_ = property(lambda self: int(self._stat(IC.ITER_MAX)))
     cumulative_loss_ = property(lambda self: float(self._stat(IC.CUM_LOSS)))
+
+    @property
+    def dual_objective_(self):
+        """The dual objective of the run so far, kept as the sum of the rounds' increments.
+
+        The instance-ranking problem of every round so far (all epochs; a query seen twice is
+        two rounds), pairs p = (i, j) of E_t with a_tp = x_i - x_j and b_tp = y_i - y_j::
+
+            P(w) = 1/2 ||w||^2 + C sum_t g_t(w),
+            g_t = max_p [b_tp - <w, a_tp>]_+ ('max')  or  mean_p [b_tp - <w, a_tp>]_+ ('avg')
+
+        has the dual (thesis eq. 5.12 with f = 1/2 ||w||^2 and c = 1/C, in the units
+        alpha / c; each round's block is the dual of its step, eq. 3.12)::
+
+            D(alpha) = sum_t sum_p alpha_tp b_tp - 1/2 ||sum_t sum_p alpha_tp a_tp||^2,
+            'max': alpha_t >= 0, sum_p alpha_tp <= C;   'avg': 0 <= alpha_tp <= C / |E_t|
+
+        and the learner's w is sum_t sum_p alpha_tp a_tp for the variables of its steps
+        (both updates), so D = sum_t sum_p alpha_tp b_tp - 1/2 ||w||^2, kept as the sum of
+        the rounds' rises sum_p alpha_p c_p - 1/2 ||Delta_t||^2 (c_p = b_p - <w_t, a_p>).
+        Weak duality: D <= P(w) for every w, so P(w) - D bounds how far w is from the
+        optimum of P; the optimal step maximises its round's rise, so D never decreases.
+
+        NaN once a round's step is not a dual point: the exact 'max' step read from the KKT
+        system (``update='optimal'``, ``loss='max'``, taken when the projected-gradient
+        iterate cannot certify the gap) is a least-squares solution whose variables may be
+        negative or sum above C (rounding up to 1e-12 C is accepted); then D would not be a
+        certificate, and it stays NaN.  Also NaN for a model made before this attribute."""
+        check_is_fitted(self, "coef_")
+        st = self._st
+        return float(st[IC.DUAL]) if st.shape[0] > IC.DUAL else float("nan")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

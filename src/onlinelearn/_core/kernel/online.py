@@ -32,7 +32,21 @@ Budget (``budget`` > 0: at most that many support vectors).  When a row must ent
     :func:`shrink` applies the same rule when the budget was lowered between two calls.
 
 Scalars ``st``: T rounds, S average clock, n_updates, n_mistakes, n_sv, pool_used, n_removed,
-insertions (the birth counter for "oldest").
+insertions (the birth counter for "oldest"), DUAL and DUAL_QUAD (the kept dual objective).
+
+Dual (``keep_dual``: the hinge steps, not COPA)
+    Each update adds to ``st[DUAL]`` the rise of the dual objective by its variable tau_t
+    (:func:`..state.dual_increment`, the linear learners' increment) from the margin and
+    kappa(x_t) the round has already computed, so that, with u_t = y_t k(x_t, .) (or
+    k(x_t, .) on column y_t and -k(x_t, .) on the rival's) and the intercept feature b::
+
+        st[DUAL] = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - 1/2 ||f||_H^2,
+        ||f||_H^2 = sum_k sum_{s,s'} c_sk c_s'k (k(x_s, x_s') + b^2)
+
+    ``st[DUAL_QUAD]`` keeps the sum of the PA-II terms tau_t^2 / (4 C_t) (the estimator needs it
+    to halve the variables exactly when a binary model becomes multiclass).  A removal (budget)
+    drops the coefficients of a support vector from f, so f is no longer sum_t tau_t u_t: the
+    kept dual becomes NaN (NaN stays NaN) and is not kept again.
 """
 
 from __future__ import annotations
@@ -42,8 +56,9 @@ import math
 from ..config import njit
 from ..copa import copa_step
 from ..margins import predict_margin_loss
+from ..state import dual_increment
 from ..status import NONFINITE, OK
-from ..steps import CONSERVATIVE, COPA, hinge_step, max_loss_alpha
+from ..steps import CONSERVATIVE, COPA, PA2, hinge_step, max_loss_alpha
 from .gram import finite, pair_value, row_bounds
 
 T = 0
@@ -54,7 +69,11 @@ N_SV = 4
 POOL_USED = 5
 N_REMOVED = 6
 BIRTHS = 7
-N_ST = 8
+DUAL = 8
+DUAL_QUAD = 9
+N_ST = 10
+#: the length of ``st`` in model files written before the kept dual objective
+N_ST_V1 = 8
 
 REMOVE_OLDEST = 0
 REMOVE_SMALLEST = 1
@@ -121,7 +140,7 @@ def kernel_pass(
     step, C, gamma, binary, average, budget, rule,
     pool_d, pool_i, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
     slot_of_row, st, pred_out, loss_out, scores, alpha, work_idx, work_val, stack,
-    predict_average, avg_scores,
+    predict_average, avg_scores, keep_dual, gamma_d,
 ):  # fmt: skip
     """One pass over the rows ``order`` of the batch (module docstring).  Returns OK, NONFINITE
     (a kernel value or a score is not finite: the state may be partly changed, the caller
@@ -130,7 +149,10 @@ def kernel_pass(
     ``predict_average`` (with ``average``): ``pred_out`` gets the prediction of the averaged
     hypothesis in force before each row (T times it: sum_s (A_s + c_s (S - last_s)) (k + b^2),
     the factor 1/T changes no sign or argmax), from the same kernel values; learning and
-    ``n_mistakes`` (the current iterate's) are unchanged."""
+    ``n_mistakes`` (the current iterate's) are unchanged.
+
+    ``keep_dual``: add each update's dual increment to ``st[DUAL]`` (module docstring), with
+    ``gamma_d`` the margin of the hinge whose dual is kept (1 for the Perceptron's 0)."""
     predict_average = predict_average and average
     K = coef.shape[1]
     kappa = 1.0 if binary else 2.0
@@ -197,6 +219,12 @@ def kernel_pass(
             if tau > 0.0:
                 moved = True
                 max_loss_alpha(alpha, K, tau, binary, ysign, yi, rival)
+                if keep_dual:
+                    # the rise of the dual by this round's variable (a few flops per update)
+                    quad = 0.25 if step == PA2 else 0.0
+                    st[DUAL] += dual_increment(tau, gamma_d, margin, kappa * sq, quad, C * wgt)
+                    if quad != 0.0:
+                        st[DUAL_QUAD] += quad * tau * tau / (C * wgt)
 
         S = st[S_CLOCK]
         if moved:
@@ -208,6 +236,7 @@ def kernel_pass(
                                 label, sv_src, slot_of_row)  # fmt: skip
                     n_sv -= 1
                     st[N_REMOVED] += 1.0
+                    st[DUAL] = math.nan  # f lost a vector: no longer sum_t tau_t u_t
                 if n_sv >= coef.shape[0]:
                     return FULL
                 s = n_sv
@@ -272,6 +301,8 @@ def shrink(budget, rule, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, lab
         removed += 1
     st[N_SV] = n_sv
     st[N_REMOVED] += removed
+    if removed > 0:
+        st[DUAL] = math.nan
     return removed
 
 
