@@ -262,8 +262,9 @@ def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(cls, K, s
     np.testing.assert_array_equal(inpass.intercept_, plain.intercept_)
     # the old route: a copy learns the first n - m rows and scores the rest
     old = cls(**kw)
-    old._held_out_in_pass = False
-    old.partial_fit(X, y)
+    with monkeypatch.context() as mp:
+        mp.setattr(cls, "_held_out_in_pass", False)
+        old.partial_fit(X, y)
     np.testing.assert_array_equal(old.coef_, plain.coef_)
     m = P._held_out_size(600)
     assert inpass.calibration_.count == old.calibration_.count == m

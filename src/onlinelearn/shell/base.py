@@ -374,8 +374,12 @@ class OnlineLinearClassifier(
         return float(self._st[DUAL])
 
     # ------------------------------------------------------------------ core call
-    #: a first partial_fit scores the calibration's held-out rows part-way (shell.proba.HeldOut)
-    _held_out_in_pass = True
+    @property
+    def _held_out_in_pass(self):
+        """A first partial_fit scores the calibration's held-out rows part-way through its
+        pass (shell.proba.HeldOut): the Euclidean pass, which two calls over consecutive rows
+        leave bit-identical to one (the other links re-derive their aggregate after a pass)."""
+        return self._finite_in_pass()
 
     def _batch_scores(self, batch, start):
         """decision_function of rows [start, n) of a batch, as float64 (the model as it is)."""
