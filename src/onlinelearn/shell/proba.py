@@ -25,9 +25,9 @@ Two cases.
     learns from all but a held-out part of the rows (``fit``: a stratified random fifth, at most
     ``WINDOW`` rows, fixed seed; first ``partial_fit``: the last fifth of the batch, in order)
     and scores the held-out part; the learner itself learns from every row as before.  A
-    family whose pass can stop part-way (``_held_out_in_pass``: the Euclidean linear learners) makes no
-    copy on a first ``partial_fit``: it learns the rows before the held-out part, scores that
-    part and learns it, in the same call (:class:`HeldOut`).
+    family whose pass can stop part-way (``_held_out_in_pass``: the Euclidean linear
+    learners) makes no copy on a first ``partial_fit``: it learns the rows before the
+    held-out part, scores that part and learns it, in the same call (:class:`HeldOut`).
 
   The last ``WINDOW`` scored rows are kept (a window, because the scale of the scores drifts as
   the weights grow); the map is refitted on them, to convergence, whenever ``REFIT`` new rows
