@@ -348,3 +348,79 @@ def test_online_learner_keeps_the_presets_dual_and_nan_where_none(K):
     ):
         est.partial_fit(X, y, classes=np.arange(K))
         assert np.isnan(est.dual_objective_), type(est).__name__
+
+
+def _reference_growth(Xa, y, step, C, gamma):
+    """The binary learner until row 60 (label 2), then its columns (-w/2, w/2, 0) on the
+    multiclass hinge; the dual of all the rounds from the variables: the binary rounds'
+    tau_t halved (they are the multiclass variables that give the same theta)."""
+    th, taus, K = np.zeros((Xa.shape[1], 1)), [], 2
+    for t, (x, yi) in enumerate(zip(Xa, y, strict=True)):
+        if t == 60:
+            w = th[:, 0]
+            th, K = np.stack([-w / 2, w / 2, np.zeros_like(w)], axis=1), 3
+            taus = [t / 2 for t in taus]
+        s = x @ th
+        if K == 2:
+            sg = 1.0 if yi == 1 else -1.0
+            m, ksq = sg * s[0], x @ x
+        else:
+            s2 = s.copy()
+            s2[yi] = -np.inf
+            r = int(np.argmax(s2))
+            m, ksq = s[yi] - s[r], 2.0 * (x @ x)
+        loss = max(gamma - m, 0.0)
+        tau = 0.0
+        if loss > 0 and ksq > 0:
+            tau = {"PA": loss / ksq, "PA-I": min(C, loss / ksq),
+                   "PA-II": loss / (ksq + 0.5 / C)}[step]  # fmt: skip
+        if tau > 0:
+            if K == 2:
+                th[:, 0] += tau * sg * x
+            else:
+                th[:, yi] += tau * x
+                th[:, r] -= tau * x
+        taus.append(tau)
+    taus = np.array(taus)
+    quad = np.sum(taus**2) / (4 * C) if step == "PA-II" else 0.0
+    return th, gamma * taus.sum() - quad - 0.5 * np.sum(th * th)
+
+
+@pytest.mark.parametrize("step", ["PA", "PA-I", "PA-II"])
+@pytest.mark.parametrize("seed", range(4))
+def test_growth_keeps_the_dual_of_the_halved_variables(step, seed):
+    """A binary model meets a third label: the kept D equals the dual recomputed from the
+    variables (D / 2 + Q / 4 for PA-II, whose terms tau^2 / (4 C) are quartered), and the
+    model file keeps Q so that a growth after loading stays exact."""
+    X, y = _stream(seed, n=150, K=3)
+    first = int(np.flatnonzero(y == 2)[0])
+    rest = np.flatnonzero(np.arange(len(y)) != first)
+    order = np.r_[np.flatnonzero(y != 2)[:60], first, rest[60:]]
+    X, y = X[order], y[order]
+    C = 0.3
+    est = PassiveAggressiveClassifier(variant=step, C=C, intercept_scaling=1.0)
+    est.partial_fit(X[:30], y[:30])
+    est.partial_fit(X[30:60], y[30:60])
+    est.partial_fit(X[60:], y[60:])  # the labels grow as this call starts
+    Xa = np.hstack([X, np.ones((len(X), 1))])
+    th, D = _reference_growth(Xa, y, step, C, 1.0)
+    np.testing.assert_allclose(est._theta, th, rtol=1e-10, atol=1e-12)
+    assert est.dual_objective_ == pytest.approx(D, rel=1e-10, abs=1e-10)
+
+
+def test_a_file_without_the_pa2_terms_loads_them_as_unknown_for_pa2_only():
+    from onlinelearn.shell.linear_state import estimator_from_state
+
+    X, y = _stream(2, n=120, K=3)
+    two = y < 2
+    for step in ("PA-I", "PA-II"):
+        est = PassiveAggressiveClassifier(variant=step).partial_fit(X[two], y[two])
+        meta, arrays = est._get_state()
+        back = estimator_from_state(meta, dict(arrays, st=arrays["st"][:10]))
+        assert back.dual_objective_ == est.dual_objective_
+        back.partial_fit(X[~two][:3], y[~two][:3])  # the third label: D / 2 (+ Q / 4)
+        est.partial_fit(X[~two][:3], y[~two][:3])
+        if step == "PA-II":
+            assert np.isnan(back.dual_objective_)
+        else:
+            assert back.dual_objective_ == est.dual_objective_

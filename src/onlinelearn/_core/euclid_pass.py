@@ -64,6 +64,7 @@ from .prefetch import (
 from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     DUAL,
+    DUAL_QUAD,
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
@@ -272,6 +273,8 @@ def euclid_pass(
             if tau > 0.0 and keep_dual:
                 # the rise of the dual by this round's variable (a few flops per update)
                 st[DUAL] += dual_increment(tau, gamma_d, margin, kappa * sq, quad_d, C * wgt)
+                if quad_d != 0.0:
+                    st[DUAL_QUAD] += quad_d * tau * tau / (C * wgt)
 
         # ---- update: one sweep over the row, every moving column of theta at once
         if n_act > 0:

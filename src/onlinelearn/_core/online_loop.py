@@ -41,6 +41,7 @@ from .sparse import row_absmax, row_dot_euclid, row_dot_map, row_offset, row_sqn
 from .state import (
     AGGREGATE,
     DUAL,
+    DUAL_QUAD,
     EXP_SHIFT,
     FP_B,
     FP_C,
@@ -327,6 +328,8 @@ def online_pass(
                     # term]: f* before the update here, after it (and any re-centring) below
                     st[DUAL] += dual_increment(tau, gamma_d, 0.0, 0.0, quad_d, C * wgt)
                     st[DUAL] += fstar_of_state(link, agg_before, m_before, p)
+                if keep_dual and quad_d != 0.0:
+                    st[DUAL_QUAD] += quad_d * tau * tau / (C * wgt)
         if updated:
             for k in range(K):
                 if alpha[k] != 0.0:

@@ -16,6 +16,7 @@ from .._core.online_loop import (
 )
 from .._core.state import (
     DUAL,
+    DUAL_QUAD,
     EXP_SHIFT,
     FP_P,
     IP_BALANCED,
@@ -25,6 +26,7 @@ from .._core.state import (
     N_ROUNDS,
     N_ST,
     N_ST_V1,
+    N_ST_V2,
     N_UPDATES,
     S_SUM,
     X_MAX,
@@ -86,6 +88,11 @@ def estimator_from_state(meta, arrays):
     if est._st.shape == (N_ST_V1,):
         # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
         est._st = np.concatenate([est._st, [np.nan]])
+    if est._st.shape == (N_ST_V2,):
+        # before the kept PA-II terms: 0 for the other steps, unknown for PA-II (a label
+        # growth then makes the dual unknown, not wrong)
+        pa2 = getattr(est, "variant", None) == "PA-II"
+        est._st = np.concatenate([est._st, [np.nan if pa2 else 0.0]])
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
     if isinstance(est.intercept_scaling, str) and est.fit_intercept:
         if "intercept_scaling_" not in arrays:
@@ -177,7 +184,7 @@ def merge_models(models):
     mixed = sum(o * s._theta.astype(np.float64) for o, s in zip(omega, shards, strict=True))
     out._theta = mixed.astype(first._theta.dtype)
     st = np.zeros(N_ST)
-    st[DUAL] = np.nan  # a mixture of runs: no kept dual
+    st[DUAL] = st[DUAL_QUAD] = np.nan  # a mixture of runs: no kept dual
     for s in shards:
         counters = [N_ROUNDS, N_UPDATES, N_MISTAKES]
         st[counters] += s._st[counters]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core import links as L
 from .._core.online_loop import flush_all, recompute_aggregate
-from .._core.state import DUAL, FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
+from .._core.state import DUAL, DUAL_QUAD, FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
 
 __all__ = ["GrowingLabelsMixin", "StateColumnsMixin", "spread_columns"]
 
@@ -123,8 +123,11 @@ class StateColumnsMixin(GrowingLabelsMixin):
                 w = self._theta[:, 0]
                 if self._link == L.EUCLID:
                     th[:, pos[0]], th[:, pos[1]] = -0.5 * w, 0.5 * w
-                    # the same dual variables, halved, on the multiclass hinge: D / 2
-                    self._st[DUAL] *= 0.5
+                    # the same dual variables, halved, on the multiclass hinge: D / 2, and
+                    # PA-II's terms tau^2 / (4 C) are a quarter of what they were: + Q / 4
+                    q = self._st[DUAL_QUAD]
+                    self._st[DUAL] = 0.5 * self._st[DUAL] + (0.25 * q if q != 0.0 else 0.0)
+                    self._st[DUAL_QUAD] = 0.25 * q
                 else:
                     th[:, pos[1]] = w  # phi(0) = 0 for the p-norm and balanced entropy links
                 if self.average:
