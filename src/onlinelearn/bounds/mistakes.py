@@ -48,7 +48,8 @@ def report(
     LossTuned (Theorem 2): the cumulative loss against G(u) + the regret bound, see
     :mod:`onlinelearn.bounds.tuned`.  :class:`onlinelearn.WeightedMinMax`: the min-max note's
     Lemma 1 / Theorem 1 (difference labels) or their one-hot form (docs/graph.md), see
-    :mod:`onlinelearn.bounds.minmax`.
+    :mod:`onlinelearn.bounds.minmax`.  KernelPerceptron and KernelPassiveAggressive: the same
+    theorems in the RKHS of k + b^2, see :mod:`onlinelearn.bounds.kernel`.
 
     COPA (Ralaivola 2012, Theorem 2, eq. (15)) bounds a different quantity, the confusion risk
     of the averaged hypothesis; see :func:`_copa_report` for what is observed and where.
