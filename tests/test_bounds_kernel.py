@@ -263,6 +263,8 @@ def test_refusals():
     X, y = _stream(3, 2)
     with pytest.raises(NotImplementedError, match="KernelCOPA"):
         bounds.report(KernelCOPA("rbf"), X, y, show=False)
+    with pytest.raises(NotImplementedError, match="margin > 0"):
+        bounds.report(KernelPassiveAggressive("rbf", margin=0.0), X, y, show=False)
     with pytest.raises(ValueError, match="budget removed"):
         bounds.report(KernelPerceptron("rbf", budget=3), X, y, show=False)
     with pytest.raises(ValueError, match="unit example weights"):

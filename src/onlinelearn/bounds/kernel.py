@@ -73,6 +73,11 @@ def _kind(est):
         kind = {"PA": "pa0", "PA-I": "pa", "PA-II": "pa2"}.get(est.variant)
         if kind is None:
             raise NotImplementedError(f"bounds.report: no theorem for variant {est.variant!r}")
+        if not est.margin > 0:  # PA(0) never leaves f = 0: not the theorems' step
+            raise NotImplementedError(
+                "bounds.report: the PA theorems are for the hinge at a margin > 0; got "
+                f"margin={est.margin!r}"
+            )
         return kind
     raise NotImplementedError(
         f"bounds.report has no theorem for {type(est).__name__}: of the kernel learners it "
