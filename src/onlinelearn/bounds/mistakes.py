@@ -17,6 +17,7 @@ from .curves import (
     _pnorm_curve,
     _winnow_curve,
 )
+from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
 from .table import format_table, plot
@@ -47,7 +48,8 @@ def report(
     LossTuned (Theorem 2): the cumulative loss against G(u) + the regret bound, see
     :mod:`onlinelearn.bounds.tuned`.  :class:`onlinelearn.WeightedMinMax`: the min-max note's
     Lemma 1 / Theorem 1 (difference labels) or their one-hot form (docs/graph.md), see
-    :mod:`onlinelearn.bounds.minmax`.
+    :mod:`onlinelearn.bounds.minmax`.  KernelPerceptron and KernelPassiveAggressive: the same
+    theorems in the RKHS of k + b^2, see :mod:`onlinelearn.bounds.kernel`.
 
     COPA (Ralaivola 2012, Theorem 2, eq. (15)) bounds a different quantity, the confusion risk
     of the averaged hypothesis; see :func:`_copa_report` for what is observed and where.
@@ -75,6 +77,8 @@ def report(
     if X_test is not None or y_test is not None:
         raise ValueError("bounds.report: X_test, y_test are read for COPA only (the mistake "
                          "bounds count the rounds of the stream)")  # fmt: skip
+    if is_kernel(estimator):  # KernelPerceptron, KernelPassiveAggressive: the same, in the RKHS
+        return kernel_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     kinds = {Perceptron: "perceptron", Winnow: "winnow", PassiveAggressiveClassifier: "pa",
              PNormPerceptron: "pnorm"}  # fmt: skip
     kind = next((k for c, k in kinds.items() if type(estimator) is c), None)
@@ -82,8 +86,8 @@ def report(
         raise NotImplementedError(
             f"bounds.report has no theorem for {type(estimator).__name__}: it covers "
             "Perceptron, PNormPerceptron, PassiveAggressiveClassifier (PA, PA-I, PA-II), "
-            "Winnow, COPA, WeightedMinMax and OnlineLearner with the LipschitzTuned or "
-            "LossTuned step"
+            "Winnow, COPA, WeightedMinMax, OnlineLearner with the LipschitzTuned or "
+            "LossTuned step, KernelPerceptron and KernelPassiveAggressive"
         )
     est = clone(estimator)
     if kind == "pa":
