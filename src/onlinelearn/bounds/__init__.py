@@ -57,8 +57,10 @@ a positive margin on every round the theorem does not apply and the bound is +in
 
 from __future__ import annotations
 
+from .batch import ensemble_bound, format_online_to_batch, online_to_batch
+
 # private names kept importable from here (benchmarks/bench_dual.py reads _LEARNERS)
-from .cli import _LEARNERS, main  # noqa: F401
+from .cli import _LEARNERS, COVERED, main  # noqa: F401
 from .copa import _copa_report  # noqa: F401
 from .curves import _SCALES, _best_scale  # noqa: F401
 from .mistakes import report
@@ -67,9 +69,12 @@ from .table import format_table, plot
 
 __all__ = [
     "batch_optimum",
+    "ensemble_bound",
     "entropy_complexity",
+    "format_online_to_batch",
     "format_table",
     "plot",
+    "online_to_batch",
     "primal_objective",
     "report",
 ]

@@ -16,7 +16,17 @@ _LEARNERS = {
     "pa2": lambda: _ol().PassiveAggressiveClassifier(variant="PA-II", C=0.1),
     "lipschitz": lambda: _tuned("LipschitzTuned", "Hinge", U=1.0),
     "losstuned": lambda: _tuned("LossTuned", "SquaredHinge", beta1=1.0, beta2=1.0),
+    "minmax": lambda: _ol().WeightedMinMax(),
 }
+
+#: the learners :func:`report` covers, as the help texts name them (one place, so the lists of
+#: the CLI, ``onlinelearn report --bounds`` and the benchmark do not drift; a test checks that
+#: every ``_LEARNERS`` entry is named here)
+COVERED = (
+    "Perceptron", "PNormPerceptron", "PassiveAggressiveClassifier (PA, PA-I, PA-II)", "Winnow",
+    "COPA", "OnlineLearner with a LipschitzTuned or LossTuned step",
+    "WeightedMinMax (full covariance)",
+)  # fmt: skip
 
 
 def _tuned(step, loss, **params):
@@ -35,7 +45,7 @@ def _ol():
 
 def main(argv=None):
     """``python -m onlinelearn.bounds DATASET [--learner perceptron|pnorm|pa|pa1|pa2|winnow|copa|
-    lipschitz|losstuned]
+    lipschitz|losstuned|minmax]
     [--rows N] [--seed S] [--plot FILE.png]``: :func:`report` on a shared data set (its
     training split; N rows drawn at random with seed S, in that order).  COPA's observed
     value is measured on N rows of the test split drawn the same way (the training split's
