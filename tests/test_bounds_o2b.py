@@ -24,23 +24,31 @@ LEARNERS = {
 CONVERSIONS = ("average", "last", "validation")
 #: rows of the run, of the validation set and of the held-out test set, per data set
 SIZES = {"a9a": (2000, 1000, 2000), "dna": (1200, 600, 1186), "news20": (600, 400, 800)}
+#: held-out rows from the training split (its shuffled rest): news20's "bydate" test split holds
+#: later posts, not rows of the run's distribution (the i.i.d. premise; docs/bounds.md)
+HELD_FROM_TRAIN = {"news20"}
 
 _cache = {}
 
 
 def _split(name):
     """(X, y, X_val, y_val, X_test, y_test): training rows shuffled (seed 0), the run's first
-    rows, the next ones for validation; test rows from the test split (shuffled, seed 1)."""
+    rows, the next ones for validation; test rows from the test split (shuffled, seed 1), or
+    the training split's next rows (HELD_FROM_TRAIN)."""
     if name not in _cache:
         require_shared_data(name)
-        require_shared_data(name, "test")
         X, y = load_shared(name)
-        Xt, yt = load_shared(name, "test")
-        y, yt = np.asarray(y), np.asarray(yt)
+        y = np.asarray(y)
         n, m, k = SIZES[name]
-        p = np.random.default_rng(0).permutation(X.shape[0])[: n + m]
-        q = np.random.default_rng(1).permutation(Xt.shape[0])[:k]
-        _cache[name] = (X[p[:n]], y[p[:n]], X[p[n:]], y[p[n:]], Xt[q], yt[q])
+        p = np.random.default_rng(0).permutation(X.shape[0])
+        if name in HELD_FROM_TRAIN:
+            Xt, yt = X[p[n + m : n + m + k]], y[p[n + m : n + m + k]]
+        else:
+            require_shared_data(name, "test")
+            Xt, yt = load_shared(name, "test")
+            q = np.random.default_rng(1).permutation(Xt.shape[0])[:k]
+            Xt, yt = Xt[q], np.asarray(yt)[q]
+        _cache[name] = (X[p[:n]], y[p[:n]], X[p[n : n + m]], y[p[n : n + m]], Xt, yt)
     return _cache[name]
 
 
