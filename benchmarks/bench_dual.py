@@ -58,7 +58,8 @@ def bounds_table(datasets, n_rows):
             r = bounds.report(est, X[rows], y[rows], show=False, **held)
             dt = time.perf_counter() - t0
             label = f"{name} {type(est).__name__}" + (
-                f" {est.variant}" if hasattr(est, "variant") else "")
+                f" {est.variant}" if hasattr(est, "variant") else
+                f" {type(est.step).__name__}" if isinstance(est, ol.OnlineLearner) else "")
             print(f"{label}: {dt:.1f} s; {r['theorem']}", flush=True)
             if key == "copa":
                 print(f"  observed on {r['observed_on']}; ||C_hat|| {r['empirical_norm']:.4g} + "
