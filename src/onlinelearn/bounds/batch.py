@@ -8,9 +8,9 @@ benchmark file come in an order of their own: shuffle the rows (fixed seed) befo
 that the premise is a reasonable reading.
 
 The thesis states its conversions' bounds against risk(h*) + B(T)/T (Theorems 10, 11), which
-cannot be evaluated from a run.  Its Theorem 13 (after Zhang 2005, Thm. 3; Cesa-Bianchi et al.
-2004) bounds the ensemble's average risk by the online loss of the same run, for a loss of
-range [0, 1]::
+cannot be evaluated from a run.  Its Theorem 13 (from Theorem 3 of Zhang, the thesis's [122];
+a similar bound in Cesa-Bianchi et al., its [18]) bounds the ensemble's average risk by the
+online loss of the same run, for a loss of range [0, 1]::
 
     (1/T) sum_t risk(h_t) <= M_T + 3 ln((T + 3)/delta) / T + 2 sqrt(M_T ln((T + 3)/delta) / T)
 
@@ -289,8 +289,8 @@ def online_to_batch(estimator, X, y, *, conversion="average", delta=0.05, X_test
                    loss="multiclass hinge at margin 1 over B = 1 + c R U (range [0, 1] on the "
                    "ball ||W||_F <= U, ||x|| <= R)", quantity="risk of h_bar under the scaled "
                    "hinge", bound_zero_one=B * bound,
-                   theorem="thesis App. B.3.3 Theorem 13 (Jensen + ensemble bound), union over "
-                   "U = 2^k")  # fmt: skip
+                   theorem="Shalev-Shwartz 2007 (thesis), App. B.3.3, Theorem 13 (Jensen + "
+                   "ensemble bound), union over U = 2^k")  # fmt: skip
         if X_test is not None:  # model.classes_ is ``classes``, which holds y_test's labels
             h = _hinge(_scores(X_test, coef, icpt), np.searchsorted(classes, y_test)) / B
             out["observed"] = float(np.mean(h))
@@ -303,8 +303,9 @@ def online_to_batch(estimator, X, y, *, conversion="average", delta=0.05, X_test
         bound = avg / (delta / 2.0)
         out.update(loss="0-1", quantity="0-1 risk of h_r (r uniform)", bound_zero_one=bound,
                    delta_markov=delta / 2.0,
-                   theorem="thesis App. B.3.3 Lemma 23 / Corollary 8 (Markov over r) on "
-                   "Theorem 13's ensemble bound, delta split in halves")  # fmt: skip
+                   theorem="Shalev-Shwartz 2007 (thesis), App. B.3.3, Lemma 23 / Corollary 8 "
+                   "(Markov over r) on Theorem 13's ensemble bound, delta split in "
+                   "halves")  # fmt: skip
         if X_test is not None:
             out["observed"] = out["observed_zero_one"] = err(model, X_test, y_test)
     else:
@@ -341,9 +342,9 @@ def online_to_batch(estimator, X, y, *, conversion="average", delta=0.05, X_test
                    validation_errors=np.asarray(res.validation_errors),
                    best_index=res.best_index, bound_validation=b_val, bound_chain=b_chain,
                    bound_zero_one=bound,
-                   theorem="thesis App. B.3.3 Theorem 12 (amplification, Markov at 1/e per "
-                   "block on Theorem 13's ensemble bound) + Hoeffding over the s candidates on "
-                   "the validation set")  # fmt: skip
+                   theorem="Shalev-Shwartz 2007 (thesis), App. B.3.3, Theorem 12 (amplification, "
+                   "Markov at 1/e per block on Theorem 13's ensemble bound) + Hoeffding over the "
+                   "s candidates on the validation set")  # fmt: skip
         if X_test is not None:
             out["observed"] = out["observed_zero_one"] = err(model, X_test, y_test)
     out.setdefault("observed", math.nan)
