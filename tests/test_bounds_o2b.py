@@ -280,3 +280,14 @@ def test_format_table_takes_the_reports_without_a_dual(capsys):
         assert r["observed"] <= r["bound"]
     table = format_table(reps, ["lipschitz", "minmax"])
     assert table.count("\n") == 3 and "| lipschitz |" in table and "nan" in table
+
+
+def test_bounds_cli_conversion(capsys):
+    """``python -m onlinelearn.bounds dna --conversion validation``: the table of the bound."""
+    require_shared_data("dna")
+    from onlinelearn.bounds import main
+
+    assert main(["dna", "--learner", "pa1", "--rows", "300", "--conversion", "validation"]) == 0
+    out = capsys.readouterr().out
+    assert "| PassiveAggressiveClassifier | validation | 300 | 0-1 |" in out, out
+    assert "Theorem 12" in out
