@@ -180,7 +180,40 @@ def test_z_vs_m_is_the_updates_of_the_two_learners_per_order():
         assert n == 3 and ok == sum(a <= b for a, b in zip(z, m, strict=True))
         assert f"Z <= M on {ok} of 3 orders" in res.format_z_vs_m()
     assert res.z_le_m_everywhere() == all(s.z_le_m()[0] == 3 for s in res.settings)
-    assert "one-hot" in res.format_encodings() and "not claimed (one-hot)" in res.format_claims()
+    assert "one-hot" in res.format_encodings() and "not claimed" not in res.format_claims()
+
+
+def test_graph_nodes_reports_the_one_hot_bound_per_run():
+    """With one-hot labels (full A) every order gets the one-hot bound (4/3 factor) of its own
+    run, as the difference encoding gets Lemma 1 / Theorem 1: the mistakes it certifies are the
+    run's, the right-hand side is at least them, and it is not the difference bound."""
+    g = _planted(n=150, seed=2)
+    res = run_graph_nodes(
+        ["planted"], graphs={"planted": g}, n_orders=3, k=8, query_c=(), words=False,
+        learners="minmax", label_encoding=("difference", "one-hot"),
+    )  # fmt: skip
+    by_enc = {s.label_encoding: s for s in res.settings}
+    assert set(by_enc) == {"difference", "one-hot"}
+    for enc, s in by_enc.items():
+        assert s.covariance == "full"
+        assert sorted((m, o) for m, o, _ in s.bounds) == sorted(
+            (m, o) for m in ("fixed", "adaptive") for o in range(3)
+        ), f"{enc}: one bound per margin and order"
+        for margin, o, b in s.bounds:
+            mis = s.curves[f"minmax {margin}"].mistakes[o]
+            assert b.mistakes == mis, f"{enc} {margin} order {o}: bound's mistakes != run's"
+            assert b.rhs >= b.mistakes, f"{enc} {margin} order {o}: bound violated"
+    # the one-hot right-hand side is the 4/3 form, not the difference one, on the same order
+    for margin, o, b in by_enc["one-hot"].bounds:
+        other = [d for m, oo, d in by_enc["difference"].bounds if (m, oo) == (margin, o)][0]
+        assert b.rhs != other.rhs
+        # its terms recombine into the 4/3 form (bound_terms' one-hot branch)
+        D_term = 2.0 / 3.0 * b.D if margin == "adaptive" else 0.0
+        want = 4.0 / 3.0 * (b.hinge + b.trace_term + b.c * b.logdet) - D_term
+        np.testing.assert_allclose(b.rhs, want, rtol=1e-12)
+    claims = res.format_claims()
+    one_hot_row = [ln for ln in claims.splitlines() if "| one-hot |" in ln]
+    assert one_hot_row and "not claimed" not in one_hot_row[0] and " / " in one_hot_row[0]
 
 
 def test_cli_generic_graph_with_the_paper_protocol(tmp_path, capsys):

@@ -35,6 +35,12 @@ grows with L and X, so sums over more rounds, or a larger X, give valid bounds t
     WeightedMinMax  the min-max note's Lemma 1 / Theorem 1 (difference labels), and their
                 one-hot form (docs/graph.md), see :mod:`onlinelearn.bounds.minmax`
 
+:func:`online_to_batch` (thesis App. B.3, i.i.d. rows): the risk of the hypothesis an
+online-to-batch conversion of :mod:`onlinelearn.evaluation` returns ('average': Theorem 13 on a
+scaled hinge; 'last': Lemma 23 / Corollary 8; 'validation': Theorem 12 and a validation step),
+bounded from the run's online loss, beside its loss on held-out rows; see
+:mod:`onlinelearn.bounds.batch`.  :data:`COVERED` names the learners :func:`report` covers.
+
 Here u_t is the round's direction: y_t x_t (one weight vector) or x_t on the column of y_t and
 -x_t on the max-score rival's (K columns, so ||u_t||_2 = sqrt(2) ||x_t||), x_t including the
 intercept feature of value b.  M is the set of rounds on which the learner's margin was <= 0
@@ -57,8 +63,10 @@ a positive margin on every round the theorem does not apply and the bound is +in
 
 from __future__ import annotations
 
+from .batch import ensemble_bound, format_online_to_batch, online_to_batch
+
 # private names kept importable from here (benchmarks/bench_dual.py reads _LEARNERS)
-from .cli import _LEARNERS, main  # noqa: F401
+from .cli import _LEARNERS, COVERED, main  # noqa: F401
 from .copa import _copa_report  # noqa: F401
 from .curves import _SCALES, _best_scale  # noqa: F401
 from .mistakes import report
@@ -67,9 +75,12 @@ from .table import format_table, plot
 
 __all__ = [
     "batch_optimum",
+    "ensemble_bound",
     "entropy_complexity",
+    "format_online_to_batch",
     "format_table",
     "plot",
+    "online_to_batch",
     "primal_objective",
     "report",
 ]

@@ -16,10 +16,15 @@ def format_table(reports, names=None):
         lines.append(
             f"| {name} | {r['rounds']} | {r['quantity']} | {_num(r['observed'])} "
             f"| {r['bound']:.6g} "
-            f"| {r['dual_objective']:.6g} | {r['primal_averaged']:.6g} | {r['gap']:.6g} "
-            f"| {r['primal_comparator']:.6g} | {r['theorem']} |"
+            f"| {_get(r, 'dual_objective')} | {_get(r, 'primal_averaged')} | {_get(r, 'gap')} "
+            f"| {_get(r, 'primal_comparator')} | {r['theorem']} |"
         )
     return "\n".join(lines)
+
+
+def _get(r, key):
+    """A float field of a report, NaN when that report has none (the self-tuned ones)."""
+    return f"{float(r.get(key, float('nan'))):.6g}"
 
 
 def _num(v):

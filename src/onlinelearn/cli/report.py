@@ -40,7 +40,11 @@ def register(sub, fmt) -> None:
     p.add_argument(
         "--bounds",
         action="store_true",
-        help="add the theorem's bound (onlinelearn.bounds.report: Perceptron, PA-I, Winnow): "
+        # the list is onlinelearn.bounds.COVERED, spelt out so that the CLI starts without
+        # importing the estimators (tests/test_bounds_o2b.py checks they agree)
+        help="add the theorem's bound (onlinelearn.bounds.report: Perceptron, PNormPerceptron, "
+        "PassiveAggressiveClassifier (PA, PA-I, PA-II), Winnow, COPA, OnlineLearner with a "
+        "LipschitzTuned or LossTuned step, WeightedMinMax (full covariance)): "
         "the learner's parameters run from scratch over DATA in file order, observed mistakes "
         "against the bound, and the duality gap (reads DATA into memory)",
     )
