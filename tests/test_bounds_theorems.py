@@ -245,6 +245,8 @@ def test_report_arguments(tmp_path):
         bounds.report(COPA(), X, y, delta=0.0)
     with pytest.raises(NotImplementedError, match="Corollary 7"):
         bounds.report(PNormPerceptron(step="PA-I"), X, y)
+    with pytest.raises(NotImplementedError, match="margin > 0"):  # PA(0) never moves
+        bounds.report(PassiveAggressiveClassifier(margin=0.0), X, y)
     r = bounds.report(COPA(), X, y, M=100.0, show=False)
     assert r["M"] == 100.0 and r["M_given"]
     pytest.importorskip("matplotlib")

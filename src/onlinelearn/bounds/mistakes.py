@@ -96,6 +96,11 @@ def report(
             raise NotImplementedError(f"bounds.report: no theorem for variant {est.variant!r}")
         if getattr(est, "constraint", None) is not None:
             raise NotImplementedError("bounds.report: the PA theorems are for unprojected steps")
+        if not est.margin > 0:  # PA(0) never leaves w = 0: not the theorems' step
+            raise NotImplementedError(
+                "bounds.report: the PA theorems are for the hinge at a margin > 0; got "
+                f"margin={est.margin!r}"
+            )
     if kind == "winnow" and (est.self_tuned or est.step != "conservative"):
         raise NotImplementedError("bounds.report covers Winnow with the conservative step")
     if kind == "pnorm" and est.step != "conservative":
