@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from .curves import _best_scale, _pa1_curve, _pa2_curve, _perceptron_curve
-from .table import format_table, plot
+from .table import shown
 
 __all__ = ["is_kernel", "kernel_report"]
 
@@ -276,8 +276,4 @@ def kernel_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
         "comparator_hinge": np.maximum(g - mu, 0.0),
         "margin": g,
     }
-    if show:
-        print(format_table([out]))
-    if plot_to is not None:
-        plot(out, plot_to)
-    return out
+    return shown(out, show, plot_to)

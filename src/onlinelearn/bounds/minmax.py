@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .primal import batch_optimum
-from .table import format_table, plot
+from .table import shown
 
 _SQRT_HALF = math.sqrt(0.5)
 
@@ -138,8 +138,4 @@ def minmax_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
         "curve_observed": np.cumsum(mis),
         "curve_bound": curve,
     }
-    if show:
-        print(format_table([out]))
-    if plot_to is not None:
-        plot(out, plot_to)
-    return out
+    return shown(out, show, plot_to)

@@ -20,7 +20,7 @@ from .curves import (
 from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
-from .table import format_table, plot
+from .table import shown
 from .tuned import is_tuned, tuned_report
 
 
@@ -225,8 +225,4 @@ def report(
         "curve_observed": np.cumsum(mis),
         "curve_bound": curve_bound,
     }
-    if show:
-        print(format_table([out]))
-    if plot_to is not None:
-        plot(out, plot_to)
-    return out
+    return shown(out, show, plot_to)

@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def shown(report, show, plot_to):
+    """``report``, printed as a table when ``show`` and drawn to ``plot_to`` (a PNG path)
+    unless None: the last step of every ``report`` of the package."""
+    if show:
+        print(format_table([report]))
+    if plot_to is not None:
+        plot(report, plot_to)
+    return report
+
+
 def format_table(reports, names=None):
     """The reports as a Markdown table (observed, bound, dual, primal of the averaged
     predictor, gap, primal of the comparator u*)."""

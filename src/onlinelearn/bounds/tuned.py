@@ -44,7 +44,7 @@ from sklearn.base import clone
 from ._stream import _augmented, _margins, _row_norms
 from .curves import _best_scale
 from .primal import _dual_exponent, batch_optimum, entropy_complexity
-from .table import format_table, plot
+from .table import shown
 
 
 def is_tuned(estimator):
@@ -281,8 +281,4 @@ def tuned_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
         "curve_observed": cum,
         "curve_bound": curve_bound,
     }
-    if show:
-        print(format_table([out]))
-    if plot_to is not None:
-        plot(out, plot_to)
-    return out
+    return shown(out, show, plot_to)
