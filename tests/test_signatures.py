@@ -27,12 +27,12 @@ SIGNATURES = {
     ),
     "onlinelearn.Perceptron": (
         "(*, n_epochs=100, tol=0.001, n_iter_no_change=5, shuffle=True, average=True, "
-        "average_power=0.0, random_state=None, fit_intercept=True, intercept_scaling='fit', class_weight=None, "
-        "dtype=None, constraint=None, radius=1.0)"
+        "average_power=2.0, random_state=None, fit_intercept=True, intercept_scaling='fit', "
+        "class_weight=None, dtype=None, constraint=None, radius=1.0)"
     ),
     "onlinelearn.PassiveAggressiveClassifier": (
         "(*, variant='PA-I', C=1.0, margin=1.0, n_epochs=100, tol=0.001, n_iter_no_change=5, "
-        "shuffle=True, average=True, average_power=0.0, random_state=None, fit_intercept=True, "
+        "shuffle=True, average=True, average_power=2.0, random_state=None, fit_intercept=True, "
         "intercept_scaling='auto', class_weight=None, dtype=None, constraint=None, radius=1.0)"
     ),
     "onlinelearn.Winnow": (
@@ -47,7 +47,7 @@ SIGNATURES = {
     ),
     "onlinelearn.COPA": (
         "(*, C=1.0, loss='squared', class_weight=None, n_epochs=5, shuffle=True, "
-        "average=True, average_power=0.0, random_state=None, fit_intercept=True, "
+        "average=True, average_power=2.0, random_state=None, fit_intercept=True, "
         "intercept_scaling=1.0, dtype=None)"
     ),
     "onlinelearn.SequenceTagger": (

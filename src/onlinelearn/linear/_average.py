@@ -27,7 +27,7 @@ from ..shell.params import Param
 __all__ = ["AVERAGE_POWER", "DEFAULT_AVERAGE_POWER", "AveragePowerMixin"]
 
 #: the default of ``average_power`` (docs/defaults.md: one pass and ``fit`` on the shared sets)
-DEFAULT_AVERAGE_POWER = 0.0
+DEFAULT_AVERAGE_POWER = 2.0
 #: the largest ``average_power``: the sum of the weights S <= T^(eta+1) stays below 10^132
 #: for any stream of fewer than 10^12 rounds (float64 holds 10^308)
 MAX_AVERAGE_POWER = 10.0

@@ -117,7 +117,7 @@ class COPA(AveragePowerMixin, OnlineLinearClassifier):
         the theory we average"; eq. (15)); kept lazily.  True by default since the defaults
         review (docs/defaults.md; the last iterate reached 0.15 accuracy on a 26-class set
         where the average reaches 0.48-0.61); model files keep the value they were saved with.
-    average_power : float in [0, 10], default=0.0
+    average_power : float in [0, 10], default=2.0
         eta of the weighted average sum_t t^eta W_t / sum_t t^eta (with ``average=True``), as
         in :class:`onlinelearn.Perceptron`: 0.0 is the uniform average of Algorithm 1, eta > 0
         the polynomial-decay averaging of Shamir & Zhang (ICML 2013).  Model files written
