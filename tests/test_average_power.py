@@ -299,3 +299,27 @@ def test_parameter_mixing_keeps_the_weighted_average():
     assert second.t_ == 120
     _close(_iterate(second), expected, rtol=1e-10)
     assert second._st[1] >= second._st[0]  # S >= T: read out by the sum of the weights
+
+
+def test_online_learner_keeps_it_on_the_euclidean_link_and_refuses_it_elsewhere():
+    """OnlineLearner's generic pass (any margin loss, Euclidean link) keeps the same weighted
+    average; the entropy and p-norm links refuse eta > 0 (they average uniformly)."""
+    from onlinelearn import OnlineLearner
+    from onlinelearn.framework import Aggressive, Entropy, Logistic, PNorm
+
+    X, y = _data(n=40, k=3, seed=13)
+    est = OnlineLearner(loss=Logistic(), step=Aggressive(0.5), average_power=2.0,
+                        intercept_scaling=0.7)  # fmt: skip
+    est.partial_fit(X, y, classes=[0, 1, 2])
+    last = OnlineLearner(loss=Logistic(), step=Aggressive(0.5), average=False,
+                         intercept_scaling=0.7)  # fmt: skip
+    ws = []
+    for i in range(len(y)):
+        last.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1, 2])
+        ws.append(_iterate(last))
+    t2 = np.arange(1, len(y) + 1, dtype=np.float64) ** 2
+    _close(_iterate(est), np.average(np.array(ws), axis=0, weights=t2))
+    for link in (Entropy(), PNorm()):
+        with pytest.raises(ValueError, match="average_power=2.0 .*Euclidean link"):
+            OnlineLearner(link=link, average_power=2.0).fit(X, y)
+        OnlineLearner(link=link, average_power=2.0, average=False, tol=None, n_epochs=1).fit(X, y)

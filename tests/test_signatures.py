@@ -18,8 +18,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options
 SIGNATURES = {
     "onlinelearn.OnlineLearner": (
         "(link='euclidean', loss='hinge', step='aggressive', *, n_epochs=100, tol=0.001, "
-        "n_iter_no_change=5, shuffle=True, average=True, random_state=None, fit_intercept=True,"
-        " intercept_scaling=1.0, class_weight=None, dtype=None)"
+        "n_iter_no_change=5, shuffle=True, average=True, average_power=0.0, random_state=None, "
+        "fit_intercept=True, intercept_scaling=1.0, class_weight=None, dtype=None)"
     ),
     "onlinelearn.OnlineRegressor": (
         "(link='euclidean', loss='squared', step='aggressive', *, average=False, n_epochs=5, "
