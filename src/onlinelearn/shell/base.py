@@ -363,8 +363,9 @@ class OnlineLinearClassifier(
             # (read-out divides by max(S, T): a uniform mixture has S < T, a weighted state S >= T)
             raise ValueError(
                 f"{type(self).__name__}: average_power={power!r} cannot continue this model: "
-                "its average is the uniform mixture made by merge_models (or a parameter-mixing "
-                "epoch) with average_power=0. Continue it with average_power=0.0, or merge "
+                "its average does not weigh every round so far (a uniform mixture made by "
+                "merge_models or a parameter-mixing epoch with average_power=0, or a model that "
+                "learned with average=False). Continue it with average_power=0.0, or merge "
                 "models trained with average_power > 0."
             )
         if len(self.classes_) < 2:
