@@ -323,3 +323,14 @@ def test_online_learner_keeps_it_on_the_euclidean_link_and_refuses_it_elsewhere(
         with pytest.raises(ValueError, match="average_power=2.0 .*Euclidean link"):
             OnlineLearner(link=link, average_power=2.0).fit(X, y)
         OnlineLearner(link=link, average_power=2.0, average=False, tol=None, n_epochs=1).fit(X, y)
+
+
+def test_the_largest_power_is_exact_and_finite():
+    """eta = 10 (the bound): S = sum t^10 stays finite and the average is still the weighted
+    mean (it leans almost entirely on the last rounds)."""
+    X, y = _data(n=40, k=3, seed=14)
+    ref, _ = _reference("PA-I", X, y, [np.arange(len(y))], 10.0, classes=[0, 1, 2])
+    est = _make("PA-I", average_power=10).partial_fit(X, y, classes=[0, 1, 2])
+    assert np.isfinite(est._st[:-1]).all()
+    assert est._st[1] == pytest.approx(np.sum(np.arange(1.0, 41.0) ** 10), rel=1e-12)  # S
+    _close(_iterate(est), ref)

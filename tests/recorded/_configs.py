@@ -113,8 +113,9 @@ class Config:
     ``params`` are given to the constructor and shown in the name; ``call`` are keyword
     arguments of ``partial_fit_predict`` (also shown); ``random_state=0``, ``n_epochs``
     (:data:`FIT_EPOCHS`) and ``average_power=0.0`` (the uniform average of the recording) are
-    added when the estimator takes them and ``params`` does not set them.  ``kind``: 'classifier', 'regressor', 'ranker' (``LabelRanker``) or 'partial_fit'
-    (no ``partial_fit_predict``); ``train_rows``: use only the first training rows (shown)."""
+    added when the estimator takes them and ``params`` does not set them.  ``kind``:
+    'classifier', 'regressor', 'ranker' (``LabelRanker``) or 'partial_fit' (no
+    ``partial_fit_predict``); ``train_rows``: use only the first training rows (shown)."""
 
     estimator: str
     params: tuple = ()
