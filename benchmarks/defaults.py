@@ -13,7 +13,8 @@ the mean epochs (``n_iter_``) and ``fit`` seconds of each column that has them.
     python benchmarks/defaults.py [--sets mnist news20 ...] [--seeds 0 1 2] [--out docs/defaults.md]
                                   [--columns "ours PA()" "sklearn PA()" ...]
 
-``--columns`` measures only the named columns (to rerun what a change can move).
+``--columns`` measures only the named columns (to rerun what a change can move).  The
+``average_power=eta`` columns weigh round t by t^eta in the average (0: the uniform average).
 
 Reads ``$ONLINELEARN_DATA`` (or ``../shared/data``); prints a Markdown table (and writes it with
 ``--out``) and the raw numbers as JSON on stderr.
@@ -37,6 +38,8 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron  # noqa: E402
 from onlinelearn.datasets import SHARED_SETS, load_pmlb, load_shared, pmlb_names  # noqa: E402
 
+#: the weights t^eta of the averaged hypothesis measured (``average_power``; 0 = uniform)
+POWERS = (0, 1, 2, 3)
 SVMLIGHT = ["mnist", "news20", "dna", "pendigits", "a9a", "a8a", "w8a"]
 
 
@@ -74,6 +77,20 @@ def _learners(seed):
         "ours PA(intercept_scaling=1.0)": PassiveAggressiveClassifier(
             intercept_scaling=1.0, random_state=seed
         ),
+        **{
+            f"ours PA(average_power={eta})": PassiveAggressiveClassifier(
+                average_power=eta, random_state=seed
+            )
+            for eta in POWERS
+        },
+        **{
+            f"ours Perceptron(average_power={eta})": Perceptron(
+                average_power=eta, random_state=seed
+            )
+            for eta in POWERS
+        },
+        **{f"ours COPA(average_power={eta})": COPA(average_power=eta, random_state=seed)
+           for eta in POWERS},  # fmt: skip
     }
 
 

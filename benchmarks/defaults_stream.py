@@ -20,7 +20,8 @@ of words, their labels, a fixed 30 % split).
 
 ``--columns`` measures only the named columns.  ``ours PA()`` is the default since
 ``intercept_scaling='auto'`` became it (b = 0.1 on text, 1 elsewhere); ``PA(b=1)`` is the
-former default.
+former default.  The ``average_power=eta`` columns weigh round t by t^eta in the average
+(0: the uniform average).
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def _load(name):
 
 
 PA = PassiveAggressiveClassifier
+#: the weights t^eta of the averaged hypothesis measured (``average_power``; 0 = uniform)
+POWERS = (0, 1, 2, 3)
 
 
 def _learners(seed):
@@ -115,6 +118,18 @@ def _learners(seed):
         "ours Perceptron(average=False)": Perceptron(average=False, random_state=seed),
         "ours Perceptron(b='auto')": Perceptron(intercept_scaling="auto", random_state=seed),
         "ours COPA()": COPA(random_state=seed),
+        **{
+            f"ours PA(average_power={eta})": PA(average_power=eta, random_state=seed)
+            for eta in POWERS
+        },
+        **{
+            f"ours Perceptron(average_power={eta})": Perceptron(
+                average_power=eta, random_state=seed
+            )
+            for eta in POWERS
+        },
+        **{f"ours COPA(average_power={eta})": COPA(average_power=eta, random_state=seed)
+           for eta in POWERS},  # fmt: skip
         "sklearn PA (SGD pa1)": sk.SGDClassifier(
             loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0, random_state=seed
         ),

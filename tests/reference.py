@@ -83,8 +83,11 @@ def reference_link_step(theta, U, gamma, step, C, weight, link, p=2.0, balanced=
 def reference_pass(
     X, y, *, K, link="euclid", step="perceptron", C=1.0, gamma=0.0, eta=1.0, p=2.0,
     balanced=True, intercept=True, weights=None, theta=None, order=None, wdtype=np.float64,
+    average_power=0.0,
 ):  # fmt: skip
     """One online pass; returns (theta, average of w after each round, preds, n_updates).
+
+    The average weighs round t (1-based) by t^average_power (0: the uniform mean).
 
     K = 1: binary with y in {0, 1} (0 means -1); K >= 2: multiclass, y in 0..K-1.
     ``wdtype``: the dtype theta is stored in; with float32 every updated entry is rounded to
@@ -99,12 +102,13 @@ def reference_pass(
     weights = np.ones(n) if weights is None else weights
     order = np.arange(n) if order is None else order
     total = np.zeros((R, K))
+    weight_sum = 0.0
     preds = np.zeros(n, dtype=int)
     n_upd = 0
     Xmax = 0.0
     M = 0
     n_w = R * K * (2 if (balanced and link in ("entropy", "selftuned")) else 1)
-    for i in order:
+    for t, i in enumerate(order, start=1):
         x = X[i]
         c = 1.0
         if link == "selftuned":
@@ -153,9 +157,11 @@ def reference_pass(
                 theta[:, yi] += tau * x
                 theta[:, r] -= tau * x
             theta = theta.astype(wdtype).astype(np.float64)
+        ct = float(t) ** average_power
+        weight_sum += ct
         if link == "selftuned":
             total += 0.0
         else:
-            total += link_weights(theta, link, p, balanced, c)
-    avg = total / len(order) if len(order) else total
+            total += ct * link_weights(theta, link, p, balanced, c)
+    avg = total / weight_sum if len(order) else total
     return theta, avg, preds, n_upd

@@ -50,7 +50,8 @@ def test_pieces_against_copas_own_losses_and_average():
 
     # h_bar = (1/T) sum_{t<T} W_t = (Algorithm 1's average of W_1..W_T) - W_T / T
     last = COPA(C=0.5, loss="hinge", average=False, shuffle=False, n_epochs=1).fit(X, y)
-    avg1 = COPA(C=0.5, loss="hinge", average=True, shuffle=False, n_epochs=1).fit(X, y)
+    avg1 = COPA(C=0.5, loss="hinge", average=True, average_power=0.0, shuffle=False,
+                n_epochs=1).fit(X, y)  # fmt: skip
     W_bar = avg1.coef_ - last.coef_ / len(y)
     c_bar = avg1.intercept_ - last.intercept_ / len(y)
     S = Xs @ W_bar.T + c_bar

@@ -112,13 +112,18 @@ def test_fit_is_algorithm_1():
 def test_average_is_mean_of_iterates(sparse):
     X, y = stream(400, 5, 4, seed=5, sparse=sparse)
     twin = COPA(C=0.5, average=False)
-    avg = COPA(C=0.5, average=True)
+    avg = COPA(C=0.5, average=True, average_power=0.0)
     iterates = []
     for i in range(400):
         twin.partial_fit(X[i : i + 1], y[i : i + 1], classes=np.arange(4))
         iterates.append(weights(twin))
     avg.partial_fit(X, y, classes=np.arange(4))
     np.testing.assert_allclose(weights(avg), np.mean(iterates, axis=0), rtol=1e-10, atol=1e-12)
+    # the default weighs round t by t^2
+    t2 = np.arange(1, 401, dtype=np.float64) ** 2
+    np.testing.assert_allclose(weights(COPA(C=0.5).partial_fit(X, y, classes=np.arange(4))),
+                               np.average(iterates, axis=0, weights=t2), rtol=1e-10,
+                               atol=1e-12)  # fmt: skip
     np.testing.assert_allclose(
         weights(twin), weights(COPA(C=0.5, average=False).partial_fit(X, y)), atol=1e-12
     )

@@ -94,8 +94,10 @@ def test_pass_matches_reference(est_cls, params, ref, K, layout, dtype, wdtype, 
     preds = est.partial_fit_predict(Xin, y)
     w32 = dtype == np.float32 and wdtype is None
     assert est._theta.dtype == (np.float32 if w32 else np.float64)
+    # (Perceptron and PA average with weights t^average_power, 2 by default)
     theta, avg, ref_preds, n_upd = reference_pass(X.astype(np.float64), y, K=1 if K == 1 else K,
                                                   wdtype=np.float32 if w32 else np.float64,
+                                                  average_power=getattr(est, "average_power", 0),
                                                   **ref)  # fmt: skip
     W = avg if average else _link(theta, ref)
     rtol = 2e-6 if w32 else 1e-9

@@ -438,6 +438,8 @@ def test_the_defaults():
         "auto",
     )
     assert p.average is pa.average is True
+    # the averaged hypothesis weighs round t by t^2 (docs/defaults.md, issue 22)
+    assert p.average_power == pa.average_power == 2.0
     assert (COPA().n_epochs, COPA().average) == (5, True)  # COPA: its fixed averaged budget
 
 

@@ -96,13 +96,15 @@ def test_averaging_equals_explicit_average_of_iterates(make):
     plain = make().set_params(average=False)
     total = None
     classes = np.unique(y)
+    eta = float(avg.get_params().get("average_power", 0.0))  # round t weighs t^eta
     for i in range(len(y)):
         avg.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
         plain.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
-        W = np.hstack([plain.coef_, plain.intercept_[:, None]])
+        W = (i + 1.0) ** eta * np.hstack([plain.coef_, plain.intercept_[:, None]])
         total = W if total is None else total + W
     W_avg = np.hstack([avg.coef_, avg.intercept_[:, None]])
-    np.testing.assert_allclose(W_avg, total / len(y), rtol=1e-8, atol=1e-12)
+    t_sum = np.sum(np.arange(1, len(y) + 1, dtype=np.float64) ** eta)
+    np.testing.assert_allclose(W_avg, total / t_sum, rtol=1e-8, atol=1e-12)
 
 
 def test_partial_fit_grows_label_set():

@@ -22,6 +22,14 @@ from onlinelearn.shell.validation import CSRBatch
 STEPS = [S.CONSERVATIVE, S.PA, S.PA1, S.PA2, S.COPA]
 
 
+def _fp(values):
+    """The float parameters of a pass: ``values`` in the first slots, zeros (no kept dual,
+    the uniform average) in the others (the pass reads every slot of ``N_FP``)."""
+    fp = np.zeros(ST.N_FP)
+    fp[: len(values)] = values
+    return fp
+
+
 def _state(R, K, rng, warm):
     theta = rng.normal(size=(R, K)) if warm else np.zeros((R, K))
     if warm and K > 1:
@@ -70,7 +78,7 @@ def test_fast_pass_equals_generic_pass(step, K, layout, dtype, average, b, warm)
     ip = np.zeros(ST.N_IP, dtype=np.int64)
     ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, average]
     C = float(rng.choice([1e-3, 0.7, 1e3]))
-    fp = np.array([C, rng.choice([0.5, 1.0]), 0.6, 2.0, b, 1.0])
+    fp = _fp([C, rng.choice([0.5, 1.0]), 0.6, 2.0, b, 1.0])
     ref = _run(online_pass, batch, y, w, order, state, ip, fp, K)
     # the fast pass keeps the average as one array U = lastS * theta - A (the same sums)
     theta0, A0, lastS0, st0 = state
@@ -126,7 +134,8 @@ def test_old_average_files_load_into_u_and_continue_identically(name, dtype):
 
 
 def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
-    """avg w = (1/T) sum_t w_t after each round, checked against iterates recorded row by row,
+    """avg w = sum_t t^2 w_t / sum_t t^2 after each round (the default average_power=2), checked
+    against iterates recorded row by row,
     across a binary -> multiclass growth; and merge_models of two shards gives the weighted mean
     of their averages."""
     import onlinelearn
@@ -138,6 +147,7 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     est = onlinelearn.PassiveAggressiveClassifier(average=True)
     last = onlinelearn.PassiveAggressiveClassifier(average=False)
     total = np.zeros((4, 6))
+    t_sum = 0.0  # the default weighs round t by t^2 (average_power=2.0)
     for i in range(90):
         est.partial_fit(X[i : i + 1], y[i : i + 1])
         last.partial_fit(X[i : i + 1], y[i : i + 1])
@@ -146,10 +156,11 @@ def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
             W = np.vstack([-0.5 * W, 0.5 * W, np.zeros((2, 6))])
         elif W.shape[0] == 3:
             W = np.vstack([W, np.zeros((1, 6))])
-        total += W
+        total += (i + 1.0) ** 2 * W
+        t_sum += (i + 1.0) ** 2
         if est.coef_.shape[0] == 4:
             got = np.hstack([est.coef_, est.intercept_[:, None]])
-            np.testing.assert_allclose(got, total / (i + 1), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(got, total / t_sum, rtol=1e-10, atol=1e-12)
     assert est.coef_.shape[0] == 4
     a = onlinelearn.Perceptron(average=True).partial_fit(X[:45], y[:45] % 3)
     b = onlinelearn.Perceptron(average=True).partial_fit(X[45:], y[45:] % 3)
@@ -188,7 +199,7 @@ def test_prefetching_pass_equals_generic_pass(step, K, layout):
     state = _state(R, K, rng, False)
     ip = np.zeros(ST.N_IP, dtype=np.int64)
     ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, 1]
-    fp = np.array([0.5, 1.0, 1.0, 2.0, b, 1.0])
+    fp = _fp([0.5, 1.0, 1.0, 2.0, b, 1.0])
     ref = _run(online_pass, batch, y, w, order, state, ip, fp, K)
     fast = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
     assert fast[0] == ref[0] == 0
@@ -299,7 +310,7 @@ def test_padded_columns_give_the_same_state(step, K, layout, average, b, big):
     state = _state(R, K, rng, False)
     ip = np.zeros(ST.N_IP, dtype=np.int64)
     ip[[ST.IP_LINK, ST.IP_STEP, ST.IP_AVERAGE]] = [L.EUCLID, step, average]
-    fp = np.array([0.7, 1.0, 0.6, 2.0, b, 1.0])
+    fp = _fp([0.7, 1.0, 0.6, 2.0, b, 1.0])
     plain = _run(euclid_pass, batch, y, w, order, state, ip, fp, K)
     for Kp in (K + (-K) % 4, K + 5):
         th, Up, lastS, st = _padded(state, K, Kp, average)

@@ -285,15 +285,16 @@ def test_user_hinge_reproduces_pa1(binary, sparse, average, dtype):
     X, y = _dna(600, binary, sparse)
     X = X.astype(dtype)
     common = dict(C=0.1, average=average, random_state=3, n_epochs=3, tol=None, dtype="float64")
-    ours = OnlineLearner(loss=USER_HINGE, step=Aggressive(0.1), **{
+    ours = OnlineLearner(loss=USER_HINGE, step=Aggressive(0.1), average_power=2.0, **{
         k: v for k, v in common.items() if k != "C"}).fit(X, y)  # fmt: skip
-    ref = PassiveAggressiveClassifier(**common).fit(X, y)
+    ref = PassiveAggressiveClassifier(**common).fit(X, y)  # (average_power=2.0: the generic
+    # pass keeps the same weighted average)
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-9, atol=1e-9)
     assert ours.n_updates_ == ref.n_updates_ and ours.n_mistakes_ == ref.n_mistakes_
     # progressive validation and the user's conservative hinge (the Perceptron)
     a = OnlineLearner(loss=USER_HINGE, step=Conservative(), average=average, dtype="float64")
-    b = Perceptron(average=average, intercept_scaling=1.0, dtype="float64")
+    b = Perceptron(average=average, average_power=0.0, intercept_scaling=1.0, dtype="float64")
     np.testing.assert_array_equal(a.partial_fit_predict(X, y), b.partial_fit_predict(X, y))
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
 
@@ -305,20 +306,23 @@ def test_squared_hinge_pa1_is_hinge_pa2():
         a = OnlineLearner(loss=SquaredHinge(), step=Aggressive(C), random_state=0, n_epochs=2,
                           tol=None).fit(X, y)  # fmt: skip
         b = PassiveAggressiveClassifier(variant="PA-II", C=C, random_state=0, n_epochs=2,
-                                        tol=None).fit(X, y)  # fmt: skip
+                                        tol=None, average_power=0.0).fit(X, y)  # fmt: skip
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
 
 
 # ---------------------------------------------------------------- presets, bit for bit
+# (OnlineLearner's default is the uniform average, the named learners' t^2: average_power=2)
 _PRESETS = [
     (lambda: Perceptron(intercept_scaling=1.0),
-     lambda: OnlineLearner(Euclidean(), Hinge(0.0), Conservative())),
+     lambda: OnlineLearner(Euclidean(), Hinge(0.0), Conservative(), average_power=2.0)),
     (lambda: PassiveAggressiveClassifier(variant="PA", average=False),
      lambda: OnlineLearner(Euclidean(), Hinge(), Aggressive(1.0, "PA"), average=False)),
     (lambda: PassiveAggressiveClassifier(C=0.3),
-     lambda: OnlineLearner(Euclidean(), Hinge(), Aggressive(0.3))),
-    (lambda: PassiveAggressiveClassifier(variant="PA-II", C=0.2, margin=0.5),
+     lambda: OnlineLearner(Euclidean(), Hinge(), Aggressive(0.3), average_power=2.0)),
+    (lambda: PassiveAggressiveClassifier(variant="PA-II", C=0.2, margin=0.5, average_power=0.0),
      lambda: OnlineLearner(Euclidean(), Hinge(0.5), Aggressive(0.2, "PA-II"))),
+    (lambda: PassiveAggressiveClassifier(variant="PA-II", C=0.2, margin=0.5, average_power=3.0),
+     lambda: OnlineLearner(Euclidean(), Hinge(0.5), Aggressive(0.2, "PA-II"), average_power=3.0)),
     (lambda: Winnow(eta=0.5, n_epochs=3),
      lambda: OnlineLearner(Entropy(eta=0.5), Hinge(0.1), Conservative(), n_epochs=3, tol=None,
                            average=False)),
@@ -332,7 +336,7 @@ _PRESETS = [
                            average=False)),
     (lambda: COPA(C=0.5, class_weight="confusion"),
      lambda: OnlineLearner(Euclidean(), Confusion(), Aggressive(0.5), n_epochs=5, tol=None,
-                           class_weight="confusion")),
+                           class_weight="confusion", average_power=2.0)),
 ]  # fmt: skip
 
 

@@ -27,24 +27,27 @@ def _blobs(n=150, d=5, Kc=3, seed=0):
     return X, y
 
 
+# the kernel learners average uniformly: their linear twins with average_power=0
 TWINS = [
-    (lambda **kw: Perceptron(**kw), lambda **kw: KernelPerceptron("linear", **kw), {}),
+    (lambda **kw: Perceptron(**{"average_power": 0.0, **kw}),
+     lambda **kw: KernelPerceptron("linear", **kw), {}),  # fmt: skip
     (
-        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: PassiveAggressiveClassifier(**{"average_power": 0.0, **kw}),
         lambda **kw: KernelPassiveAggressive("linear", **kw),
         {"variant": "PA-I", "C": 0.3, "margin": 1.0},
     ),
     (
-        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: PassiveAggressiveClassifier(**{"average_power": 0.0, **kw}),
         lambda **kw: KernelPassiveAggressive(K.Linear(), **kw),
         {"variant": "PA-II", "C": 0.7, "margin": 0.5},
     ),
     (
-        lambda **kw: PassiveAggressiveClassifier(**kw),
+        lambda **kw: PassiveAggressiveClassifier(**{"average_power": 0.0, **kw}),
         lambda **kw: KernelPassiveAggressive("linear", **kw),
         {"variant": "PA"},
     ),
-    (lambda **kw: COPA(**kw), lambda **kw: KernelCOPA("linear", **kw), {"C": 0.5}),
+    (lambda **kw: COPA(**{"average_power": 0.0, **kw}),
+     lambda **kw: KernelCOPA("linear", **kw), {"C": 0.5}),  # fmt: skip
 ]
 
 

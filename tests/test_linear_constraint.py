@@ -118,15 +118,21 @@ def test_fresh_model_starts_at_the_projection_of_zero():
 @pytest.mark.parametrize("constraint", ["l1", "simplex"])
 def test_average_is_the_mean_of_the_projected_iterates(constraint):
     X, y = toy(n=40, K=3, seed=5)
-    avg = PassiveAggressiveClassifier(constraint=constraint, radius=1.5, average=True)
+    avg = PassiveAggressiveClassifier(constraint=constraint, radius=1.5, average=True,
+                                      average_power=0.0)  # fmt: skip
+    weighted = PassiveAggressiveClassifier(constraint=constraint, radius=1.5)  # t^2 weights
     last = PassiveAggressiveClassifier(constraint=constraint, radius=1.5, average=False)
     iterates = []
     for i in range(X.shape[0]):
         avg.partial_fit(X[i : i + 1], y[i : i + 1], classes=np.arange(3))
+        weighted.partial_fit(X[i : i + 1], y[i : i + 1], classes=np.arange(3))
         last.partial_fit(X[i : i + 1], y[i : i + 1], classes=np.arange(3))
         iterates.append(np.c_[last.coef_, last.intercept_])
     np.testing.assert_allclose(np.c_[avg.coef_, avg.intercept_], np.mean(iterates, axis=0),
                                atol=1e-12)  # fmt: skip
+    t2 = np.arange(1, X.shape[0] + 1, dtype=np.float64) ** 2
+    np.testing.assert_allclose(np.c_[weighted.coef_, weighted.intercept_],
+                               np.average(iterates, axis=0, weights=t2), atol=1e-12)  # fmt: skip
     # progressive predictions of the averaged weights (predict_with='average')
     X2, y2 = toy(n=30, K=3, seed=6)
     ref = copy.deepcopy(avg)

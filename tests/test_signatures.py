@@ -18,8 +18,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options
 SIGNATURES = {
     "onlinelearn.OnlineLearner": (
         "(link='euclidean', loss='hinge', step='aggressive', *, n_epochs=100, tol=0.001, "
-        "n_iter_no_change=5, shuffle=True, average=True, random_state=None, fit_intercept=True,"
-        " intercept_scaling=1.0, class_weight=None, dtype=None)"
+        "n_iter_no_change=5, shuffle=True, average=True, average_power=0.0, random_state=None, "
+        "fit_intercept=True, intercept_scaling=1.0, class_weight=None, dtype=None)"
     ),
     "onlinelearn.OnlineRegressor": (
         "(link='euclidean', loss='squared', step='aggressive', *, average=False, n_epochs=5, "
@@ -27,12 +27,12 @@ SIGNATURES = {
     ),
     "onlinelearn.Perceptron": (
         "(*, n_epochs=100, tol=0.001, n_iter_no_change=5, shuffle=True, average=True, "
-        "random_state=None, fit_intercept=True, intercept_scaling='fit', class_weight=None, "
-        "dtype=None, constraint=None, radius=1.0)"
+        "average_power=2.0, random_state=None, fit_intercept=True, intercept_scaling='fit', "
+        "class_weight=None, dtype=None, constraint=None, radius=1.0)"
     ),
     "onlinelearn.PassiveAggressiveClassifier": (
         "(*, variant='PA-I', C=1.0, margin=1.0, n_epochs=100, tol=0.001, n_iter_no_change=5, "
-        "shuffle=True, average=True, random_state=None, fit_intercept=True, "
+        "shuffle=True, average=True, average_power=2.0, random_state=None, fit_intercept=True, "
         "intercept_scaling='auto', class_weight=None, dtype=None, constraint=None, radius=1.0)"
     ),
     "onlinelearn.Winnow": (
@@ -47,7 +47,8 @@ SIGNATURES = {
     ),
     "onlinelearn.COPA": (
         "(*, C=1.0, loss='squared', class_weight=None, n_epochs=5, shuffle=True, "
-        "average=True, random_state=None, fit_intercept=True, intercept_scaling=1.0, dtype=None)"
+        "average=True, average_power=2.0, random_state=None, fit_intercept=True, "
+        "intercept_scaling=1.0, dtype=None)"
     ),
     "onlinelearn.SequenceTagger": (
         "(update='PA', *, loss='max', C=1.0, U=1.0, average=True, n_epochs=5, shuffle=True, "

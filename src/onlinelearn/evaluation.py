@@ -266,7 +266,8 @@ def online_to_batch_average(estimator, X, y, classes=None):
     is convex in ``h``, Jensen's inequality gives ``risk(h_bar) <= (1/T) sum_t risk(h_t)``, so the
     bounds on the ensemble's average risk hold for ``h_bar``. The average is the estimator's own
     lazy averaging: a clone with ``average=True`` trained by one ``partial_fit`` call over the
-    whole sequence.
+    whole sequence (with ``average_power=0``: the learners that weigh round t by t^eta by
+    default are made to average uniformly, as the theorem reads).
 
     Indexing note: the package's learners average the hypotheses *after* each of the ``T``
     rounds (``h_2, ..., h_{T+1}`` in the thesis' indexing, where ``h_1`` is the initial one), so
@@ -303,6 +304,8 @@ def online_to_batch_average(estimator, X, y, classes=None):
             f"{type(estimator).__name__} has no 'average' parameter: averaging is not available."
         )
     est = clone(estimator).set_params(average=True)
+    if "average_power" in est.get_params(deep=False):
+        est.set_params(average_power=0.0)  # Theorem 13's h_bar: the uniform mean
     est.partial_fit(X, y, classes=classes)
     return est
 

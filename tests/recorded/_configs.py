@@ -111,10 +111,11 @@ class Config:
     """One estimator with one set of parameters.
 
     ``params`` are given to the constructor and shown in the name; ``call`` are keyword
-    arguments of ``partial_fit_predict`` (also shown); ``random_state=0`` and ``n_epochs``
-    (:data:`FIT_EPOCHS`) are added when the estimator takes them and ``params`` does not set
-    them.  ``kind``: 'classifier', 'regressor', 'ranker' (``LabelRanker``) or 'partial_fit'
-    (no ``partial_fit_predict``); ``train_rows``: use only the first training rows (shown)."""
+    arguments of ``partial_fit_predict`` (also shown); ``random_state=0``, ``n_epochs``
+    (:data:`FIT_EPOCHS`) and ``average_power=0.0`` (the uniform average of the recording) are
+    added when the estimator takes them and ``params`` does not set them.  ``kind``:
+    'classifier', 'regressor', 'ranker' (``LabelRanker``) or 'partial_fit' (no
+    ``partial_fit_predict``); ``train_rows``: use only the first training rows (shown)."""
 
     estimator: str
     params: tuple = ()
@@ -138,6 +139,9 @@ class Config:
             kwargs.setdefault("random_state", 0)
         if "n_epochs" in accepted:
             kwargs.setdefault("n_epochs", FIT_EPOCHS)
+        if "average_power" in accepted:
+            # the uniform average the file was recorded with (the t^2 weights came later)
+            kwargs.setdefault("average_power", 0.0)
         return cls(**kwargs)
 
     def variants(self):

@@ -16,6 +16,24 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
   touches two arrays, not three, and the ``A``/``lastS`` state of the generic pass converts as
   ``U = lastS * theta - A`` (see :func:`u_from_timestamps`); delta is the change of the stored
   weight (float32 weights: the rounded one), so the identity is exact up to float64 sums;
+* the same state keeps a polynomially weighted average (``fp[FP_AVG_POWER]`` = eta > 0): round
+  t (t = 1, 2, ... counts every round of every epoch and call) weighs c_t = t^eta, S is the
+  sum of the weights of the rounds before this one, ``S <- S + c_t`` after it, and the read-out
+  divides by S instead of T (:func:`averaged_from_u`).  With theta^(r) = sum_{s<=r} delta_s
+  and S_r = c_1 + ... + c_r::
+
+      sum_{r<=T} c_r theta^(r) = sum_s delta_s (S_T - S_{s-1}) = S_T theta - sum_s S_{s-1} delta_s
+
+  so U += S delta (S read before the round, as for eta = 0) is unchanged.  This is the
+  polynomial-decay averaging of Shamir & Zhang (ICML 2013, "Stochastic gradient descent for
+  non-smooth optimization: convergence results and optimal averaging schemes", weights
+  ~ t^eta); eta = 1 is the weighting of Lacoste-Julien, Schmidt & Bach (2012).  It leans on
+  the late iterates, which the one-pass average of the early ones drags back (news20, one
+  pass of PA-I: docs/defaults.md).  Range: S <= T^(eta+1) and U ~ S |theta| stay far inside
+  float64 for eta <= 10 (the parameter's bound) and T < 10^12 rounds (S < 10^132); the sums
+  are float64, so the weights of a stream beyond 2^53 / T^eta are rounded (each round's
+  weight is the difference of the rounded S's, used alike by U and by the read-out: still
+  an exact weighted average of the iterates);
 * with averaging and a U too large for the core's caches, the U entries an update will write are
   prefetched (:mod:`.prefetch`): the line of class y before the score sweep and the rival's
   after it, so the misses overlap with the sweep (news20, float32, PA-I: the averaged kernel
@@ -65,6 +83,7 @@ from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     DUAL,
     DUAL_QUAD,
+    FP_AVG_POWER,
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
@@ -100,6 +119,30 @@ def row_values_finite(data, start, stop):
         if not finite(data[q]):
             return False
     return True
+
+
+@njit(inline="always")
+def round_weight(t, power):
+    """c_t = t^eta, the weight of round t (1-based, counted over every epoch and call) in the
+    polynomially weighted average; exactly 1 for eta = 0 (the uniform average)."""
+    if power == 0.0:
+        return 1.0
+    return t**power
+
+
+@njit
+def advance_weight_sum(S, t0, n, power):
+    """S plus the weights of the n rounds t0 + 1 .. t0 + n, added one at a time as the passes
+    add them (a run of rounds that learn nothing gives the S of those rounds made one by one)."""
+    for i in range(n):
+        S = S + round_weight(t0 + np.float64(i + 1), power)
+    return S
+
+
+@njit
+def power_weight_sum(T, power):
+    """sum_{t=1}^{T} t^eta: the S of a stream of T rounds (O(T), a few ns a round)."""
+    return advance_weight_sum(0.0, 0.0, np.int64(T), power)
 
 
 @njit
@@ -178,6 +221,7 @@ def euclid_pass(
     keep_dual = ip[IP_DUAL] != 0  # (the estimator never asks it of COPA)
     gamma_d = fp[FP_DUAL_GAMMA]
     quad_d = fp[FP_DUAL_QUAD]
+    power = fp[FP_AVG_POWER]
     R = theta.shape[0]
     # theta, U, scores and alpha may carry zero columns beyond the K classes
     # (:func:`padded_work_state`): K is the class count, Kw the stored width
@@ -322,7 +366,7 @@ def euclid_pass(
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
-            st[S_SUM] = S + 1.0
+            st[S_SUM] = S + round_weight(st[N_ROUNDS], power)
     return OK
 
 
@@ -372,11 +416,17 @@ def u_from_timestamps(theta, A, lastS, U):
 
 @njit
 def averaged_from_u(theta, U, st, out):
-    """out = (S theta - U) / T, the average of the hypotheses after each of the T rounds
-    (0 before any round)."""
+    """out = (S theta - U) / N, the average of the hypotheses after each of the T rounds
+    (0 before any round), N = max(S, T) the sum of the rounds' weights.
+
+    Uniform average: S = T (N = T), or S < T after :func:`onlinelearn.merge_models`, whose
+    mixture is held as S = 0, U = -T avg, with the rounds after it adding 1 to both.  Weighted
+    average (round t weighs t^eta >= 1): N = S >= T.  So the same read-out serves both, and a
+    uniform model is read exactly as before the weighted one existed."""
     T = st[N_ROUNDS]
     S = st[S_SUM]
+    N = S if S > T else T
     R, K = theta.shape
     for j in range(R):
         for k in range(K):
-            out[j, k] = (S * np.float64(theta[j, k]) - U[j, k]) / T if T > 0.0 else 0.0
+            out[j, k] = (S * np.float64(theta[j, k]) - U[j, k]) / N if T > 0.0 else 0.0

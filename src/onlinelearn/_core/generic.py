@@ -42,12 +42,13 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
-from .euclid_pass import move_entry, move_two
+from .euclid_pass import move_entry, move_two, round_weight
 from .fp import finite
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
 from .sparse import row_offset, row_scores_sqnorm
 from .state import (
+    FP_AVG_POWER,
     FP_B,
     FP_C,
     FP_ETA,
@@ -105,6 +106,7 @@ def margin_pass(
     C = fp[FP_C]
     eta = fp[FP_ETA]
     b = fp[FP_B]
+    power = fp[FP_AVG_POWER]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1
@@ -117,6 +119,7 @@ def margin_pass(
         start = indptr[i]
         stop = indptr[i + 1]
         off = row_offset(data, indices, start)
+        S_avg = st[S_SUM]
         # the memory requests of the closed-form pass (onlinelearn._core.euclid_pass): the
         # entries of the row after next in a shuffled order, the weights of the next row
         if ii + 2 < n and order[ii + 2] != order[ii + 1] + 1:
@@ -156,7 +159,8 @@ def margin_pass(
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
-            st[S_SUM] += 1.0
+            # the weight t^eta of this round (1 for the uniform average; euclid_pass's rule)
+            st[S_SUM] = S_avg + round_weight(st[N_ROUNDS], power)
     return OK
 
 

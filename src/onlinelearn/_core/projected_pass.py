@@ -17,8 +17,9 @@ moves every weight of the column, so a round costs O(nnz(x) K + R log R) (the so
 7.1/7.2) instead of O(nnz(x) K).
 
 Averaging: the one-array scheme of the Euclidean pass (U in the slot of ``A``, ``S`` = the
-round count; average = (S theta - U) / T): the step and the projection after it are one move
-delta of the column on its round, and U += S delta over the column.
+round count, or the sum of the rounds' weights t^eta of the weighted average; average =
+(S theta - U) / max(S, T)): the step and the projection after it are one move delta of the
+column on its round, and U += S delta over the column.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
+from .euclid_pass import round_weight
 from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset
-from .state import N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, euclid_params
+from .state import FP_AVG_POWER, N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, euclid_params
 from .status import OK
 from .steps import CONSERVATIVE, hinge_step
 
@@ -110,6 +112,7 @@ def projected_pass(
     float64 scratch ``buf`` of length max(R, K).  A step and the projection after it are one
     move of the column on its round, averaged as U += S delta."""
     step, average, predict_average, C, gamma, eta, b = euclid_params(ip, fp)
+    power = fp[FP_AVG_POWER]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1
@@ -179,5 +182,5 @@ def projected_pass(
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
-            st[S_SUM] = S + 1.0
+            st[S_SUM] = S + round_weight(st[N_ROUNDS], power)
     return OK

@@ -6,7 +6,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 ``st`` float64[N_ST] -- the scalars of the learner state (saved in model files):
     N_ROUNDS    rounds seen (all epochs and calls)
     S_SUM       S = sum of the scales s_r of the hypotheses (lazy averaging; T for the
-                Euclidean link)
+                Euclidean link; sum_{t<=T} t^eta with the weighted average of the Euclidean
+                passes, ``fp[FP_AVG_POWER]`` = eta > 0)
     N_UPDATES   rounds on which the weights changed
     N_MISTAKES  online mistakes (prediction before the update wrong)
     EXP_SHIFT   m, the shift of exp in the entropy link (weights are exp(theta - m) / Z')
@@ -30,7 +31,9 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
     FP_C, FP_GAMMA (margin), FP_ETA (= 1/c, conservative steps), FP_P (p-norm), FP_B
     (intercept value, 0 = no intercept), FP_LOG_N (log n, self-tuned Winnow), FP_DUAL_GAMMA
     (the margin gamma of the hinge whose dual st[DUAL] keeps), FP_DUAL_QUAD (1/4 for PA-II,
-    whose dual has the term -tau^2 / (4 C_t); 0 otherwise)
+    whose dual has the term -tau^2 / (4 C_t); 0 otherwise), FP_AVG_POWER (eta of the
+    polynomially weighted average of the Euclidean passes: round t weighs t^eta; 0 = the
+    uniform average; see :func:`.euclid_pass.round_weight`)
 """
 
 from __future__ import annotations
@@ -73,7 +76,8 @@ FP_B = 4
 FP_LOG_N = 5
 FP_DUAL_GAMMA = 6
 FP_DUAL_QUAD = 7
-N_FP = 8
+FP_AVG_POWER = 8
+N_FP = 9
 
 
 @njit(inline="always")

@@ -38,7 +38,8 @@ def _copa_report(estimator, X, y, *, X_test, y_test, delta, M, show, plot_to, n_
       in-sample value that is *not* independent of the hypotheses (``observed_on`` says which);
     * ``observed_01``: ``||C(h_bar)||`` of h_bar's predictions on the same rows (what the paper
       reports; ``observed_01 <= (Q-1) observed`` since COPA's columns sum to zero);
-    * h_bar from the clone's average of W_1..W_T (Algorithm 1's) minus W_T / T;
+    * h_bar from the clone's uniform average of W_1..W_T (Algorithm 1's; the clone has
+      ``average_power=0``) minus W_T / T;
     * the curves at ``n_points`` rounds along the stream (``curve_rounds``): the theorem applied
       to each prefix (its own M, T_p and h_bar) against the observed value of that prefix's h_bar.
 
@@ -73,6 +74,9 @@ def _copa_report(estimator, X, y, *, X_test, y_test, delta, M, show, plot_to, n_
     if Q < 2 or T == 0:
         raise ValueError("bounds.report(COPA): Theorem 2 needs a non-empty stream and Q >= 2")
     est = clone(estimator).set_params(average=True)
+    if "average_power" in est.get_params():
+        # Theorem 2's h_bar is the uniform average (the identity below reads it from U)
+        est.set_params(average_power=0.0)
     if not sp.issparse(X):
         X = np.asarray(X)
     if not sp.issparse(XE):

@@ -84,6 +84,7 @@ def mix(start, models):
     hypothesis (``average=True``) is the same weighted mean of the shards' averages."""
     from onlinelearn import merge_models
     from onlinelearn._core import state as ST
+    from onlinelearn.shell.linear_state import _average_power, weighted_average_state
 
     models = [m for m in models if m is not None]
     if not models:
@@ -104,6 +105,8 @@ def mix(start, models):
     S = len(models)
     # summed counters: the epoch's own counts plus those of the start, once
     rounds_merged = out._st[ST.N_ROUNDS]
+    power = _average_power(out)
+    mixed_avg = out._weights_matrix() if power != 0.0 else None
     for k, slot in enumerate(idx):
         if slot == ST.N_UPDATES:
             out._st[slot] += base[k]
@@ -112,7 +115,12 @@ def mix(start, models):
     counts = np.zeros(len(out.classes_), dtype=np.int64)
     counts[np.searchsorted(out.classes_, start.classes_)] = start.class_counts_
     out.class_counts_ = out.class_counts_ - (S - 1) * counts
-    if out.average and rounds_merged > 0:
+    if power != 0.0:
+        # the weighted average: the same mixture, as the average of one stream of t_ rounds
+        out._st[ST.S_SUM], out._A = weighted_average_state(
+            out._theta, mixed_avg, out._st[ST.N_ROUNDS], power
+        )
+    elif out.average and rounds_merged > 0:
         # merge_models stores A = T * (mixed average) with T its summed round count
         out._A = out._A * (out._st[ST.N_ROUNDS] / rounds_merged)
     return out

@@ -48,6 +48,7 @@ from ..framework.losses import (
     loss_cfuncs,
 )
 from ..framework.steps import Aggressive, Conservative, Step, as_step
+from ..linear._average import AVERAGE_POWER
 from ..ranking.family import LabelRankingFamily, check_ranking_configuration
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.meta import params_from_json
@@ -119,9 +120,10 @@ _ALL_FAMILIES = routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFa
 
 
 @parameters(
-    "link loss step * n_epochs tol n_iter_no_change shuffle average random_state fit_intercept "
-    "intercept_scaling class_weight dtype",
+    "link loss step * n_epochs tol n_iter_no_change shuffle average average_power random_state "
+    "fit_intercept intercept_scaling class_weight dtype",
     LINEAR, STOP, n_epochs=100, average=True, class_weight=CONFUSION_CLASS_WEIGHT, step=_STEP,
+    average_power=AVERAGE_POWER(0.0),
     link=Param("euclidean", Link, StrOptions({"euclidean", "entropy", "pnorm"})),
     loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
 )  # fmt: skip
@@ -171,6 +173,12 @@ class OnlineLearner(
     n_epochs, tol, n_iter_no_change, shuffle, average, random_state, fit_intercept,
     intercept_scaling, class_weight, dtype
         As in :class:`onlinelearn.PassiveAggressiveClassifier`.
+    average_power : float in [0, 10], default=0.0
+        eta of the weighted average sum_t t^eta w_t / sum_t t^eta (with ``average=True``), as
+        in :class:`onlinelearn.Perceptron`, whose default is 2.0: here 0.0, the uniform
+        average (``OnlineLearner(Euclidean(), Hinge(0.0), Conservative(),
+        average_power=2.0)`` is ``Perceptron(intercept_scaling=1.0)``).  Kept on the
+        Euclidean link only (every margin loss); the entropy and p-norm links refuse eta > 0.
 
     Examples
     --------
@@ -277,6 +285,12 @@ class OnlineLearner(
                 )
             if isinstance(step, Aggressive) and not np.isfinite(step.C):
                 raise ValueError("Aggressive(C) needs a finite C for a loss other than the hinge")
+        power = self.average_power
+        if self.average and power != 0 and not isinstance(link, Euclidean):
+            raise ValueError(
+                f"average_power={power!r} (the weighted average) is kept on the Euclidean link "
+                f"only; {link!r} averages uniformly: use average_power=0.0 (or average=False)"
+            )
         if isinstance(link, Entropy) and link.self_tuned:
             if self.average:
                 raise ValueError("Entropy(self_tuned=True) cannot be averaged: use average=False")

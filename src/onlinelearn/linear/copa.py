@@ -15,6 +15,7 @@ from ..shell import validation as V
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
 from ..shell.snapshot import restoring
+from ._average import AVERAGE_POWER, AveragePowerMixin
 
 __all__ = ["COPA"]
 
@@ -23,12 +24,12 @@ LOSSES = ("squared", "hinge")
 
 
 @parameters(
-    "* C loss class_weight n_epochs shuffle average random_state fit_intercept intercept_scaling"
-    " dtype",
-    LINEAR, class_weight=CONFUSION_CLASS_WEIGHT, average=True,
+    "* C loss class_weight n_epochs shuffle average average_power random_state fit_intercept"
+    " intercept_scaling dtype",
+    LINEAR, class_weight=CONFUSION_CLASS_WEIGHT, average=True, average_power=AVERAGE_POWER,
     loss=Param("squared", StrOptions(set(LOSSES))),
 )  # fmt: skip
-class COPA(OnlineLinearClassifier):
+class COPA(AveragePowerMixin, OnlineLinearClassifier):
     """COPA, COnfusion Passive-Aggressive (Ralaivola, NIPS 2012, Algorithm 1).
 
     What
@@ -116,6 +117,11 @@ class COPA(OnlineLinearClassifier):
         the theory we average"; eq. (15)); kept lazily.  True by default since the defaults
         review (docs/defaults.md; the last iterate reached 0.15 accuracy on a 26-class set
         where the average reaches 0.48-0.61); model files keep the value they were saved with.
+    average_power : float in [0, 10], default=2.0
+        eta of the weighted average sum_t t^eta W_t / sum_t t^eta (with ``average=True``), as
+        in :class:`onlinelearn.Perceptron`: 0.0 is the uniform average of Algorithm 1, eta > 0
+        the polynomial-decay averaging of Shamir & Zhang (ICML 2013).  Model files written
+        before this parameter existed load with 0.0.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True

@@ -35,7 +35,12 @@ from .._core import links as L
 from .._core import steps as S
 from .._core.checks import all_finite, rows_finite
 from .._core.config import njit
-from .._core.euclid_pass import NONFINITE_X, euclid_pass, padded_work_state
+from .._core.euclid_pass import (
+    NONFINITE_X,
+    advance_weight_sum,
+    euclid_pass,
+    padded_work_state,
+)
 from .._core.online_loop import (
     NONFINITE,
     empty_scratch,
@@ -47,6 +52,7 @@ from .._core.state import (
     AGGREGATE,
     DUAL,
     EXP_SHIFT,
+    FP_AVG_POWER,
     FP_B,
     FP_C,
     FP_DUAL_GAMMA,
@@ -318,6 +324,8 @@ class OnlineLinearClassifier(
         fpa[FP_LOG_N] = fp["log_n"]
         fpa[FP_DUAL_GAMMA] = self._dual_margin()
         fpa[FP_DUAL_QUAD] = 0.25 if ip[IP_STEP] == S.PA2 else 0.0
+        # the weighted average (only the learners with ``average_power`` have one)
+        fpa[FP_AVG_POWER] = float(getattr(self, "average_power", 0.0)) if self.average else 0.0
         return ip, fpa
 
     # ------------------------------------------------------------------ the kept dual
@@ -400,12 +408,26 @@ class OnlineLinearClassifier(
         holds the averaged weights' predictions (Euclidean pass only)."""
         ip, fp = self._codes(self._n_weights())
         ip[IP_PREDICT_AVERAGE] = int(predict_average)
+        power = float(fp[FP_AVG_POWER])
+        if power != 0.0 and self._st[S_SUM] < self._st[N_ROUNDS]:
+            # (read-out divides by max(S, T): a uniform mixture has S < T, a weighted state S >= T)
+            raise ValueError(
+                f"{type(self).__name__}: average_power={power!r} cannot continue this model: "
+                "its average does not weigh every round so far (a uniform mixture made by "
+                "merge_models or a parameter-mixing epoch with average_power=0, or a model that "
+                "learned with average=False). Continue it with average_power=0.0, or merge "
+                "models trained with average_power > 0."
+            )
         if len(self.classes_) < 2:
             # one class: nothing to learn; every prediction is that class
             pred_out[order] = 0
             loss_out[order] = 0.0
+            t0 = self._st[N_ROUNDS]
             self._st[N_ROUNDS] += len(order)
-            if self.average:
+            if self.average and power != 0.0:
+                # the weights t^eta of these rounds, as the Euclidean pass adds them
+                self._st[S_SUM] = advance_weight_sum(self._st[S_SUM], t0, len(order), power)
+            elif self.average:
                 self._st[S_SUM] += len(order) * L.scale(
                     int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
                 )

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
-from .._core.euclid_pass import u_from_timestamps
+from .._core.euclid_pass import power_weight_sum, u_from_timestamps
 from .._core.online_loop import (
     recompute_aggregate,
 )
@@ -124,6 +124,23 @@ def estimator_from_state(meta, arrays):
     return est
 
 
+def _average_power(est):
+    """eta of the weighted average the Euclidean state of ``est`` keeps (0: uniform)."""
+    if not (est.average and est._u_layout()):
+        return 0.0
+    return float(getattr(est, "average_power", 0.0))
+
+
+def weighted_average_state(theta, avg, T, power):
+    """(S, U) of the one-array state that reads out the average ``avg`` after T rounds of the
+    weighted average of power eta > 0 (:mod:`onlinelearn._core.euclid_pass`): S = sum_{t<=T}
+    t^eta, the S of a stream of T rounds (so later rounds weigh as they would have in it), and
+    U = S theta - S avg, so that (S theta - U) / S = avg (up to rounding, ~1e-16 |theta|)."""
+    S = float(power_weight_sum(float(T), float(power)))
+    U = S * np.asarray(theta, dtype=np.float64) - S * np.asarray(avg, dtype=np.float64)
+    return S, np.ascontiguousarray(U)
+
+
 def merge_models(models):
     """Average models trained on disjoint shards into one, weighted by their ``n_updates_``.
 
@@ -132,7 +149,9 @@ def merge_models(models):
     a shard has zero weights there).  The merged ``theta`` is ``sum_i (u_i / sum u) theta_i``
     with ``u_i`` the number of updates of shard i (equal weights when no shard updated), counters
     (``t_``, ``n_updates_``, ``n_mistakes_``, class counts) are summed, and with ``average=True``
-    the merged averaged hypothesis is the same weighted mean of the shards' averages.  For the
+    the merged averaged hypothesis is the same weighted mean of the shards' averages (with
+    ``average_power`` > 0 it is held as the average of one stream of ``t_`` rounds: the rounds
+    that follow weigh (t_ + 1)^eta, ... as in one stream).  For the
     Euclidean link this is the weighted mean of the primal weights (a one-shot parameter-mixing
     step, as in distributed Perceptron training); for the other links it is the mean of the dual
     sums theta, which is where those learners add their updates.
@@ -194,14 +213,21 @@ def merge_models(models):
     if out.average:
         avgs = [s._weights_matrix() for s in shards]
         T = st[N_ROUNDS]
-        total = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
-        st[S_SUM] = 0.0
-        if out._u_layout():
-            out._A = -total  # S theta - U with S = 0
+        power = _average_power(out)
+        if power != 0.0:
+            # the weighted average: held as the average of one stream of T rounds
+            avg = sum(o * a.astype(np.float64) for o, a in zip(omega, avgs, strict=True))
+            st[S_SUM], out._A = weighted_average_state(out._theta, avg, T, power)
             out._lastS = np.zeros((1, 1))
         else:
-            out._A = total
-            out._lastS = np.zeros_like(out._theta)
+            total = T * sum(o * a for o, a in zip(omega, avgs, strict=True))
+            st[S_SUM] = 0.0
+            if out._u_layout():
+                out._A = -total  # S theta - U with S = 0
+                out._lastS = np.zeros((1, 1))
+            else:
+                out._A = total
+                out._lastS = np.zeros_like(out._theta)
     out._st = st
     ip, fp = out._codes(out._n_weights())
     out._st[EXP_SHIFT] = (
