@@ -626,3 +626,37 @@ def test_read_model_file_after_concurrent_saves_has_no_leftovers(tmp_path):
     meta, arrays, header = read_model_file(tmp_path / "m.npz")
     assert meta["class"] == "Perceptron"
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+_AVERAGE_SWITCH = r"""
+import numpy as np, scipy.sparse as sp
+from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
+rng = np.random.default_rng(0)
+X = np.abs(rng.normal(size=(60, 5))); y = rng.integers(0, 3, 60)
+for make in (Perceptron, PassiveAggressiveClassifier, COPA, Winnow):
+    for data in (X, sp.csr_matrix(X)):
+        est = make(average=False).fit(data, y)
+        before = {k: v.copy() for k, v in est.__dict__.items() if isinstance(v, np.ndarray)}
+        est.set_params(average=True)
+        for call in (lambda: est.partial_fit(data, y), lambda: est.predict(data)):
+            try:
+                call()
+            except ValueError as exc:
+                assert "learned with average=False" in str(exc), exc
+            else:
+                raise AssertionError(f"{make.__name__}: no error")
+        for k, v in before.items():
+            same = np.array_equal(est.__dict__[k], v, equal_nan=v.dtype.kind == "f")
+            assert same, (make.__name__, k)
+        est.set_params(average=False).partial_fit(data, y)  # switched back: learns on
+print("ok")
+"""
+
+
+def test_switching_average_on_after_learning_without_it_is_refused_not_a_crash():
+    """A model learned with average=False has no averaging arrays: average=True then is a
+    clear ValueError on partial_fit and predict, the model unchanged (it wrote out of
+    bounds before: "free(): invalid next size"). In a child process, so a crash fails."""
+    out = subprocess.run([sys.executable, "-c", _AVERAGE_SWITCH], capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-2000:])

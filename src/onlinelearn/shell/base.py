@@ -502,6 +502,8 @@ class OnlineLinearClassifier(
         """Validate everything; return the batch and the new sorted label set. No mutation
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
         self._validate_params_once()
+        if not reset:
+            self._check_average_state()
         in_pass = self._finite_in_pass()
         X, y, sw = V.check_batch(self, X, y, sample_weight, reset=reset, finite=not in_pass)
         if classes is not None:

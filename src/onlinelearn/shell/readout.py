@@ -78,6 +78,7 @@ class LinearReadoutMixin(LabelsFromScoresMixin, WeightsReadoutMixin):
             check_is_fitted(self, "classes_")
         if self._link == L.EUCLID and not self.average:
             return self._theta
+        self._check_average_state()
         out = np.empty_like(self._theta)
         if self._u_layout():  # the Euclidean average reads no codes (4 us a predict)
             averaged_from_u(self._theta, self._A, self._st, out)

@@ -64,6 +64,20 @@ class StateColumnsMixin(GrowingLabelsMixin):
         keep the generic pass's A and lastS (their scale changes every round)."""
         return self._link == L.EUCLID and bool(self.average)
 
+    def _check_average_state(self):
+        """``average=True`` on a model that learned with ``average=False`` has no averaging
+        arrays (they are (1, 1) placeholders): refuse, before any pass or read-out indexes
+        them as (R, K) (that wrote out of bounds and crashed the process)."""
+        if self.average and (
+            self._A.shape != self._theta.shape
+            or (not self._u_layout() and self._lastS.shape != self._theta.shape)
+        ):
+            raise ValueError(
+                f"{type(self).__name__}: average=True but this model learned with "
+                "average=False, so it kept no average of its hypotheses. Set average=False "
+                "again, or fit a new model with average=True."
+            )
+
     def _avg_arrays(self):
         """The (R, K) averaging arrays the passes change (none without averaging)."""
         if not self.average:
