@@ -28,7 +28,31 @@ O(R^2) per row).
 Averaging: with U = sum_t t Delta_t (Delta_t the change of round t, t counted over the whole
 life of the model), the mean of the iterates w_2 .. w_{T+1} is ((T + 1) w_{T+1} - U) / T.
 
-State scalars ``st``: ``T`` rounds seen, ``N_UPDATES`` rounds whose weights changed.
+State scalars ``st``: ``T`` rounds seen, ``N_UPDATES`` rounds whose weights changed, ``DUAL``
+the dual objective D kept as the sum of the rounds' increments (:func:`dual_increment`; the
+closed-form passes add it, the shell sets NaN after a pass whose configuration keeps none, and
+model files written before this slot load with NaN).
+
+The kept dual.  With alpha_t = ``step`` of round t (the signed step: w_{t+1} = w_t + alpha_t x_t,
+so w = sum_t alpha_t x_t from w = 0) and C_t = C times the row's weight, the batch problem over
+every round so far (all epochs and calls) and its dual are::
+
+    P(w) = 1/2 ||w||^2 + sum_t C_t [|y_t - <w, x_t>| - eps]_+          (PA-I; PA: C_t = inf,
+                                                                         i.e. hard constraints)
+    P(w) = 1/2 ||w||^2 + sum_t C_t [|y_t - <w, x_t>| - eps]_+^2        (PA-II)
+    P(w) = 1/2 ||w||^2 + sum_t C_t / 2 (y_t - <w, x_t>)^2              (squared, proximal)
+
+    D(alpha) = sum_t (alpha_t y_t - eps |alpha_t| - q(alpha_t)) - 1/2 ||sum_t alpha_t x_t||^2,
+    q = 0 (PA, PA-I; |alpha_t| <= C_t), alpha^2 / (4 C_t) (PA-II), alpha^2 / (2 C_t) (squared)
+
+so the round's increment D(.., alpha_t) - D(.., 0) is, with r = y_t - <w_t, x_t>::
+
+    alpha r - eps |alpha| - q(alpha) - 1/2 alpha^2 ||x_t||^2
+    (eps-insensitive: = tau ell_t - 1/2 tau^2 ||x_t||^2 [- tau^2 / (4 C_t)], tau = |alpha|,
+     ell_t = |r| - eps, the form of the classifiers' ``state.dual_increment``)
+
+and D <= P(w) for every w (weak duality).  x and ||x||^2 include the intercept feature ``b``,
+a regularised weight like the others.  Averaging changes nothing in D.
 """
 
 from __future__ import annotations
@@ -48,7 +72,10 @@ SQUARED = 2
 
 T = 0
 N_UPDATES = 1
-N_ST = 2
+DUAL = 2
+N_ST = 3
+#: the length of ``st`` in model files written before the kept dual objective
+N_ST_V1 = 2
 
 
 @njit
@@ -95,6 +122,21 @@ def regression_step(loss_code, resid, sqnorm, C, eps, weight):
     return tau if resid > 0.0 else -tau
 
 
+@njit(inline="always")
+def dual_increment(loss_code, step, resid, sqnorm, C, eps, weight):
+    """The rise of the kept dual D when round t takes alpha_t = ``step`` (module docstring):
+    alpha r - eps |alpha| - q(alpha) - 1/2 alpha^2 ||x||^2, ``resid`` = r = y_t - <w_t, x_t>,
+    q = alpha^2 / (4 C_t) (PA-II), alpha^2 / (2 C_t) (squared), 0 (PA-I, PA), C_t = C weight.
+    Only called with step != 0 (so weight > 0)."""
+    inc = step * resid - 0.5 * step * step * sqnorm
+    if loss_code == SQUARED:
+        return inc - 0.5 * step * step / (C * weight)  # 0 when C = inf
+    inc -= eps * abs(step)
+    if loss_code == EPS_PA2:
+        inc -= 0.25 * step * step / (C * weight)
+    return inc
+
+
 @njit
 def _axpy(data, indices, indptr, i, a, w, b, d):
     start = indptr[i]
@@ -125,12 +167,14 @@ def regression_pass(
         yhat = row_dot(data, indices, indptr, i, w, b, d)
         pred_out[i] = yhat
         st[T] += 1.0
-        step = regression_step(
-            loss_code, y[i] - yhat, row_sqnorm(data, indptr, i, b), C, eps, weight[i]
-        )
+        resid = y[i] - yhat
+        sq = row_sqnorm(data, indptr, i, b)
+        step = regression_step(loss_code, resid, sq, C, eps, weight[i])
         if step != 0.0:
             if not finite(step):
                 return False
+            # (with a constraint the shell replaces D by NaN after the pass)
+            st[DUAL] += dual_increment(loss_code, step, resid, sq, C, eps, weight[i])
             if constraint != NO_CONSTRAINT and average:
                 for j in range(R):
                     buf[R + j] = w[j]
@@ -229,6 +273,7 @@ def _dense_pass(X, y, weight, order, w, U, st, loss_code, C, eps, b, average, pr
     bb = b * b
     t = st[T]  # local counters: stores into st would alias w for the compiler
     n_upd = st[N_UPDATES]
+    dual = st[DUAL]
     status = OK
     for ii in range(n):
         i = order[ii] if order.shape[0] > 0 else ii
@@ -241,11 +286,14 @@ def _dense_pass(X, y, weight, order, w, U, st, loss_code, C, eps, b, average, pr
             yhat += b * w[d]
         pred_out[i] = yhat
         t += 1.0
-        step = regression_step(loss_code, y[i] - yhat, sq, C, eps, 1.0 if unit else weight[i])
+        resid = y[i] - yhat
+        wi = 1.0 if unit else weight[i]
+        step = regression_step(loss_code, resid, sq, C, eps, wi)
         if step != 0.0:
             if not finite(step):
                 status = NONFINITE_WEIGHTS
                 break
+            dual += dual_increment(loss_code, step, resid, sq, C, eps, wi)
             for j in range(n_feat):
                 w[j] += step * X[i, j]
             if b != 0.0:
@@ -259,6 +307,7 @@ def _dense_pass(X, y, weight, order, w, U, st, loss_code, C, eps, b, average, pr
             n_upd += 1.0
     st[T] = t
     st[N_UPDATES] = n_upd
+    st[DUAL] = dual
     if status == OK and not all_finite(w):
         status = NONFINITE_WEIGHTS
     return status
@@ -301,4 +350,4 @@ def empty_state(n_rows, average, rls, alpha):
     w = np.zeros(n_rows)
     U = np.zeros(n_rows) if average else np.zeros(1)
     P = np.eye(n_rows) / alpha if rls else np.zeros((1, 1))
-    return w, U, P, np.zeros(N_ST)
+    return w, U, P, np.zeros(N_ST)  # D = 0: the dual at alpha = 0

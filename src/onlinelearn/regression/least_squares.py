@@ -38,6 +38,19 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     kept by Sherman-Morrison updates of P = (alpha I + sum_i s_i x_i x_i^T)^{-1}: O(R^2) time and
     memory per row (R = n_features + 1 with the intercept), for small and medium d only.
 
+    Kept dual (``dual_objective_``).  The proximal step is the exact maximiser of the dual of
+    the rounds so far along the round's variable, with alpha_t = C_t (y_t - <w_t, x_t>) /
+    (1 + C_t ||x_t||^2) and C_t = C s_i::
+
+        P(w) = 1/2 ||w||^2 + sum_t C_t / 2 (y_t - <w, x_t>)^2
+        D(alpha) = sum_t (alpha_t y_t - alpha_t^2 / (2 C_t)) - 1/2 ||sum_t alpha_t x_t||^2
+
+    a round adding alpha r_t - alpha^2 / (2 C_t) - 1/2 alpha^2 ||x_t||^2 (r_t = y_t - <w_t,
+    x_t>); D <= P(w) for every w.  RLS keeps none (NaN): it is follow-the-leader, not a dual
+    step, and its weights are the exact minimiser of its own ridge problem after every row, so
+    the dual optimum equals P(w_t) and the certificate would have no gap to report.  NaN also
+    with a ``constraint`` (the projection is not a step of this dual).
+
     Where
         s_i = ``sample_weight`` (multiplies C for the proximal step); ||x||^2 and x include the
         intercept feature (value ``intercept_scaling``), which RLS regularises like the others.
@@ -56,6 +69,14 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     shuffle, random_state, fit_intercept, intercept_scaling, constraint, radius
         As in :class:`onlinelearn.PassiveAggressiveRegressor` (a constraint needs the proximal
         solver: RLS keeps the exact ridge solution, which a projection would break).
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, t_, n_updates_
+        As in :class:`onlinelearn.PassiveAggressiveRegressor`.
+    dual_objective_ : float
+        D above after the last round (proximal solver without a constraint; NaN otherwise and
+        for models read from files written before this attribute).
 
     Examples
     --------

@@ -42,6 +42,22 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
         ``intercept_scaling``) when ``fit_intercept`` (scikit-learn leaves it out); a row with
         ||x|| = 0 changes nothing; ``sample_weight`` multiplies C.
 
+    Kept dual (``dual_objective_``; Crammer et al. 2006, Sec. 5 with the eps-insensitive loss in
+    place of the hinge).  With alpha_t = sign(y_t - <w_t, x_t>) tau_t the signed step of round
+    t (so w = sum_t alpha_t x_t) and C_t = C s_t (s_t = ``sample_weight``; PA: C_t = inf), the
+    rounds so far (all epochs: a row seen twice is two rounds) are the batch problem::
+
+        P(w) = 1/2 ||w||^2 + sum_t C_t [|y_t - <w, x_t>| - eps]_+        (PA-II: [.]_+^2)
+        D(alpha) = sum_t (alpha_t y_t - eps |alpha_t| [- PA-II: alpha_t^2 / (4 C_t)])
+                   - 1/2 ||sum_t alpha_t x_t||^2
+
+    and a round adds tau ell_t - 1/2 tau^2 ||x_t||^2 [- tau^2 / (4 C_t)], ell_t = |y_t - <w_t,
+    x_t>| - eps, to D (the classifiers' increment with gamma - margin replaced by the loss),
+    kept in the compiled pass at a few flops per update.  D <= P(w) for every w (weak
+    duality): P(w_avg) - D bounds how far the (averaged) weights are from the optimum of P.
+    The intercept enters as the regularised weight of the constant feature.  NaN with a
+    ``constraint`` (the projection is not a step of this dual).
+
     Parameters
     ----------
     C : float, default=1.0
@@ -71,6 +87,9 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     n_features_in_, t_ (rows seen), n_updates_ (rows that changed the weights)
+    dual_objective_ : float
+        D above after the last round (NaN with a constraint, and for models read from files
+        written before this attribute).
 
     Examples
     --------

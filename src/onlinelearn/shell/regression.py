@@ -188,6 +188,17 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         )  # fmt: skip
         return CR.OK if status == 0 else CR.NONFINITE_WEIGHTS
 
+    def _keeps_dual(self):
+        """True when the pass keeps the dual objective in ``st[DUAL]``: the closed-form passes
+        (eps-insensitive PA / PA-I / PA-II, the squared loss's prox step) without a
+        constraint.  Not RLS (``_uses_P``), the generic pass or a projection."""
+        _, loss, step = self._configuration()
+        return (
+            not self._uses_P
+            and self._constraint_code() == PP.NO_CONSTRAINT
+            and _closed_form_code(loss, step) is not None
+        )
+
     def _average(self):
         return bool(getattr(self, "average", False))
 
@@ -283,6 +294,8 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
                         "left as it was before this call. Scale the features and the target, "
                         "or lower C."
                     )
+            if not self._keeps_dual():
+                self._st[CR.DUAL] = np.nan  # these rounds are not in any kept dual
         return pred
 
     def _weights(self):
@@ -312,6 +325,30 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
     t_ = counter(CR.T, "Examples processed (all epochs and calls).")
     n_updates_ = counter(CR.N_UPDATES, "Rounds on which the weights changed.")
 
+    @property
+    def dual_objective_(self):
+        """The dual objective of the run so far, kept as the sum of the rounds' increments.
+
+        With alpha_t the signed step of round t (w_{t+1} = w_t + alpha_t x_t, so w = sum_t
+        alpha_t x_t), C_t = C times the row's ``sample_weight`` and eps = ``epsilon``::
+
+            D = sum_t (alpha_t y_t - eps |alpha_t| - q_t) - 1/2 ||sum_t alpha_t x_t||^2,
+            q_t = 0 (PA, PA-I), alpha_t^2 / (4 C_t) (PA-II), alpha_t^2 / (2 C_t) (squared)
+
+        the dual of the batch problem over every round so far (all epochs and calls)::
+
+            P(w) = 1/2 ||w||^2 + sum_t C_t [|y_t - <w, x_t>| - eps]_+    (PA-I; PA: C_t = inf)
+                   (PA-II: the square of [.]_+; squared loss: C_t / 2 (y_t - <w, x_t>)^2)
+
+        One round adds tau ell_t - 1/2 tau^2 ||x_t||^2 [- PA-II: tau^2 / (4 C_t)] with
+        tau = |alpha_t| and ell_t = |y_t - <w_t, x_t>| - eps (Crammer et al. 2006, Sec. 5: the
+        classifiers' increment with gamma - margin replaced by the loss).  x_t includes the
+        intercept feature of value ``intercept_scaling`` (a regularised weight like the others).
+        So D <= P(w) for every w (weak duality), the averaged weights included.  NaN when the
+        configuration keeps none (a constraint, RLS, a loss without a closed-form step) and for
+        models read from files written before this attribute."""
+        return float(self._stats()[CR.DUAL])
+
     def predict(self, X):
         """<w, x> + b for each row."""
         if "_w" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)
@@ -333,6 +370,8 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         est._init_state(est.n_features_in_)
         for name in ("w", "U", "P", "st"):
             a = np.ascontiguousarray(arrays[name], dtype=np.float64)
+            if name == "st" and a.shape == (CR.N_ST_V1,):  # written before the kept dual
+                a = np.concatenate([a, [np.nan]])
             if a.shape != getattr(est, "_" + name).shape:
                 raise ValueError(
                     f"model state is inconsistent: {name} has shape {a.shape}, expected "
