@@ -390,22 +390,27 @@ class OnlineLinearClassifier(
         return self._finite_in_pass()
 
     def _batch_scores(self, batch, start):
-        """decision_function of rows [start, n) of a batch, as float64 (the model as it is)."""
-        import scipy.sparse as sp
+        """decision_function of rows [start, n) of a validated batch, as float64 (the model
+        as it is; one compiled sweep over the batch's own arrays, the weights read out once)."""
+        from .._core.sparse import rows_scores
 
-        if len(batch.indices) != len(batch.data):  # dense rows (indices = arange(d))
-            X = batch.data.reshape(batch.n_rows, batch.n_cols)[start:]
-        else:
-            X = sp.csr_matrix(
-                (batch.data, batch.indices, batch.indptr), shape=(batch.n_rows, batch.n_cols)
-            )[start:]
-        return np.asarray(self.decision_function(X), dtype=np.float64)
+        if len(self.classes_) == 1:
+            return np.zeros(batch.n_rows - start)
+        W = self._weights_matrix()
+        d = self.n_features_in_
+        scores = np.empty((batch.n_rows - start, W.shape[1]))
+        rows_scores(batch.data, batch.indices, batch.indptr, start, W, scores)
+        if self.fit_intercept:
+            scores += self._intercept_value() * W[d]
+        V.check_scores(scores)
+        return scores[:, 0] if self._binary_mode() else scores
 
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
-             predict_average=False):  # fmt: skip
+             predict_average=False, readout_check=True):  # fmt: skip
         """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
         where the state is checked for overflow afterwards; ``predict_average``: ``pred_out``
-        holds the averaged weights' predictions (Euclidean pass only)."""
+        holds the averaged weights' predictions (Euclidean pass only); ``readout_check``:
+        False for a pass that another pass of the same call follows (which checks)."""
         ip, fp = self._codes(self._n_weights())
         ip[IP_PREDICT_AVERAGE] = int(predict_average)
         power = float(fp[FP_AVG_POWER])
@@ -492,7 +497,8 @@ class OnlineLinearClassifier(
             recompute_aggregate(
                 self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
             )
-        V.check_readout(self, rows)  # the weights that predict, not only the state
+        if readout_check:
+            V.check_readout(self, rows)  # the weights that predict, not only the state
 
     def _pass_kernel(self, ip):
         """The compiled pass of a call (a hook: projected updates substitute their own)."""
@@ -591,7 +597,7 @@ class OnlineLinearClassifier(
                 if req is not None:  # the calibration's held-out rows, scored part-way
                     cut = n - req.m
                     self._run(batch, y_codes, weights, order[:cut], pred, loss, rows,
-                              predict_average)  # fmt: skip
+                              predict_average, readout_check=False)  # fmt: skip
                     req.scores = self._batch_scores(batch, cut)
                     order = order[cut:]
                 self._run(batch, y_codes, weights, order, pred, loss, rows, predict_average)
