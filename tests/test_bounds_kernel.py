@@ -240,11 +240,14 @@ def test_linear_kernel_equals_the_linear_report(K):
     X, y = _stream(7, K, d=4)
     b = 0.8
     for lin, ker in [
-        (PassiveAggressiveClassifier(variant="PA-I", C=0.3, intercept_scaling=b),
+        (PassiveAggressiveClassifier(variant="PA-I", C=0.3, intercept_scaling=b,
+                                     average_power=0.0),
          KernelPassiveAggressive("linear", variant="PA-I", C=0.3, intercept_scaling=b)),
-        (PassiveAggressiveClassifier(variant="PA-II", C=0.3, intercept_scaling=b),
+        (PassiveAggressiveClassifier(variant="PA-II", C=0.3, intercept_scaling=b,
+                                     average_power=0.0),
          KernelPassiveAggressive("linear", variant="PA-II", C=0.3, intercept_scaling=b)),
-        (Perceptron(intercept_scaling=b), KernelPerceptron("linear", intercept_scaling=b)),
+        (Perceptron(intercept_scaling=b, average_power=0.0),
+         KernelPerceptron("linear", intercept_scaling=b)),
     ]:  # fmt: skip
         W = bounds.report(lin, X, y, show=False)["comparator"]  # (d + 1, K'): last row b's
         rl = bounds.report(lin, X, y, comparator=W, show=False)  # both rescale the same u
