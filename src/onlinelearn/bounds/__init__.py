@@ -34,6 +34,9 @@ grows with L and X, so sums over more rounds, or a larger X, give valid bounds t
                 :mod:`onlinelearn.bounds.tuned`
     WeightedMinMax  the min-max note's Lemma 1 / Theorem 1 (difference labels), and their
                 one-hot form (docs/graph.md), see :mod:`onlinelearn.bounds.minmax`
+    PassiveAggressiveRegressor  Crammer et al. 2006, Sec. 5 (Thms. 2-5 with the eps-insensitive
+                loss l_t): sum_t l_t^2 (PA, PA-II) or sum_t min(l_t, l_t^2) (PA-I) of the
+                online predictions, see :mod:`onlinelearn.bounds.regression`
 
 :func:`online_to_batch` (thesis App. B.3, i.i.d. rows): the risk of the hypothesis an
 online-to-batch conversion of :mod:`onlinelearn.evaluation` returns ('average': Theorem 13 on a

@@ -20,6 +20,7 @@ from .curves import (
 from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
+from .regression import is_regression, regression_report
 from .table import shown
 from .tuned import is_tuned, tuned_report
 
@@ -50,6 +51,8 @@ def report(
     Lemma 1 / Theorem 1 (difference labels) or their one-hot form (docs/graph.md), see
     :mod:`onlinelearn.bounds.minmax`.  KernelPerceptron and KernelPassiveAggressive: the same
     theorems in the RKHS of k + b^2, see :mod:`onlinelearn.bounds.kernel`.
+    PassiveAggressiveRegressor (PA, PA-I, PA-II): the cumulative (squared) eps-insensitive
+    loss against Crammer et al. 2006, Sec. 5, see :mod:`onlinelearn.bounds.regression`.
 
     COPA (Ralaivola 2012, Theorem 2, eq. (15)) bounds a different quantity, the confusion risk
     of the averaged hypothesis; see :func:`_copa_report` for what is observed and where.
@@ -77,6 +80,9 @@ def report(
     if X_test is not None or y_test is not None:
         raise ValueError("bounds.report: X_test, y_test are read for COPA only (the mistake "
                          "bounds count the rounds of the stream)")  # fmt: skip
+    if is_regression(estimator):  # PassiveAggressiveRegressor: cumulative eps-insensitive loss
+        return regression_report(estimator, X, y, comparator=comparator, show=show,
+                                 plot_to=plot_to)  # fmt: skip
     if is_kernel(estimator):  # KernelPerceptron, KernelPassiveAggressive: the same, in the RKHS
         return kernel_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     kinds = {Perceptron: "perceptron", Winnow: "winnow", PassiveAggressiveClassifier: "pa",
@@ -87,7 +93,8 @@ def report(
             f"bounds.report has no theorem for {type(estimator).__name__}: it covers "
             "Perceptron, PNormPerceptron, PassiveAggressiveClassifier (PA, PA-I, PA-II), "
             "Winnow, COPA, WeightedMinMax, OnlineLearner with the LipschitzTuned or "
-            "LossTuned step, KernelPerceptron and KernelPassiveAggressive"
+            "LossTuned step, KernelPerceptron, KernelPassiveAggressive and "
+            "PassiveAggressiveRegressor"
         )
     est = clone(estimator)
     if kind == "pa":
