@@ -20,6 +20,7 @@ from .curves import (
 from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
+from .ranking import is_label_ranker, label_ranking_report
 from .regression import is_regression, regression_report
 from .table import shown
 from .tuned import is_tuned, tuned_report
@@ -83,6 +84,9 @@ def report(
     if is_regression(estimator):  # PassiveAggressiveRegressor: cumulative eps-insensitive loss
         return regression_report(estimator, X, y, comparator=comparator, show=show,
                                  plot_to=plot_to)  # fmt: skip
+    if is_label_ranker(estimator):  # LabelRanker: thesis Lemma 1 + 18, see bounds.ranking
+        return label_ranking_report(estimator, X, y, comparator=comparator, show=show,
+                                    plot_to=plot_to)  # fmt: skip
     if is_kernel(estimator):  # KernelPerceptron, KernelPassiveAggressive: the same, in the RKHS
         return kernel_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     kinds = {Perceptron: "perceptron", Winnow: "winnow", PassiveAggressiveClassifier: "pa",

@@ -1,0 +1,202 @@
+"""The loss and mistake bound of online label ranking (thesis Lemma 1 with Lemma 18, Sec. 8.3).
+
+Shalev-Shwartz's thesis (2007) states no corollary of its own for label ranking: Sec. 8.3.1
+says that f-bar, the sum over the K labels of the squared norm (8.2) or of the relative entropy
+(8.3), satisfies Lemma 18, so that "the analysis given in Lemma 1 can be repeated for f-bar
+where the only difference is that Eq. (3.15) is replaced with the inequality given in Lemma 18".
+That is the theorem of this module.  With c = 1/C (the package's units: the dual and primal
+divided by c), g_t the pair hinge loss (8.1) at the margin gamma, and lambda'_t the subgradient
+of update I (-x_t on r0, +x_t on s0; Sec. 8.3.2), Lemma 1 reads, for every comparator U::
+
+    C sum_{t in S} g_t(W_t) - C^2 sum_{t in S} X_t^2  <=  D  <=  f-bar(U) + C sum_{t in S} g_t(U)
+
+where ||lambda'_t||^2 = sum_r ||lambda'_{t,r}||_*^2 = 2 X_t^2 (Lemma 18, part 3),
+X_t = ||x_t||_2 for the squared norm, ||x_t||_inf for the entropy (strongly convex on the simplex
+w.r.t. ||.||_1), and D = ``dual_objective_``.  S is the set of rounds the analysis runs on:
+
+* update I (conservative, Eq. (3.11)): the mistake rounds M (it sets lambda_t = lambda'_t
+  there and nothing elsewhere: Lemma 1 on the subsequence M, as for the Perceptron, Cor. 5);
+* updates II and III (Eq. (3.12) along lambda'_t capped at alpha = 1, i.e. tau = C, and the
+  optimal round): the rounds with g_t(W_t) > 0 (on the others both steps are 0 -- the round's
+  dual gain is at most sum tau (gamma - margin) <= 0 -- so the run is the run on S alone, and
+  each step's dual gain is at least that of lambda'_t, condition (3.9)).
+
+Rearranged, the bound this module reports::
+
+    sum_{t in S} g_t(W_t)  <=  sum_{t in S} g_t(U) + f-bar(U) / C + C sum_{t in S} X_t^2
+
+at every prefix of the stream, and since a mistake has g_t(W_t) >= gamma (Sec. 8.2),
+gamma |M| <= sum_{t in S} g_t(W_t) (M is a subset of S): the mistake bound is the loss bound
+over gamma.  f-bar(U) = 1/2 ||U||^2, or sum_r (log n + sum_j u_rj log u_rj) with every u_r on
+the simplex (n weights per label, the intercept feature included).
+
+Comparator U (the bound holds for every U; the reported one is the lowest of a few): no batch
+solver of the regularised ranking problem exists in the package, so the candidates are the
+learner's own weights, W_T of this run and W of a 5-epoch ``fit`` of the same configuration
+(LabelRanker keeps no averaged weights).  Squared norm: s W over the scales ``_SCALES`` of
+:func:`~onlinelearn.bounds.curves._best_scale`.  Entropy: u_r(s) = softmax(s theta_r) (the
+tempered weights, s = 1 the learner's own; s -> 0 the uniform weights, f-bar = 0), the same
+scales.  ``primal_averaged`` is P(W_T) = f-bar(W_T) + C sum_t g_t(W_T) over the whole stream
+(no averaging: the last iterate), which weak duality puts above D.
+
+Not covered (refused): a projected update (``constraint``: the greedy projected step is
+outside Lemma 1's dual ascent, and ``dual_objective_`` is NaN), fewer than two labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from .._core import ranking as RK
+from ._stream import _augmented, _row_norms
+from .curves import _best_scale
+from .table import shown
+
+__all__ = ["is_label_ranker", "label_ranking_report", "ranking_hinge"]
+
+
+def is_label_ranker(estimator):
+    from ..ranking.label_ranker import LabelRanker
+
+    return isinstance(estimator, LabelRanker)
+
+
+def ranking_hinge(S, Y, gamma):
+    """g(W) of (8.1) per row: max_{r in Y, s not in Y} [gamma - (S_r - S_s)]_+ from the scores
+    S (n, K) and the indicator Y (n, K); 0 on a row with no pair (r, s)."""
+    Y = np.asarray(Y, dtype=bool)
+    lo = np.where(Y, S, np.inf).min(axis=1)
+    hi = np.where(Y, -np.inf, S).max(axis=1)
+    has_pair = Y.any(axis=1) & (~Y).any(axis=1)
+    return np.where(has_pair, np.maximum(0.0, gamma - (lo - hi)), 0.0)
+
+
+def _complexity_value(U, entropy):
+    if not entropy:
+        return 0.5 * float(np.sum(U * U))
+    n = U.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ulogu = np.where(U > 0, U * np.log(U), 0.0)
+    return float(U.shape[1] * math.log(n) + ulogu.sum())
+
+
+def _softmax_columns(T):
+    T = T - T.max(axis=0, keepdims=True)
+    E = np.exp(T)
+    return E / E.sum(axis=0, keepdims=True)
+
+
+def label_ranking_report(estimator, X, y, *, comparator=None, show=True, plot_to=None):
+    """:func:`onlinelearn.bounds.report` for :class:`onlinelearn.LabelRanker` (module
+    docstring): the learner (a fresh clone) runs once over (X, y) in order, one row at a time,
+    and its cumulative ranking hinge loss over the rounds S is put beside the bound of Lemma 1.
+
+    ``comparator``: U over the augmented features, shape (R, K) (entropy: every column on the
+    simplex); by default the best candidate of the module docstring.  Returns the keys of
+    :func:`~onlinelearn.bounds.report` plus ``mistakes``, ``mistake_bound`` (= bound / gamma),
+    ``curve_dual`` (D after every round), ``curve_dual_lower`` (C L_S - C^2 sum X_t^2) and
+    ``curve_primal_comparator`` (f-bar(U) + C L_S(U)), the two sides of Lemma 1."""
+    from ..ranking import _targets as T
+
+    est = clone(estimator)
+    if est.constraint is not None:
+        raise NotImplementedError(
+            f"bounds.report: constraint={est.constraint!r} is a projected update, outside the "
+            "dual ascent of the thesis's Lemma 1 (its dual_objective_ is NaN); no bound"
+        )
+    codes = est._ranking_codes()  # checks the configuration
+    entropy = codes.complexity == RK.ENTROPY
+    C, gamma, upd = codes.C, codes.margin, codes.update
+    n = X.shape[0]
+    Yb, classes, _ = T.encode(y, n, None, None, None)
+    K = Yb.shape[1]
+    if K < 2:
+        raise ValueError("bounds.report: label ranking needs at least two labels")
+    rows = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
+    loss = np.zeros(n)
+    mistake = np.zeros(n, dtype=bool)
+    dual = np.zeros(n)
+    for t in range(n):
+        xt = rows[t : t + 1]
+        if t:
+            s = est._scores(xt)
+            loss[t] = ranking_hinge(s, Yb[t : t + 1], gamma)[0]
+        else:  # W_1 = 0 (entropy: uniform): every score ties
+            loss[t] = ranking_hinge(np.zeros((1, K)), Yb[t : t + 1], gamma)[0]
+        mistake[t] = bool(est.partial_fit_mistakes(xt, Yb[t : t + 1], classes=classes)[0])
+        dual[t] = est.dual_objective_
+    b = float(est._intercept_value())
+    Xa = _augmented(X, b)
+    Xn = _row_norms(Xa, np.inf if entropy else 2)
+    in_S = mistake if upd == RK.UPD_I else loss > 0
+    L_S = np.cumsum(np.where(in_S, loss, 0.0))
+    sumX2 = np.cumsum(np.where(in_S, Xn * Xn, 0.0))
+    W_T = np.array(est._weights_matrix(), dtype=np.float64)
+
+    def curve_of(U):
+        gU = ranking_hinge(np.asarray(Xa @ U), Yb, gamma)
+        return np.cumsum(np.where(in_S, gU, 0.0)) + _complexity_value(U, entropy) / C + C * sumX2
+
+    how = "given"
+    if comparator is None:
+        fitted = clone(estimator).set_params(n_epochs=5, random_state=0).fit(X, Yb)
+        best = None
+        for name, W in (("W_T of the run", W_T), ("5-epoch fit", fitted._weights_matrix())):
+            if entropy:
+                theta = est._theta if name == "W_T of the run" else fitted._theta
+
+                def family(s, theta=theta):
+                    return _softmax_columns(s * theta)
+            else:
+
+                def family(s, W=W):
+                    return s * W
+
+            s, curve = _best_scale(lambda s, family=family: curve_of(family(s)))
+            if best is None or curve[-1] < best[2][-1]:
+                best = (f"{name}, scale {s:.4g}", family(s), curve)
+        how, U, curve_bound = best
+    else:
+        U = np.asarray(comparator, dtype=np.float64)
+        if U.shape != W_T.shape:
+            raise ValueError(f"bounds.report: comparator of shape {U.shape}, expected "
+                             f"{W_T.shape} (augmented features x labels)")  # fmt: skip
+        if entropy and (np.any(U < 0) or not np.allclose(U.sum(axis=0), 1.0)):
+            raise ValueError("bounds.report: with complexity='entropy' every column of the "
+                             "comparator must lie on the probability simplex")  # fmt: skip
+        curve_bound = curve_of(U)
+    gU_all = ranking_hinge(np.asarray(Xa @ U), Yb, gamma)
+    fU = _complexity_value(U, entropy)
+    gW_all = ranking_hinge(np.asarray(Xa @ W_T), Yb, gamma)
+    P_last = _complexity_value(W_T, entropy) + C * float(gW_all.sum())
+    D = float(est.dual_objective_)
+    name = {RK.UPD_I: "I", RK.UPD_II: "II", RK.UPD_III: "III"}[upd]
+    link = "entropy (8.3)" if entropy else "squared norm (8.2)"
+    report = {
+        "observed": float(L_S[-1]),
+        "bound": float(curve_bound[-1]),
+        "quantity": "ranking hinge loss" + (" on mistakes" if upd == RK.UPD_I else ""),
+        "theorem": f"thesis Lemma 1 + Lemma 18 (Sec. 8.3), update {name}, {link}",
+        "rounds": n,
+        "mistakes": int(mistake.sum()),
+        "mistake_bound": float(curve_bound[-1] / gamma),
+        "updates": int(est.n_updates_),
+        "dual_objective": D,
+        "primal_averaged": P_last,
+        "gap": P_last - D,
+        "primal_comparator": fU + C * float(gU_all.sum()),
+        "comparator": U,
+        "comparator_choice": how,
+        "curve_observed": L_S,
+        "curve_bound": curve_bound,
+        "curve_mistakes": np.cumsum(mistake),
+        "curve_dual": dual,
+        "curve_dual_lower": C * L_S - C * C * sumX2,
+        "curve_primal_comparator": fU + C * np.cumsum(np.where(in_S, gU_all, 0.0)),
+        "estimator": est,
+    }
+    return shown(report, show, plot_to)

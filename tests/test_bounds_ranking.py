@@ -1,0 +1,121 @@
+"""bounds.report for LabelRanker: thesis Lemma 1 with Lemma 18 (Sec. 8.3), module
+:mod:`onlinelearn.bounds.ranking`; every term recomputed here from the definitions."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from _data import require_shared_file
+
+from onlinelearn import LabelRanker, bounds
+
+
+def _pair_hinge(s, y, gamma):
+    """(8.1) by enumerating the pairs r in Y, s not in Y."""
+    rel = [r for r in range(len(y)) if y[r]]
+    irr = [r for r in range(len(y)) if not y[r]]
+    return max((max(0.0, gamma - (s[r] - s[q])) for r, q in itertools.product(rel, irr)),
+               default=0.0)  # fmt: skip
+
+
+def _independent(est_params, X, Y, U):
+    """The run row by row and the terms of the bound, from coef_ / intercept_ and loops."""
+    est = LabelRanker(**est_params)
+    n, K = Y.shape
+    gamma = est.margin
+    entropy = est.complexity == "entropy"
+    C = est._configuration()[2]
+    C = C.eta if est.update == "I" else C.C
+    b = est.intercept_scaling if est.fit_intercept else 0.0
+    Xa = np.hstack([X, np.full((n, 1), b)]) if b else X
+    loss, mis = np.zeros(n), np.zeros(n, dtype=bool)
+    for t in range(n):
+        if t:
+            s = X[t] @ est.coef_.T + est.intercept_
+        else:
+            s = np.zeros(K)
+        loss[t] = _pair_hinge(s, Y[t], gamma)
+        mis[t] = est.partial_fit_mistakes(X[t : t + 1], Y[t : t + 1],
+                                          classes=np.arange(K))[0]  # fmt: skip
+    S = mis if est.update == "I" else loss > 0
+    xn = np.abs(Xa).max(axis=1) if entropy else np.sqrt((Xa * Xa).sum(axis=1))
+    gU = np.array([_pair_hinge(Xa[t] @ U, Y[t], gamma) for t in range(n)])
+    if entropy:
+        fU = sum(math.log(U.shape[0]) + sum(u * math.log(u) for u in U[:, r] if u > 0)
+                 for r in range(K))  # fmt: skip
+    else:
+        fU = 0.5 * float((U**2).sum())
+    bound = np.cumsum(S * gU) + fU / C + C * np.cumsum(S * xn**2)
+    return np.cumsum(S * loss), bound, int(mis.sum()), est, fU, C, gU
+
+
+def _random_stream(rng, n=50, d=4, K=4):
+    X = rng.normal(size=(n, d)) if rng.random() < 0.5 else rng.random((n, d))
+    Y = (rng.random((n, K)) < 0.4).astype(np.int64)
+    Y[0] = 0  # a row with no pair
+    Y[1] = 1  # and one with every label relevant
+    return X, Y
+
+
+@pytest.mark.parametrize("complexity", ["euclidean", "entropy"])
+@pytest.mark.parametrize("update", ["I", "II", "III"])
+def test_random_streams_every_prefix_and_terms(update, complexity):
+    rng = np.random.default_rng(["I", "II", "III"].index(update) + 10 * len(complexity))
+    for trial in range(3):
+        X, Y = _random_stream(rng)
+        params = dict(update=update, complexity=complexity, C=float(rng.choice([0.05, 0.5, 3])),
+                      margin=float(rng.choice([0.5, 1.0])))  # fmt: skip
+        R, K = X.shape[1] + 1, Y.shape[1]
+        if trial == 2:  # a given comparator: the bound holds for every U
+            U = rng.dirichlet(np.ones(R), size=K).T if complexity == "entropy" \
+                else rng.normal(size=(R, K))  # fmt: skip
+        else:
+            U = None
+        r = bounds.report(LabelRanker(**params), X, Y, comparator=U, show=False)
+        obs, bound, mis, est, fU, C, gU = _independent(params, X, Y, r["comparator"])
+        np.testing.assert_allclose(r["curve_observed"], obs, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(r["curve_bound"], bound, rtol=1e-9, atol=1e-9)
+        assert r["mistakes"] == mis and r["mistake_bound"] == pytest.approx(bound[-1] / est.margin)
+        assert np.all(r["curve_observed"] <= r["curve_bound"] + 1e-9)
+        assert est.margin * mis <= r["curve_observed"][-1] + 1e-9
+        # the two sides of Lemma 1 and weak duality, at every prefix and at the end
+        assert np.all(r["curve_dual_lower"] <= r["curve_dual"] + 1e-9)
+        assert np.all(r["curve_dual"] <= r["curve_primal_comparator"] + 1e-9)
+        assert r["dual_objective"] == pytest.approx(est.dual_objective_, rel=1e-9, abs=1e-12)
+        assert r["dual_objective"] <= r["primal_averaged"] + 1e-9 and r["gap"] >= -1e-9
+        assert r["primal_comparator"] == pytest.approx(fU + C * gU.sum(), rel=1e-9)
+
+
+def test_enron_slice_bound_and_duality():
+    from onlinelearn.experiments import label_ranking as LR
+
+    root = require_shared_file("enron_multilabel/enron.train.svm.bz2").parent.parent
+    X, Y = LR.load_stream(root, "enron", 200)
+    X = X.toarray()
+    for params in (dict(update="III"), dict(update="II", complexity="entropy")):
+        r = bounds.report(LabelRanker(**params), X, Y, show=False)
+        obs, bound, mis, est, *_ = _independent(params, X, Y, r["comparator"])
+        np.testing.assert_allclose(r["curve_observed"], obs, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(r["curve_bound"], bound, rtol=1e-9, atol=1e-9)
+        assert np.all(r["curve_observed"] <= r["curve_bound"])
+        assert r["dual_objective"] <= r["primal_averaged"]
+        assert r["dual_objective"] <= r["primal_comparator"]
+
+
+def test_refusals():
+    rng = np.random.default_rng(0)
+    X, Y = _random_stream(rng, n=10)
+    with pytest.raises(NotImplementedError, match="projected update"):
+        bounds.report(LabelRanker(constraint="l1"), X, Y, show=False)
+    with pytest.raises(ValueError, match="at least two labels"):
+        bounds.report(LabelRanker(), X, np.zeros(10, dtype=int), show=False)
+    with pytest.raises(ValueError, match="comparator of shape"):
+        bounds.report(LabelRanker(), X, Y, comparator=np.zeros((2, 2)), show=False)
+    with pytest.raises(ValueError, match="simplex"):
+        bounds.report(LabelRanker(complexity="entropy"), X, Y,
+                      comparator=np.ones((X.shape[1] + 1, Y.shape[1])), show=False)  # fmt: skip
+    with pytest.raises(ValueError, match="COPA only"):
+        bounds.report(LabelRanker(), X, Y, X_test=X, y_test=Y, show=False)
