@@ -78,9 +78,22 @@ def test_random_streams_every_prefix_and_terms(update, complexity):
         obs, bound, mis, est, fU, C, gU = _independent(params, X, Y, r["comparator"])
         np.testing.assert_allclose(r["curve_observed"], obs, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(r["curve_bound"], bound, rtol=1e-9, atol=1e-9)
-        assert r["mistakes"] == mis and r["mistake_bound"] == pytest.approx(bound[-1] / est.margin)
+        sf = r["curve_mistake_bound_scale_free"]
+        best = bound[-1] / est.margin if sf is None else min(bound[-1] / est.margin, sf[-1])
+        assert r["mistakes"] == mis and r["mistake_bound"] == pytest.approx(best)
         assert np.all(r["curve_observed"] <= r["curve_bound"] + 1e-9)
         assert est.margin * mis <= r["curve_observed"][-1] + 1e-9
+        assert np.all(r["curve_mistakes"] <= r["curve_mistake_bound"] + 1e-9)
+        assert (sf is not None) == (update == "I" and complexity == "euclidean")
+        if sf is not None:  # Cor. 5's form: L' + a sqrt(L') + a^2, over all rounds
+            U, g = r["comparator"], est.margin
+            Xa = np.hstack([X, np.ones((len(X), 1))])
+            Lp = np.cumsum(np.array([_pair_hinge(Xa[t] @ U, Y[t], g) for t in range(len(X))]))
+            if U is not None and trial == 2:
+                a = np.sqrt(2) * np.maximum.accumulate(np.linalg.norm(Xa, axis=1)) \
+                    * np.linalg.norm(U) / g  # fmt: skip
+                np.testing.assert_allclose(sf, Lp / g + a * np.sqrt(Lp / g) + a * a, rtol=1e-9)
+            assert np.all(r["curve_mistakes"] <= sf + 1e-9)
         # the two sides of Lemma 1 and weak duality, at every prefix and at the end
         assert np.all(r["curve_dual_lower"] <= r["curve_dual"] + 1e-9)
         assert np.all(r["curve_dual"] <= r["curve_primal_comparator"] + 1e-9)

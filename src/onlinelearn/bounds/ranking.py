@@ -27,8 +27,16 @@ Rearranged, the bound this module reports::
 
 at every prefix of the stream, and since a mistake has g_t(W_t) >= gamma (Sec. 8.2),
 gamma |M| <= sum_{t in S} g_t(W_t) (M is a subset of S): the mistake bound is the loss bound
-over gamma.  f-bar(U) = 1/2 ||U||^2, or sum_r (log n + sum_j u_rj log u_rj) with every u_r on
-the simplex (n weights per label, the intercept feature included).
+over gamma.  Update I with the squared norm runs the same rounds for every C (W_t scales with
+C), so Lemma 1 holds for every c at once; its infimum over c, summed over all rounds and solved
+for |M| as in Cor. 5 (with ||lambda'_t|| <= sqrt(2) X, X = max_t ||x_t||)::
+
+    |M| <= L' + a sqrt(L') + a^2,   L' = sum_t g_t(U) / gamma,   a = sqrt(2) X ||U|| / gamma
+
+(``curve_mistake_bound_scale_free``, its comparator scaled on its own; the reported
+``mistake_bound`` is the smaller of the two at every prefix).  f-bar(U) = 1/2 ||U||^2, or
+sum_r (log n + sum_j u_rj log u_rj) with every u_r on the simplex (n weights per label, the
+intercept feature included).
 
 Comparator U (the bound holds for every U; the reported one is the lowest of a few): no batch
 solver of the regularised ranking problem exists in the package, so the candidates are the
@@ -53,7 +61,7 @@ from sklearn.base import clone
 
 from .._core import ranking as RK
 from ._stream import _augmented, _row_norms
-from .curves import _best_scale
+from .curves import _best_scale, _perceptron_curve
 from .table import shown
 
 __all__ = ["is_label_ranker", "label_ranking_report", "ranking_hinge"]
@@ -169,6 +177,22 @@ def label_ranking_report(estimator, X, y, *, comparator=None, show=True, plot_to
             raise ValueError("bounds.report: with complexity='entropy' every column of the "
                              "comparator must lie on the probability simplex")  # fmt: skip
         curve_bound = curve_of(U)
+    mistake_curve = curve_bound / gamma
+    scale_free = None
+    if upd == RK.UPD_I and not entropy:  # Cor. 5's form: the run is the same for every C
+        xr = math.sqrt(2.0) * Xn
+
+        def mistakes_of(V):
+            gV = ranking_hinge(np.asarray(Xa @ V), Yb, gamma) / gamma
+            return _perceptron_curve(None, gV, xr, math.sqrt(float(np.sum(V * V))) / gamma)
+
+        if comparator is None:
+            scale_free = min((_best_scale(lambda s, W=W: mistakes_of(s * W))[1]
+                              for W in (W_T, fitted._weights_matrix())),
+                             key=lambda c: c[-1])  # fmt: skip
+        else:
+            scale_free = mistakes_of(U)
+        mistake_curve = np.minimum(mistake_curve, scale_free)
     gU_all = ranking_hinge(np.asarray(Xa @ U), Yb, gamma)
     fU = _complexity_value(U, entropy)
     gW_all = ranking_hinge(np.asarray(Xa @ W_T), Yb, gamma)
@@ -183,7 +207,9 @@ def label_ranking_report(estimator, X, y, *, comparator=None, show=True, plot_to
         "theorem": f"thesis Lemma 1 + Lemma 18 (Sec. 8.3), update {name}, {link}",
         "rounds": n,
         "mistakes": int(mistake.sum()),
-        "mistake_bound": float(curve_bound[-1] / gamma),
+        "mistake_bound": float(mistake_curve[-1]),
+        "curve_mistake_bound": mistake_curve,
+        "curve_mistake_bound_scale_free": scale_free,
         "updates": int(est.n_updates_),
         "dual_objective": D,
         "primal_averaged": P_last,
