@@ -132,3 +132,73 @@ def test_refusals():
                       comparator=np.ones((X.shape[1] + 1, Y.shape[1])), show=False)  # fmt: skip
     with pytest.raises(ValueError, match="COPA only"):
         bounds.report(LabelRanker(), X, Y, X_test=X, y_test=Y, show=False)
+
+
+# ---------------------------------------------------------------------- InstanceRanker
+def _instance_terms(X, y, qid, u, kind, C, w_run):
+    """L_S of the run's losses and the bound, by enumerating each query's pairs."""
+    out_g, out_x = [], []
+    for q in np.unique(qid):
+        idx = np.flatnonzero(qid == q)
+        pairs = [(i, j) for i in idx for j in idx if y[i] > y[j]]
+        if not pairs:
+            out_g.append(0.0)
+            out_x.append(0.0)
+            continue
+        ls = [max(0.0, (y[i] - y[j]) - (X[i] - X[j]) @ u) for i, j in pairs]
+        out_g.append(max(ls) if kind == "max" else sum(ls) / len(ls))
+        out_x.append(max(float((X[i] - X[j]) @ (X[i] - X[j])) for i, j in pairs))
+    return np.array(out_g), np.array(out_x)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("update", ["optimal", "subgradient"])
+def test_instance_ranker_bound(kind, update):
+    from onlinelearn.bounds.ranking import instance_ranking_report
+    from onlinelearn.ranking.instance_ranker import InstanceRanker
+
+    rng = np.random.default_rng(["max", "avg"].index(kind) + 2 * len(update))
+    for trial in range(3):
+        X = rng.normal(size=(60, 4))
+        qid = np.repeat(np.arange(20), 3)
+        y = rng.integers(0, 3, 60).astype(float)
+        y[:3] = 1.0  # a query without pairs
+        C = float(rng.choice([0.1, 1.0, 5.0]))
+        u0 = rng.normal(size=4) if trial == 2 else None
+        est = InstanceRanker(loss=kind, update=update, C=C)
+        r = instance_ranking_report(est, X, y, qid, comparator=u0, show=False)
+        run = r["estimator"]
+        assert r["observed"] == pytest.approx(run.cumulative_loss_, rel=1e-9)
+        gu, xs = _instance_terms(X, y, qid, r["comparator"], kind, C, run.coef_)
+        # the rounds S: the run's own losses, from a second run query by query
+        again = InstanceRanker(loss=kind, update=update, C=C)
+        lw = []
+        for q in range(20):
+            sl = slice(3 * q, 3 * q + 3)
+            w = again.coef_ if q else np.zeros(4)
+            lw.append(_instance_terms(X[sl], y[sl], qid[sl], w, kind, C, None)[0][0])
+            again.partial_fit(X[sl], y[sl])
+        S = np.array(lw) > 0
+        bound = np.cumsum(S * gu) + 0.5 * r["comparator"] @ r["comparator"] / C \
+            + 0.5 * C * np.cumsum(S * xs)  # fmt: skip
+        np.testing.assert_allclose(r["curve_observed"], np.cumsum(S * np.array(lw)), rtol=1e-9,
+                                   atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(r["curve_bound"], bound, rtol=1e-9)
+        assert np.all(r["curve_observed"] <= r["curve_bound"] + 1e-9)
+        assert np.all(r["curve_dual_lower"] <= r["curve_dual"] + 1e-9)
+        assert np.all(r["curve_dual"] <= r["curve_primal_comparator"] + 1e-9)
+        assert r["dual_objective"] <= r["primal_averaged"] + 1e-9
+
+
+def test_instance_ranker_refusals():
+    from onlinelearn.bounds.ranking import instance_ranking_report
+    from onlinelearn.ranking.instance_ranker import InstanceRanker
+
+    X, y = np.ones((6, 2)), np.arange(6.0)
+    with pytest.raises(NotImplementedError, match="instance_ranking_report"):
+        bounds.report(InstanceRanker(), X, y, show=False)
+    with pytest.raises(ValueError, match="needs qid"):
+        instance_ranking_report(InstanceRanker(), X, y, show=False)
+    with pytest.raises(ValueError, match="comparator of shape"):
+        instance_ranking_report(InstanceRanker(), X, y, np.zeros(6), comparator=np.ones(3),
+                                show=False)  # fmt: skip

@@ -64,13 +64,15 @@ from ._stream import _augmented, _row_norms
 from .curves import _best_scale, _perceptron_curve
 from .table import shown
 
-__all__ = ["is_label_ranker", "label_ranking_report", "ranking_hinge"]
+__all__ = ["instance_ranking_report", "is_label_ranker", "label_ranking_report", "ranking_hinge"]
 
 
 def is_label_ranker(estimator):
+    """LabelRanker, or InstanceRanker (refused by :func:`label_ranking_report` with a pointer
+    to :func:`instance_ranking_report`, which needs the queries)."""
     from ..ranking.label_ranker import LabelRanker
 
-    return isinstance(estimator, LabelRanker)
+    return isinstance(estimator, LabelRanker) or is_instance_ranker(estimator)
 
 
 def ranking_hinge(S, Y, gamma):
@@ -110,6 +112,11 @@ def label_ranking_report(estimator, X, y, *, comparator=None, show=True, plot_to
     ``curve_primal_comparator`` (f-bar(U) + C L_S(U)), the two sides of Lemma 1."""
     from ..ranking import _targets as T
 
+    if is_instance_ranker(estimator):
+        raise NotImplementedError(
+            "bounds.report: an InstanceRanker's rounds are queries, which report() cannot be "
+            "told: use onlinelearn.bounds.ranking.instance_ranking_report(est, X, y, qid)"
+        )
     est = clone(estimator)
     if est.constraint is not None:
         raise NotImplementedError(
@@ -223,6 +230,127 @@ def label_ranking_report(estimator, X, y, *, comparator=None, show=True, plot_to
         "curve_dual": dual,
         "curve_dual_lower": C * L_S - C * C * sumX2,
         "curve_primal_comparator": fU + C * np.cumsum(np.where(in_S, gU_all, 0.0)),
+        "estimator": est,
+    }
+    return shown(report, show, plot_to)
+
+
+# ---------------------------------------------------------------------- instance ranking
+def is_instance_ranker(estimator):
+    from ..ranking.instance_ranker import InstanceRanker
+
+    return isinstance(estimator, InstanceRanker)
+
+
+def instance_pair_loss(s, y, kind):
+    """g_t of one query from its scores s and targets y: 'max' (5.26) or 'avg' (5.25) of the
+    pair losses [(y_i - y_j) - (s_i - s_j)]_+ over E_t = {(i, j) : y_i > y_j}; 0 without pairs."""
+    d = y[:, None] - y[None, :]
+    pairs = d > 0
+    if not pairs.any():
+        return 0.0
+    lij = np.maximum(0.0, d - (s[:, None] - s[None, :]))[pairs]
+    return float(lij.max() if kind == "max" else lij.mean())
+
+
+def instance_ranking_report(estimator, X, y, qid=None, *, comparator=None, show=True,
+                            plot_to=None):  # fmt: skip
+    """The regret bound of :class:`onlinelearn.InstanceRanker` (thesis Sec. 5.3.4: g_t is
+    X_t-Lipschitz, X_t = max_{(i,j) in E_t} ||x_i - x_j||_2, so Lemma 1 / Cor. 1 apply with
+    f = 1/2 ||w||^2 and c = 1/C): for every comparator u, over the rounds S with g_t(w_t) > 0
+    (both updates change nothing elsewhere)::
+
+        C L_S(w) - C^2/2 sum_S X_t^2  <=  D  <=  1/2 ||u||^2 + C L_S(u)
+        =>  L_S(w)  <=  L_S(u) + ||u||^2 / (2C) + C/2 sum_S X_t^2
+
+    A round is a query (``qid``: maximal runs of equal values; None: every row is its own
+    query, which has no pair: give qid).  Comparator: by default the best scale (``_SCALES``)
+    of the final weights of this run or of a 5-epoch ``fit``.  ``primal_averaged``: P of the
+    last iterate (no averaging).  Refused: a run whose optimal steps were not certified
+    (``n_inexact_steps_`` > 0: then (3.9) is not guaranteed)."""
+    from ..ranking.instance_ranker import _query_pointers
+
+    est = clone(estimator)
+    rows = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
+    yv = np.asarray(y, dtype=np.float64).ravel()
+    n = rows.shape[0]
+    if qid is None:
+        raise ValueError("bounds: instance ranking needs qid (the rows of each query): without "
+                         "it every row is a query without pairs")  # fmt: skip
+    starts = _query_pointers(qid, n)
+    C = float(est.C)
+    T_ = len(starts) - 1
+    loss = np.zeros(T_)
+    xn2 = np.zeros(T_)
+    dual = np.zeros(T_)
+    dense = rows.toarray() if sp.issparse(rows) else rows
+    for t in range(T_):
+        a, b = starts[t], starts[t + 1]
+        Xq, yq = rows[a:b], yv[a:b]
+        s = np.asarray(Xq @ est.coef_).ravel() if t else np.zeros(b - a)
+        loss[t] = instance_pair_loss(s, yq, est.loss)
+        d = yq[:, None] - yq[None, :]
+        if (d > 0).any():
+            ii, jj = np.nonzero(d > 0)
+            diff = dense[a:b][ii] - dense[a:b][jj]
+            xn2[t] = float((diff * diff).sum(axis=1).max())
+        est.partial_fit(Xq, yq)
+        dual[t] = est.dual_objective_
+    if est.n_inexact_steps_:
+        raise NotImplementedError(
+            f"bounds: {est.n_inexact_steps_} optimal step(s) were not certified (max_iter); "
+            "Lemma 1 needs every step's dual gain at least the subgradient's: raise max_iter"
+        )
+    in_S = loss > 0
+    L_S = np.cumsum(np.where(in_S, loss, 0.0))
+    sumX2 = np.cumsum(np.where(in_S, xn2, 0.0))
+
+    def losses_of(u):
+        sc = np.asarray(rows @ u).ravel()
+        return np.array([instance_pair_loss(sc[starts[t]:starts[t + 1]],
+                                            yv[starts[t]:starts[t + 1]], est.loss)
+                         for t in range(T_)])  # fmt: skip
+
+    def curve_of(u):
+        gu = losses_of(u)
+        return np.cumsum(np.where(in_S, gu, 0.0)) + 0.5 * float(u @ u) / C + 0.5 * C * sumX2
+
+    w_T = np.array(est.coef_, dtype=np.float64)
+    if comparator is None:
+        fitted = clone(estimator).set_params(n_epochs=5, random_state=0).fit(X, yv, qid=qid)
+        best = None
+        for name, w in (("w_T of the run", w_T), ("5-epoch fit", np.asarray(fitted.coef_))):
+            sc, curve = _best_scale(lambda s, w=w: curve_of(s * w))
+            if best is None or curve[-1] < best[2][-1]:
+                best = (f"{name}, scale {sc:.4g}", sc * w, curve)
+        how, u, curve_bound = best
+    else:
+        how, u = "given", np.asarray(comparator, dtype=np.float64).ravel()
+        if u.shape != w_T.shape:
+            raise ValueError(f"bounds: comparator of shape {u.shape}, expected {w_T.shape}")
+        curve_bound = curve_of(u)
+    gu = losses_of(u)
+    D = float(est.dual_objective_)
+    P_last = 0.5 * float(w_T @ w_T) + C * float(losses_of(w_T).sum())
+    report = {
+        "observed": float(L_S[-1]),
+        "bound": float(curve_bound[-1]),
+        "quantity": f"ranking loss ({est.loss})",
+        "theorem": f"thesis Sec. 5.3.4 + Lemma 1 (Cor. 1), update {est.update}",
+        "rounds": T_,
+        "mistakes": int(est.n_mistakes_),
+        "updates": int(est.n_updates_),
+        "dual_objective": D,
+        "primal_averaged": P_last,
+        "gap": P_last - D,
+        "primal_comparator": 0.5 * float(u @ u) + C * float(gu.sum()),
+        "comparator": u,
+        "comparator_choice": how,
+        "curve_observed": L_S,
+        "curve_bound": curve_bound,
+        "curve_dual": dual,
+        "curve_dual_lower": C * L_S - 0.5 * C * C * sumX2,
+        "curve_primal_comparator": 0.5 * float(u @ u) + C * np.cumsum(np.where(in_S, gu, 0.0)),
         "estimator": est,
     }
     return shown(report, show, plot_to)
