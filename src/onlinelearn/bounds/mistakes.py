@@ -17,6 +17,7 @@ from .curves import (
     _pnorm_curve,
     _winnow_curve,
 )
+from .dual_ascent import dual_ascent_report, is_dual_ascent
 from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
@@ -85,6 +86,9 @@ def report(
                                  plot_to=plot_to)  # fmt: skip
     if is_kernel(estimator):  # KernelPerceptron, KernelPassiveAggressive: the same, in the RKHS
         return kernel_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
+    if is_dual_ascent(estimator):  # window steps: Sec. 5.2.2 with the PA-I / PA-II bounds
+        return dual_ascent_report(estimator, X, y, comparator=comparator, show=show,
+                                  plot_to=plot_to)  # fmt: skip
     kinds = {Perceptron: "perceptron", Winnow: "winnow", PassiveAggressiveClassifier: "pa",
              PNormPerceptron: "pnorm"}  # fmt: skip
     kind = next((k for c, k in kinds.items() if type(estimator) is c), None)
