@@ -39,6 +39,12 @@ which are Crammer et al. 2006 Thm. 4 and Thm. 5 read at margin gamma as the line
 read them: the same curves (:func:`.curves._pa1_curve`, :func:`.curves._pa2_curve`), the same
 default comparator (:func:`.primal.batch_optimum` at C, margin gamma) and scale search.
 
+Why the premise holds for this learner (``_core/dual_window.py``): 'last-k' k = 1 is the
+single-variable step itself and k = 2 the exact optimum over (t-1, t), which includes it;
+'row-action', 'last-k' k > 2 and 'ftrl' take coordinate steps newest first, so their first
+step is the single-variable step on the new variable (at tau_t = 0) and every later step only
+raises D, even in a round stopped at ``max_sweeps``.  :func:`premise` measures it anyway.
+
 Refused: variant 'PA' (k = 1 only, where the learner is PassiveAggressiveClassifier(variant=
 'PA'): use that), the entropy and p-norm links and the growing-c steps ('self-tuned',
 'strongly-convex': Theorem 6 with c_t of Eq. (5.17), or Fig. 4.1, need other curves), and
