@@ -17,11 +17,13 @@ from .curves import (
     _pnorm_curve,
     _winnow_curve,
 )
+from .dual_ascent import dual_ascent_report, is_dual_ascent
 from .kernel import is_kernel, kernel_report
 from .minmax import minmax_report
 from .primal import _dual_exponent, batch_optimum, primal_objective
 from .ranking import is_label_ranker, label_ranking_report
 from .regression import is_regression, regression_report
+from .structured import is_tagger, tagger_report
 from .table import shown
 from .tuned import is_tuned, tuned_report
 
@@ -89,6 +91,11 @@ def report(
                                     plot_to=plot_to)  # fmt: skip
     if is_kernel(estimator):  # KernelPerceptron, KernelPassiveAggressive: the same, in the RKHS
         return kernel_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
+    if is_dual_ascent(estimator):  # window steps: Sec. 5.2.2 with the PA-I / PA-II bounds
+        return dual_ascent_report(estimator, X, y, comparator=comparator, show=show,
+                                  plot_to=plot_to)  # fmt: skip
+    if is_tagger(estimator):  # SequenceTagger 'self-tuned': thesis Theorem 7 (Hamming cost)
+        return tagger_report(estimator, X, y, comparator=comparator, show=show, plot_to=plot_to)
     kinds = {Perceptron: "perceptron", Winnow: "winnow", PassiveAggressiveClassifier: "pa",
              PNormPerceptron: "pnorm"}  # fmt: skip
     kind = next((k for c, k in kinds.items() if type(estimator) is c), None)
