@@ -104,8 +104,10 @@ def report(
             f"bounds.report has no theorem for {type(estimator).__name__}: it covers "
             "Perceptron, PNormPerceptron, PassiveAggressiveClassifier (PA, PA-I, PA-II), "
             "Winnow, COPA, WeightedMinMax, OnlineLearner with the LipschitzTuned or "
-            "LossTuned step, KernelPerceptron, KernelPassiveAggressive and "
-            "PassiveAggressiveRegressor"
+            "LossTuned step, KernelPerceptron, KernelPassiveAggressive, "
+            "PassiveAggressiveRegressor, LabelRanker, DualAscentClassifier (window steps) and "
+            "SequenceTagger (update='self-tuned'); InstanceRanker through "
+            "bounds.ranking.instance_ranking_report (it needs the query ids)"
         )
     est = clone(estimator)
     if kind == "pa":
