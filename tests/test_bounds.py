@@ -287,6 +287,32 @@ def _subset(name):
 @pytest.mark.parametrize("name", SETS)
 def test_observed_never_exceeds_the_bound(name):
     X, y = _subset(name)
+    _check_bounds_on(name, X, y)
+
+
+#: the classification sets of the shared folder's PMLB part (sleep included: 5 classes)
+PMLB_SETS = ["adult", "connect_4", "krkopt", "mushroom", "optdigits", "segmentation", "shuttle",
+             "sleep", "spambase", "texture", "vowel", "waveform_40"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["a8a"] + [f"pmlb/{n}" for n in PMLB_SETS])
+def test_observed_never_exceeds_the_bound_on_the_other_shared_sets(name):
+    """The same on every other labelled set of the shared folder (600 rows, fixed seed; the
+    PMLB features as they come, unscaled)."""
+    if name == "a8a":
+        X, y = _subset(name)
+        X, y = X[:600], y[:600]
+    else:
+        from onlinelearn.datasets import load_pmlb
+
+        require_shared_data(name)
+        X, y = load_pmlb(name.split("/", 1)[1])
+        rows = np.random.default_rng(0).permutation(X.shape[0])[:600]
+        X, y = X[rows], np.asarray(y)[rows]
+    _check_bounds_on(name, X, y)
+
+
+def _check_bounds_on(name, X, y):
     for est in (Perceptron(), PassiveAggressiveClassifier(variant="PA-I", C=0.1),
                 Winnow(eta=0.5)):  # fmt: skip
         r = bounds.report(est, X, y, show=False)
