@@ -17,7 +17,8 @@
   labels from decision values;
 * :mod:`~onlinelearn.shell.atomic`: files replaced atomically (model files, predictions);
 * :mod:`~onlinelearn.shell.proba`: ``predict_proba`` of every classifier (the logistic loss's
-  own probabilities, or a calibration learned online from progressive-validation scores);
+  own probabilities, or a calibration learned online from progressive-validation scores), with
+  the maps and their window in :mod:`~onlinelearn.shell.calibration`;
 * the linear learners' shell: :mod:`~onlinelearn.shell.base` (``OnlineLinearClassifier``:
   validation, label sets, class weights and snapshots around one compiled pass; public as
   ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.state_columns` (its

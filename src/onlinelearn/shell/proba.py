@@ -9,7 +9,8 @@ Two cases.
   same numbers; for K > 2 the multinomial model whose max-rival form the loss bounds).
 
 * **Calibrated** (every margin learner: hinge, squared hinge, COPA, kernel, second-order, SVM,
-  boosting).  Margins are not probabilities; a calibration map is learned *online* from
+  boosting; the maps and their window: :mod:`.calibration`).  Margins are not probabilities;
+  a calibration map is learned *online* from
   **progressive-validation scores**: the decision values of training rows computed by the model
   *before* it learned from them (held-out scores, the only honest ones for an online learner:
   after its update a passive-aggressive learner has margin >= 1 on the row it just saw).
@@ -79,9 +80,21 @@ import functools
 import warnings
 
 import numpy as np
-from scipy.special import expit
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
+
+from .calibration import (  # noqa: F401 - THIN and the fits are read here by the tests
+    PER_CALL,
+    REFIT,
+    THIN,
+    WINDOW,
+    Calibration,
+    _agree,
+    _as_kind,
+    fit_binary_slopes,
+    fit_temperature,
+    log_proba_from_scores,
+)
 
 __all__ = [
     "REFIT",
@@ -93,24 +106,6 @@ __all__ = [
     "log_proba_from_scores",
 ]
 
-#: rows of progressive-validation scores kept for the calibration (the most recent ones)
-WINDOW = 2048
-#: the map is refitted when this many new rows arrived (or as many as it had, at the start)
-REFIT = 256
-#: scoring a call costs a decision_function call, whose fixed part (the validation, the
-#: read-out of the weights: O(d K) for an averaged linear learner) can exceed a one-row
-#: partial_fit; so once the window holds REFIT rows, a call of n < PER_CALL rows is scored
-#: only when it crosses a multiple of ``stride`` rows, stride = max(THIN n, d K /
-#: STRIDE_WEIGHTS up to MAX_STRIDE) (d features, K score columns): one row in THIN of a
-#: stream, fewer on a wide model (one in 275 for news20's 20 x 56,438 weights); a call of
-#: PER_CALL rows or more is always scored (thinning those left the window too old: news20,
-#: one pass in batches of 1,000, log loss 0.81 instead of 0.65)
-THIN = 8
-#: at most this many rows of a call are scored (its last ones): scoring is a product with the
-#: weights, a sizeable part of a pass's cost
-PER_CALL = 256
-STRIDE_WEIGHTS = 4096
-MAX_STRIDE = 1024
 #: the held-out share of ``fit`` and of a first ``partial_fit`` (at most ``WINDOW`` rows)
 HOLDOUT = 0.2
 #: the learner had no model before the call
@@ -151,281 +146,6 @@ def _held_out_size(n):
     return 0 if m < 1 or n - m < 2 else m
 
 
-# ---------------------------------------------------------------------------- the maps
-def _log_sigmoid(z):
-    """log sigma(z) = -log(1 + e^{-z}), stable for every z."""
-    return -np.logaddexp(0.0, -z)
-
-
-def _log_softmax(Z):
-    m = Z.max(axis=1, keepdims=True)
-    m[~np.isfinite(m)] = 0.0
-    E = Z - m
-    return E - np.log(np.exp(E).sum(axis=1, keepdims=True))
-
-
-def log_proba_from_scores(scores, kind, params):
-    """log p (n, K) from decision values: ``kind`` 'binary' (1-D scores, params (a_+, a_-)),
-    'multiclass' ((n, K) scores, params (a,)), 'single' (one class)."""
-    if kind == "single":
-        return np.zeros((np.shape(scores)[0], 1))
-    if kind == "binary":
-        s = np.asarray(scores, dtype=np.float64)
-        z = params[0] * np.maximum(s, 0.0) + params[1] * np.minimum(s, 0.0)
-        return np.column_stack([_log_sigmoid(-z), _log_sigmoid(z)])
-    return _log_softmax(params[0] * np.asarray(scores, dtype=np.float64))
-
-
-def _as_kind(scores, kind):
-    """Scores in the form of ``kind``: one per row for two classes (f_1 - f_0 when a learner
-    gives a column per class), (n, K) otherwise."""
-    scores = np.asarray(scores, dtype=np.float64)
-    if kind == "binary" and scores.ndim == 2:
-        return scores[:, 0] if scores.shape[1] == 1 else scores[:, 1] - scores[:, 0]
-    return scores
-
-
-def _agree(P, scores, kind):
-    """Rows where rounding made the probabilities of predict's class and another equal
-    (a |s| below 1e-16 relative): one ulp moves from the other to predict's class, so that
-    the first maximum of each row is predict's label."""
-    if kind == "single":
-        return P
-    if kind == "binary":
-        pred = (np.asarray(scores) > 0).astype(np.int64)
-    else:
-        pred = np.argmax(scores, axis=1)
-    top = np.argmax(P, axis=1)
-    bad = np.flatnonzero(top != pred)
-    if bad.size:
-        P = P.copy()
-        j, k = top[bad], pred[bad]
-        eps = np.spacing(P[bad, j])
-        P[bad, k] = P[bad, j] + eps
-        P[bad, j] = P[bad, j] - eps
-    return P
-
-
-def _root(grad_hess, a0, a_min, rtol=1e-12, max_iter=200):
-    """The minimiser over a >= a_min of a convex 1-D function given by its derivative g and
-    second derivative h: a_min if g(a_min) >= 0, else the root of g, by Newton's method from
-    ``a0`` kept in a bracket [lo, hi] (doubling while no upper end is known, bisection when a
-    step leaves the bracket); it stops when a step moves a by at most ``rtol`` a or the
-    bracket is that narrow."""
-    a = max(float(a0), a_min)
-    g, h = grad_hess(a)
-    if g >= 0:
-        if a == a_min:
-            return a_min
-        hi = a
-        if grad_hess(a_min)[0] >= 0:
-            return a_min
-        lo = a_min
-    else:
-        lo, hi = a, np.inf  # g is increasing: g(a_min) <= g(a) < 0
-    for _ in range(max_iter):
-        if g == 0:
-            return a
-        step = a - g / h if h > 0 else np.inf
-        if abs(step - a) <= rtol * a:  # a Newton step this small: converged
-            return min(max(step, lo), hi)
-        if not (lo < step < hi):
-            if hi == np.inf:
-                step = 2.0 * lo
-            else:
-                step = np.sqrt(lo * hi) if hi > 4.0 * lo else 0.5 * (lo + hi)
-        if step > 1e300:
-            return step
-        a = step
-        g, h = grad_hess(a)
-        if g < 0:
-            lo = a
-        else:
-            hi = a
-        if hi < np.inf and hi - lo <= rtol * hi:
-            return a
-    return a
-
-
-def _platt_targets(codes, w, n_classes):
-    """Platt's targets: (N_y + 1) / (N_y + 2) for the true class, N_y its weight."""
-    N = np.bincount(codes, weights=w, minlength=n_classes)
-    return (N[codes] + 1.0) / (N[codes] + 2.0)
-
-
-def fit_binary_slopes(s, y01, w, start=(1.0, 1.0)):
-    """(a_+, a_-): the two-slope Platt map (module docstring) of scores ``s`` with labels
-    ``y01`` in {0, 1} and weights ``w``.  A side without rows (or with only zero scores)
-    keeps its ``start`` slope."""
-    s = np.asarray(s, dtype=np.float64)
-    y01 = np.asarray(y01, dtype=np.int64)
-    w = np.asarray(w, dtype=np.float64)
-    t_true = _platt_targets(y01, w, 2)
-    t = np.where(y01 == 1, t_true, 1.0 - t_true)  # the target of class 1
-    scale = float(np.abs(s).max()) if s.size else 0.0
-    out = []
-    for side, a0 in zip((s > 0, s < 0), start, strict=True):
-        # solved for b = a scale over u / scale in [-1, 1] (no overflow for huge scores)
-        u, ws, ts = s[side] / max(scale, 1e-300), w[side], t[side]
-        if scale == 0.0 or not np.any(ws > 0):
-            out.append(float(a0))
-            continue
-
-        def grad_hess(b, u=u, ws=ws, ts=ts):
-            p = expit(b * u)
-            return float(np.dot(ws, u * (p - ts))), float(np.dot(ws, u * u * p * (1.0 - p)))
-
-        b0 = min(max(float(a0) * scale, 1e-6), 1e12)
-        out.append(float(_root(grad_hess, b0, 1e-6)) / scale)
-    return tuple(out)
-
-
-def fit_temperature(S, codes, w, start=1.0):
-    """a: the temperature map softmax(a s) (module docstring) of scores ``S`` (n, K) with
-    true-class indices ``codes`` and weights ``w``; ``start`` when the scores carry no
-    information (every row's scores equal)."""
-    S = np.asarray(S, dtype=np.float64)
-    codes = np.asarray(codes, dtype=np.int64)
-    w = np.asarray(w, dtype=np.float64)
-    n, K = S.shape
-    keep = w > 0
-    S, codes, w = S[keep], codes[keep], w[keep]
-    spread = S.max(axis=1) - S.min(axis=1) if S.size else np.zeros(0)
-    if not np.any(spread > 0):
-        return float(start)
-    t_true = _platt_targets(codes, w, K)
-    scale = float(np.abs(S).max())
-    S = S / scale  # solved for b = a scale over scores in [-1, 1] (no overflow)
-    s_true = S[np.arange(S.shape[0]), codes]
-    # <t_i, s_i>: the true class t_true, the K - 1 others (1 - t_true) / (K - 1) each
-    ts = t_true * s_true + (1.0 - t_true) * (S.sum(axis=1) - s_true) / (K - 1)
-    m = S.max(axis=1, keepdims=True)
-    D = S - m  # <= 0: exp never overflows
-
-    def grad_hess(a):
-        E = np.exp(a * D)
-        Z = E.sum(axis=1)
-        mean = (E * S).sum(axis=1) / Z
-        var = (E * D * D).sum(axis=1) / Z - ((E * D).sum(axis=1) / Z) ** 2
-        return float(np.dot(w, mean - ts)), float(np.dot(w, np.maximum(var, 0.0)))
-
-    b0 = min(max(float(start) * scale, 1e-6), 1e12)
-    return float(_root(grad_hess, b0, 1e-6)) / scale
-
-
-# ---------------------------------------------------------------------------- the state
-class Calibration:
-    """The window of progressive-validation scores and the map fitted on it.
-
-    ``kind``: 'binary' (one score per row, map (a_+, a_-)) or 'multiclass' (K scores, map
-    (a,)); ``scores`` (WINDOW, C), ``codes`` (WINDOW,) the true class of each row among the
-    scores' classes, ``weights`` (WINDOW,); ``count`` rows held, ``head`` the next slot;
-    ``since_fit`` rows added since the map was fitted, ``at_fit`` rows held then."""
-
-    def __init__(self, kind, n_columns, params=None):
-        self.kind = kind
-        self.n_columns = int(n_columns)
-        self.params = np.array(
-            params if params is not None else ((1.0, 1.0) if kind == "binary" else (1.0,)),
-            dtype=np.float64,
-        )
-        self.scores = np.zeros((WINDOW, self.n_columns))
-        self.codes = np.zeros(WINDOW, dtype=np.int64)
-        self.weights = np.zeros(WINDOW)
-        self.count = self.head = self.since_fit = self.at_fit = 0
-        self.offered = 0  # rows of every call since the window started, scored or not
-
-    def __eq__(self, other):
-        """Equal state, bit for bit (the transaction tests compare models field by field)."""
-        if type(other) is not type(self):
-            return NotImplemented
-        a, b = vars(self), vars(other)
-        if a.keys() != b.keys():
-            return False
-        for k, v in a.items():
-            w = b[k]
-            if isinstance(v, np.ndarray):
-                if not (isinstance(w, np.ndarray) and v.dtype == w.dtype
-                        and np.array_equal(v, w, equal_nan=v.dtype.kind in "fc")):  # fmt: skip
-                    return False
-            elif v != w:
-                return False
-        return True
-
-    __hash__ = None
-
-    def wants(self, n, n_weights):
-        """Score a call of ``n`` rows?  Every call until the window holds REFIT rows; then the
-        call that crosses a multiple of the stride (``THIN`` module comment)."""
-        if self.count < REFIT or n >= PER_CALL:
-            return True  # a large batch: the fixed cost is shared by many rows
-        # about one row in THIN of a stream of small batches (one batch in THIN), and fewer
-        # on a wide model
-        stride = max(min(MAX_STRIDE, n_weights // STRIDE_WEIGHTS), THIN * n)
-        return (self.offered + n) // stride != self.offered // stride
-
-    def add(self, scores, codes, weights):
-        """Append rows (the last WINDOW of them stay)."""
-        n = len(codes)
-        if n > WINDOW:
-            scores, codes, weights = scores[-WINDOW:], codes[-WINDOW:], weights[-WINDOW:]
-            n = WINDOW
-        slots = (self.head + np.arange(n)) % WINDOW
-        self.scores[slots] = np.asarray(scores, dtype=np.float64).reshape(n, self.n_columns)
-        self.codes[slots] = codes
-        self.weights[slots] = weights
-        self.head = int((self.head + n) % WINDOW)
-        self.count = min(WINDOW, self.count + n)
-        self.since_fit += n
-
-    def due(self):
-        return self.since_fit > 0 and self.since_fit >= min(REFIT, max(1, self.at_fit))
-
-    def ordered(self):
-        """(scores, codes, weights) of the rows held, oldest first."""
-        if self.count < WINDOW:
-            idx = np.arange(self.count)
-        else:
-            idx = (self.head + np.arange(WINDOW)) % WINDOW
-        return self.scores[idx], self.codes[idx], self.weights[idx]
-
-    def refit(self):
-        S, codes, w = self.ordered()
-        if self.kind == "binary":
-            self.params = np.array(fit_binary_slopes(S[:, 0], codes, w, tuple(self.params)))
-        else:
-            self.params = np.array([fit_temperature(S, codes, w, float(self.params[0]))])
-        self.since_fit, self.at_fit = 0, self.count
-
-    # -- model files
-    def to_state(self):
-        S, codes, w = self.ordered()
-        meta = {"kind": self.kind, "n_columns": self.n_columns, "since_fit": self.since_fit,
-                "at_fit": self.at_fit, "offered": self.offered}  # fmt: skip
-        return meta, {"params": self.params, "scores": S, "codes": codes, "weights": w}
-
-    @classmethod
-    def from_state(cls, meta, arrays):
-        kind = meta["kind"]
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"unknown calibration kind {kind!r} in model state")
-        cal = cls(kind, int(meta["n_columns"]), np.asarray(arrays["params"], dtype=np.float64))
-        want = 2 if kind == "binary" else 1
-        if cal.params.shape != (want,) or not np.all(np.isfinite(cal.params) & (cal.params > 0)):
-            raise ValueError("model state is inconsistent: calibration parameters")
-        S = np.asarray(arrays["scores"], dtype=np.float64)
-        codes = np.asarray(arrays["codes"], dtype=np.int64)
-        w = np.asarray(arrays["weights"], dtype=np.float64)
-        n = len(codes)
-        if n > WINDOW or S.shape != (n, cal.n_columns) or w.shape != (n,):
-            raise ValueError("model state is inconsistent: calibration window")
-        cal.add(S, codes, w)
-        cal.since_fit, cal.at_fit = int(meta["since_fit"]), int(meta["at_fit"])
-        cal.offered = int(meta.get("offered", 0))
-        return cal
-
-
-# ---------------------------------------------------------------------------- the mixin
 def _is_logistic(loss):
     if isinstance(loss, str):
         return loss == "logistic"
