@@ -175,32 +175,8 @@ class SvmlightChunkReader(_ChunkReaderClose, Iterator):
         )
         self._done = False
 
-    # -- progress ---------------------------------------------------------------------------
-    @property
-    def bytes_read(self) -> int:
-        try:
-            return int(self._raw.tell())
-        except (OSError, ValueError, AttributeError):
-            return 0
-
-    # -- iteration --------------------------------------------------------------------------
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        if self._done:
-            raise StopIteration
-        try:
-            X, y, _, last_line = next(self._chunks)
-        except StopIteration:
-            self.lines_read = max(self.lines_read, self._lines_seen[0])
-            self.close()
-            raise
-        except BaseException:
-            self.close()
-            raise
-        self.lines_read = last_line
-        self.rows_read += X.shape[0]
+    # -- iteration (``__next__``, ``bytes_read``: the shared _ChunkReaderClose) --------------
+    def _emit(self, X, y, qid) -> tuple[sp.csr_matrix, np.ndarray]:
         return X, y
 
 

@@ -437,8 +437,40 @@ def _iter_row_chunks(blocks, chunk_size: int, opt: _Options, width: int, progres
 
 
 class _ChunkReaderClose:
-    """Closing of a chunk reader (svmlight, VW): the reading thread of ``_blocks`` stops before
-    the file it reads is closed; also as a context manager and on garbage collection."""
+    """What the chunk readers (svmlight, VW) share: iteration over ``self._chunks`` (the
+    ``(X, y, third, last_line)`` tuples of :func:`_recut`) with the counters, closing on the
+    end or an error, progress in bytes, and closing: the reading thread of ``_blocks`` stops
+    before the file it reads is closed; also as a context manager and on garbage collection.
+    A reader defines :meth:`_emit`, what one chunk gives its caller."""
+
+    def _emit(self, X, y, third):
+        raise NotImplementedError
+
+    @property
+    def bytes_read(self) -> int:
+        try:
+            return int(self._raw.tell())
+        except (OSError, ValueError, AttributeError):
+            return 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        try:
+            X, y, third, last_line = next(self._chunks)
+        except StopIteration:
+            self.lines_read = max(self.lines_read, self._lines_seen[0])
+            self.close()
+            raise
+        except BaseException:
+            self.close()
+            raise
+        self.lines_read = last_line
+        self.rows_read += X.shape[0]
+        return self._emit(X, y, third)
 
     def close(self) -> None:
         self._done = True

@@ -327,30 +327,8 @@ class VWChunkReader(_ChunkReaderClose, Iterator):
         self._chunks = _iter_row_chunks(blocks, self.chunk_size, opt, self._lines_seen)
         self._done = False
 
-    @property
-    def bytes_read(self) -> int:
-        try:
-            return int(self._raw.tell())
-        except (OSError, ValueError, AttributeError):
-            return 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._done:
-            raise StopIteration
-        try:
-            X, y, w, last_line = next(self._chunks)
-        except StopIteration:
-            self.lines_read = max(self.lines_read, self._lines_seen[0])
-            self.close()
-            raise
-        except BaseException:
-            self.close()
-            raise
-        self.lines_read = last_line
-        self.rows_read += X.shape[0]
+    def _emit(self, X, y, w):
+        """(X, y, w) or (X, y); ``sample_weight``: the chunk's weights, None when all are 1."""
         self.sample_weight = None if bool(np.all(w == 1.0)) else w
         return (X, y, w) if self.return_weights else (X, y)
 
