@@ -120,6 +120,7 @@ def test_temperature_without_information_keeps_its_start():
     assert P.fit_temperature(S, np.array([0, 1, 2, 0, 1, 2]), np.ones(6), start=0.37) == 0.37
 
 
+
 # ------------------------------------------------------------------ every classifier
 def _classifiers():
     out = []
@@ -242,35 +243,47 @@ def test_a_batch_is_scored_by_the_model_before_it():
 @pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier, onlinelearn.COPA])
 @pytest.mark.parametrize("K", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(cls, K, sparse, monkeypatch):
-    """The linear learners' first partial_fit learns rows [0, n - m), scores the last m with
-    that model and learns them, in one call: the model is bit-identical to the uncalibrated
-    one (one pass, not two), and the map equals the one a copy learning n - m rows gives."""
+@pytest.mark.parametrize("average", [True, False])
+def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(
+    cls, K, sparse, average, monkeypatch
+):
+    """The linear learners' first partial_fit scores its last m rows inside its one pass, each
+    by the model just before it learns the row: the model is bit-identical to the
+    uncalibrated one, no copy learns, and each held-out score is the decision_function of a
+    model that learned exactly the rows before it (recomputed here, one call per row), so the
+    map equals the one fitted on those recomputed scores."""
     import scipy.sparse as sps
 
     X, y = _blobs(n=600, K=K, seed=7 + K)
     X = sps.csr_matrix(X) if sparse else X
-    kw = {"intercept_scaling": 1.0} if cls is PassiveAggressiveClassifier else {}
+    classes = np.unique(y)
+    kw = {"intercept_scaling": 1.0, "average": average}
     token = P._OFF.set(True)
     plain = cls(**kw).partial_fit(X, y)
     P._OFF.reset(token)
-    # the copy of the old route is never made
-    with monkeypatch.context() as mp:
+    with monkeypatch.context() as mp:  # the copy of the other families' route is never made
         mp.setattr(P.ProbabilityMixin, "_held_out_scores", lambda *a, **k: pytest.fail("copy"))
         inpass = cls(**kw).partial_fit(X, y)
     np.testing.assert_array_equal(inpass.coef_, plain.coef_)
     np.testing.assert_array_equal(inpass.intercept_, plain.intercept_)
-    # the old route: a copy learns the first n - m rows and scores the rest
-    old = cls(**kw)
-    with monkeypatch.context() as mp:
-        mp.setattr(cls, "_held_out_in_pass", False)
-        old.partial_fit(X, y)
-    np.testing.assert_array_equal(old.coef_, plain.coef_)
     m = P._held_out_size(600)
-    assert inpass.calibration_.count == old.calibration_.count == m
-    np.testing.assert_allclose(inpass.calibration_.ordered()[0], old.calibration_.ordered()[0],
-                               rtol=1e-12, atol=1e-12)  # fmt: skip
-    np.testing.assert_allclose(inpass.calibration_.params, old.calibration_.params, rtol=1e-9)
+    assert inpass.calibration_.count == m
+    expect = []
+    token = P._OFF.set(True)
+    try:
+        for i in range(600 - m, 600):
+            prefix = cls(**kw).partial_fit(X[:i], y[:i], classes=classes)
+            expect.append(np.atleast_1d(prefix.decision_function(X[i : i + 1]))[None, :])
+    finally:
+        P._OFF.reset(token)
+    expect = np.concatenate(expect).reshape(m, -1)
+    got, codes, w = inpass.calibration_.ordered()
+    np.testing.assert_allclose(got, expect, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(codes, np.searchsorted(classes, y[600 - m :]))
+    ref = P.Calibration(inpass.calibration_.kind, inpass.calibration_.n_columns)
+    ref.add(expect, codes, w)
+    ref.refit()
+    np.testing.assert_allclose(inpass.calibration_.params, ref.params, rtol=1e-9)
 
 
 def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():

@@ -209,8 +209,19 @@ def euclid_pass(
     alpha,
     work_idx,
     work_val,
+    hold_from=-1,
+    hold_out=None,
 ):
-    """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring)."""
+    """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring).
+
+    ``hold_out`` (optional, float64 (m, Kw)): the probability calibration's held-out scores
+    of a first ``partial_fit`` (:class:`onlinelearn.shell.proba.HeldOut`).  For the rows
+    ``order[ii]``, ``ii >= hold_from``, row ``ii - hold_from`` receives the scores that
+    ``decision_function`` would give the row just before the row is learned: the averaged
+    weights' (S theta - U) / max(S, T) x with averaging (0 before any round), theta x
+    without; the intercept included.  Progressive validation of the predictor itself, read
+    while the row and its weights are in cache (the U lines of those rows are requested one
+    row ahead, as theta's)."""
     step = ip[IP_STEP]
     average = ip[IP_AVERAGE] != 0
     predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
@@ -233,6 +244,10 @@ def euclid_pass(
     pf_on = average and U.size >= PREFETCH_MIN_ENTRIES
     pf_theta = theta.size >= PREFETCH_MIN_ENTRIES
     pf_row = pf_on and is_copa(step)
+    # (``is None`` tested directly where the array is used: numba prunes those branches)
+    holding = False
+    if hold_out is not None:
+        holding = hold_from >= 0
 
     for ii in range(order.shape[0]):
         i = order[ii]
@@ -255,6 +270,9 @@ def euclid_pass(
                 # the next row's weights, while this row is swept and updated (news20,
                 # float32: the averaged pass 41 -> 31 ms, the last iterate 22 -> 17)
                 prefetch_rows(data, indices, indptr, i_next, theta)
+            if pf_on and (predict_average or (holding and ii + 1 >= hold_from)):
+                # the averaged scores of the next row read its U rows too
+                prefetch_rows(data, indices, indptr, i_next, U)
         # ---- scores s_k = <theta_k, x> and ||x||^2 in one sweep
         if pf_on and not pf_row:
             kp = 0 if binary else yi
@@ -279,7 +297,8 @@ def euclid_pass(
         pred, rival, ysign, margin, loss = predict_margin_loss(scores[:K], yi, binary, gamma)
         if pred != yi:
             st[N_MISTAKES] += 1.0  # the learner's own mistakes: those of the current iterate
-        if predict_average:
+        hold_row = ii - hold_from if holding else -1
+        if predict_average or (hold_row >= 0 and average):
             # the prediction of the averaged weights (what predict() would say now):
             # T * avg w_jk = S theta_jk - U_jk; the positive factor 1/T is left out (it
             # changes no argmax or sign); work_val is free until the step
@@ -296,7 +315,18 @@ def euclid_pass(
             else:
                 for k in range(K):
                     work_val[k] = 0.0
-            pred = predict_margin_loss(work_val, yi, binary, gamma)[0]
+            if predict_average:
+                pred = predict_margin_loss(work_val, yi, binary, gamma)[0]
+            if hold_out is not None:
+                if hold_row >= 0:
+                    T_now = st[N_ROUNDS]
+                    N_now = S_now if S_now > T_now else T_now
+                    for k in range(K):
+                        hold_out[hold_row, k] = work_val[k] / N_now if T_now > 0.0 else 0.0
+        elif hold_row >= 0:
+            if hold_out is not None:
+                for k in range(K):
+                    hold_out[hold_row, k] = scores[k]
         pred_out[i] = pred
         loss_out[i] = loss
 
@@ -430,3 +460,30 @@ def averaged_from_u(theta, U, st, out):
     for j in range(R):
         for k in range(K):
             out[j, k] = (S * np.float64(theta[j, k]) - U[j, k]) / N if T > 0.0 else 0.0
+
+
+@njit
+def averaged_finite(theta, U, st, rows, b):
+    """True when every averaged read-out weight (S theta_jk - U_jk) / max(S, T) of the rows
+    ``rows`` (every row when ``rows`` is empty) is finite, and so is b times the weights of
+    the last of those rows (the intercept row when b != 0): the test of
+    :func:`averaged_from_u` followed by ``isfinite`` on its output, without writing the
+    (R, K) matrix (a first ``partial_fit`` over news20 read and wrote 9 MB for it)."""
+    T = st[N_ROUNDS]
+    if T <= 0.0:
+        return True  # the average is 0
+    S = st[S_SUM]
+    N = S if S > T else T
+    K = theta.shape[1]
+    n = rows.shape[0] if rows.shape[0] > 0 else theta.shape[0]
+    for r in range(n):
+        j = rows[r] if rows.shape[0] > 0 else r
+        last = r == n - 1 and b != 0.0
+        for k in range(K):
+            v = (S * np.float64(theta[j, k]) - U[j, k]) / N
+            if not finite(v):
+                return False
+            if last and not finite(b * v):
+                return False
+    return True
+

@@ -174,20 +174,3 @@ def row_averaged_scores(data, indices, off, start, stop, theta, U, S, out):
         for k in range(K):
             out[k] += v0 * (S * theta[j0, k] - U[j0, k])
         q += u1
-
-
-@njit
-def rows_scores(data, indices, indptr, first, W, out):
-    """out[i - first, k] = <W[:, k], x_i> for the rows i >= first of a batch (CSR, or dense
-    with ``indices`` = arange(d)): the sweep of :func:`row_scores_sqnorm` row after row (the
-    calibration's held-out rows of a first ``partial_fit``: 2,048 news20 rows in about a
-    third of scipy's ``X @ W`` time)."""
-    n = indptr.shape[0] - 1
-    K = W.shape[1]
-    scores = np.empty(K)
-    for i in range(first, n):
-        start, stop = indptr[i], indptr[i + 1]
-        off = row_offset(data, indices, start)
-        row_scores_sqnorm(data, indices, off, start, stop, W, scores)
-        for k in range(K):
-            out[i - first, k] = scores[k]

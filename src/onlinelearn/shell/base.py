@@ -384,33 +384,27 @@ class OnlineLinearClassifier(
     # ------------------------------------------------------------------ core call
     @property
     def _held_out_in_pass(self):
-        """A first partial_fit scores the calibration's held-out rows part-way through its
-        pass (shell.proba.HeldOut): the Euclidean pass, which two calls over consecutive rows
-        leave bit-identical to one (the other links re-derive their aggregate after a pass)."""
+        """A first partial_fit scores the calibration's held-out rows inside its pass
+        (shell.proba.HeldOut): the Euclidean pass, which writes each such row's
+        decision_function just before it learns the row (``hold_out`` of
+        :func:`~onlinelearn._core.euclid_pass.euclid_pass`)."""
         return self._finite_in_pass()
 
-    def _batch_scores(self, batch, start):
-        """decision_function of rows [start, n) of a validated batch, as float64 (the model
-        as it is; one compiled sweep over the batch's own arrays, the weights read out once)."""
-        from .._core.sparse import rows_scores
-
-        if len(self.classes_) == 1:
-            return np.zeros(batch.n_rows - start)
-        W = self._weights_matrix()
-        d = self.n_features_in_
-        scores = np.empty((batch.n_rows - start, W.shape[1]))
-        rows_scores(batch.data, batch.indices, batch.indptr, start, W, scores)
-        if self.fit_intercept:
-            scores += self._intercept_value() * W[d]
+    def _held_out_view(self, scores, m):
+        """The in-pass held-out scores (m, K) as ``decision_function`` gives them: (m,) for
+        one score per row, zeros for one class; overflowed scores refused as there."""
+        if scores is None or len(self.classes_) == 1:
+            return np.zeros(m)
         V.check_scores(scores)
         return scores[:, 0] if self._binary_mode() else scores
 
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
-             predict_average=False, readout_check=True):  # fmt: skip
+             predict_average=False, hold=None):  # fmt: skip
         """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
         where the state is checked for overflow afterwards; ``predict_average``: ``pred_out``
-        holds the averaged weights' predictions (Euclidean pass only); ``readout_check``:
-        False for a pass that another pass of the same call follows (which checks)."""
+        holds the averaged weights' predictions (Euclidean pass only); ``hold``: (first, m),
+        the Euclidean pass scores the rows ``order[first:first + m]`` before learning each
+        (the calibration's held-out rows), returned as (m, K) float64 (None: one class)."""
         ip, fp = self._codes(self._n_weights())
         ip[IP_PREDICT_AVERAGE] = int(predict_average)
         power = float(fp[FP_AVG_POWER])
@@ -424,7 +418,7 @@ class OnlineLinearClassifier(
                 "models trained with average_power > 0."
             )
         if len(self.classes_) < 2:
-            # one class: nothing to learn; every prediction is that class
+            # one class: nothing to learn; every prediction is that class (scores: 0)
             pred_out[order] = 0
             loss_out[order] = 0.0
             t0 = self._st[N_ROUNDS]
@@ -436,7 +430,7 @@ class OnlineLinearClassifier(
                 self._st[S_SUM] += len(order) * L.scale(
                     int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
                 )
-            return
+            return None
         updates_before = self._st[N_UPDATES]
         K = self._theta.shape[1]
         scratch = empty_scratch(K)
@@ -451,10 +445,16 @@ class OnlineLinearClassifier(
                 theta, A = work
                 Kp = theta.shape[1]
                 scratch = (np.zeros(Kp), np.zeros(Kp), *scratch[2:])
-        status = kernel(
-            batch.data, batch.indices, batch.indptr, y_codes, weights, order,
-            theta, A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch,
-        )  # fmt: skip
+        args = (batch.data, batch.indices, batch.indptr, y_codes, weights, order,
+                theta, A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch)  # fmt: skip
+        held = None
+        if hold is None:
+            status = kernel(*args)
+        else:
+            assert kernel is euclid_pass, "held-out scores are the Euclidean pass's"
+            held = np.zeros((hold[1], theta.shape[1]))
+            status = kernel(*args, np.int64(hold[0]), held)
+            held = held[:, :K]
         if work is not None:  # back into the state before anything looks at it
             self._theta[...] = theta[:, :K]
             if self.average:
@@ -497,8 +497,8 @@ class OnlineLinearClassifier(
             recompute_aggregate(
                 self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
             )
-        if readout_check:
-            V.check_readout(self, rows)  # the weights that predict, not only the state
+        V.check_readout(self, rows)  # the weights that predict, not only the state
+        return held
 
     def _pass_kernel(self, ip):
         """The compiled pass of a call (a hook: projected updates substitute their own)."""
@@ -594,13 +594,12 @@ class OnlineLinearClassifier(
                 weights = self._example_weights(y_codes, sw, None)
                 order = np.arange(n, dtype=np.int64)
                 req = held_out_request(self, n) if first else None
-                if req is not None:  # the calibration's held-out rows, scored part-way
-                    cut = n - req.m
-                    self._run(batch, y_codes, weights, order[:cut], pred, loss, rows,
-                              predict_average, readout_check=False)  # fmt: skip
-                    req.scores = self._batch_scores(batch, cut)
-                    order = order[cut:]
-                self._run(batch, y_codes, weights, order, pred, loss, rows, predict_average)
+                # the calibration's held-out rows (the last m), scored in the pass
+                hold = None if req is None else (n - req.m, req.m)
+                held = self._run(batch, y_codes, weights, order, pred, loss, rows,
+                                 predict_average, hold)  # fmt: skip
+                if req is not None:
+                    req.scores = self._held_out_view(held, req.m)
                 self._count_classes(y_codes)
         return self.classes_[pred]
 

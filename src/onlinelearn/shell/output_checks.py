@@ -102,30 +102,17 @@ def _euclid_readout_finite(est, rows):
     b = est._intercept_value()
     if not est.average and b == 0.0:
         return True  # theta itself, checked by the pass
-    theta = est._theta if rows is None else est._theta[rows]
-    if theta.shape[1] <= 4:
-        # a few columns: b w[d] in Python floats (the same IEEE products, and no warning on
-        # overflow), without numpy's errstate, which cost a stream of one-row calls ~3 us
-        W = theta
-        if est.average:
-            from .._core.euclid_pass import averaged_from_u
+    if est.average:
+        from .._core.euclid_pass import averaged_finite
 
-            W = np.empty_like(theta)  # (a compiled loop: no floating-point warnings)
-            averaged_from_u(theta, est._A if rows is None else est._A[rows], est._st, W)
-            if not np.isfinite(W).all():
-                return False
-        return b == 0.0 or all(math.isfinite(b * float(v)) for v in W[-1])
-    W = theta
-    with np.errstate(all="ignore"):
-        if est.average:
-            from .._core.euclid_pass import averaged_from_u
-
-            W = np.empty_like(theta)
-            averaged_from_u(theta, est._A if rows is None else est._A[rows], est._st, W)
-            if not np.isfinite(W).all():
-                return False
-        # the intercept row is the last row of the state, and the last of the touched rows
-        return b == 0.0 or bool(np.isfinite(b * W[-1].astype(np.float64)).all())
+        # one compiled sweep, without writing the averaged matrix (no warnings either)
+        sel = np.zeros(0, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+        return bool(averaged_finite(est._theta, est._A, est._st, sel, b))
+    # the intercept row is the last row of the state, and the last of the touched rows
+    last = est._theta[-1] if rows is None else est._theta[rows[-1]]
+    # in Python floats: the same IEEE products, no warning on overflow, no errstate (which
+    # cost a stream of one-row calls ~3 us)
+    return all(math.isfinite(b * float(v)) for v in last)
 
 
 def check_scores(scores) -> None:

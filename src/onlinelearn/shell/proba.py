@@ -117,10 +117,11 @@ _ACTIVE = contextvars.ContextVar("onlinelearn_calibration_active", default=froze
 
 
 class HeldOut:
-    """A request to the family's first ``partial_fit`` (set while it runs): learn rows
-    [0, n - m) of the batch, put the scores of rows [n - m, n) by that model in ``scores``,
-    then learn those rows -- the held-out scores of :meth:`_held_out_scores` in the same
-    call, without a copy learning n - m rows again (one pass instead of nearly two)."""
+    """A request to the family's first ``partial_fit`` (set while it runs): put in ``scores``
+    the decision values of the batch's last m rows, each given by the model just before it
+    learns that row (progressive validation of the predictor, inside the one pass; the model
+    is the one an uncalibrated call learns).  :meth:`_held_out_scores` is the route of the
+    other families: a copy learns rows [0, n - m) and scores the rest (nearly two passes)."""
 
     __slots__ = ("owner", "n", "m", "scores")
 
