@@ -120,6 +120,82 @@ def test_temperature_without_information_keeps_its_start():
     assert P.fit_temperature(S, np.array([0, 1, 2, 0, 1, 2]), np.ones(6), start=0.37) == 0.37
 
 
+@pytest.mark.parametrize("n", [300, 2048])  # below and above the sampled start (WARM_ROWS)
+@pytest.mark.parametrize("seed", range(4))
+def test_temperature_gradient_and_curvature_are_the_derivatives_of_the_log_loss(n, seed):
+    """The compiled sums of the Newton steps against central differences of the objective
+    (Platt targets), and the fit's root against a bounded scalar minimisation of it."""
+    from onlinelearn._core.calibration import temperature_grad_hess
+
+    rng = np.random.default_rng(seed)
+    K = 3 + seed
+    S = rng.normal(size=(n, K)) * 3.0
+    codes = np.where(rng.random(n) < 0.6, S.argmax(axis=1), rng.integers(0, K, n))
+    w = rng.uniform(0.5, 1.5, n)
+    N = np.bincount(codes, weights=w, minlength=K)
+    t_true = (N[codes] + 1.0) / (N[codes] + 2.0)
+    T = np.tile(((1.0 - t_true) / (K - 1))[:, None], (1, K))
+    T[np.arange(n), codes] = t_true
+    f = lambda a: float(np.dot(w, -(T * log_softmax(a * S, axis=1)).sum(axis=1)))  # noqa: E731
+    D = S - S.max(axis=1, keepdims=True)
+    ts = (T * S).sum(axis=1)
+    for a in (0.05, 0.7, 4.0):
+        g, h = temperature_grad_hess(a, S, D, w, ts)
+        e = 1e-4
+        assert g == pytest.approx((f(a + e) - f(a - e)) / (2 * e), rel=1e-6, abs=1e-6)
+        gp, _ = temperature_grad_hess(a + e, S, D, w, ts)
+        gm, _ = temperature_grad_hess(a - e, S, D, w, ts)
+        assert h == pytest.approx((gp - gm) / (2 * e), rel=1e-5, abs=1e-6)
+    a = P.fit_temperature(S, codes, w, start=0.01)
+    r = minimize_scalar(lambda la: f(np.exp(la)), bounds=(-12, 6), method="bounded",
+                        options={"xatol": 1e-12})  # fmt: skip
+    assert a == pytest.approx(float(np.exp(r.x)), rel=1e-5)
+    assert f(a) <= f(float(np.exp(r.x))) + 1e-9 * abs(f(a))
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_a_decided_fit_runs_when_needed_and_is_the_fit_on_the_window_of_its_decision(kind):
+    """Calibration.refit decides a fit and runs it at the first read of ``params`` or before
+    rows are added: the map is the one fitted at once on the rows held at refit()."""
+    rng = np.random.default_rng(3)
+    C = 1 if kind == "binary" else 4
+    rows = [(rng.normal(size=(300, C)) * 4, rng.integers(0, 2 if kind == "binary" else C, 300),
+             np.ones(300)) for _ in range(2)]  # fmt: skip
+    eager, lazy = P.Calibration(kind, C), P.Calibration(kind, C)
+    for cal in (eager, lazy):
+        cal.add(*rows[0])
+        cal.refit()
+    assert lazy._pending
+    first = eager.params.copy()  # read at once: fitted on rows[0]
+    assert not eager._pending and lazy._pending
+    lazy.add(*rows[1])  # the pending fit runs first, on rows[0] only
+    eager.add(*rows[1])
+    assert not lazy._pending
+    np.testing.assert_array_equal(lazy.params, first)
+    assert lazy == eager
+    S, codes, w = rows[0]
+    if kind == "binary":
+        ref = P.fit_binary_slopes(S[:, 0], codes, w, (1.0, 1.0))
+    else:
+        ref = (P.fit_temperature(S, codes, w, 1.0),)
+    np.testing.assert_array_equal(first, np.array(ref))
+
+
+def test_a_first_partial_fit_leaves_the_map_fit_to_the_first_read(monkeypatch):
+    import onlinelearn.shell.calibration as CAL
+
+    X, y = _blobs(n=600, K=3, seed=2)
+    calls = []
+    real = CAL.fit_temperature
+    monkeypatch.setattr(CAL, "fit_temperature", lambda *a, **k: calls.append(1) or real(*a, **k))
+    est = PassiveAggressiveClassifier(random_state=0).partial_fit(X, y)
+    assert calls == []
+    P1 = est.predict_proba(X[:5])
+    assert calls == [1]
+    P2 = est.predict_proba(X[:5])
+    assert calls == [1]  # fitted once
+    np.testing.assert_array_equal(P1, P2)
+
 
 # ------------------------------------------------------------------ every classifier
 def _classifiers():

@@ -1,0 +1,43 @@
+"""Compiled sums of the probability calibration's Newton iterations
+(:mod:`onlinelearn.shell.calibration`): one sweep over the window per iteration, no
+temporaries (the numpy form built five (n, K) arrays per iteration: 2.5 of the 8 ms that the
+calibration added to a first ``partial_fit`` over news20)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import njit
+
+
+@njit
+def temperature_grad_hess(a, S, D, w, ts):
+    """(g, h): the first and second derivative in a of the weighted log loss of softmax(a s)
+    against the targets t, sum_i w_i [log sum_k e^{a s_ik} - a <t_i, s_i>]:
+
+        g = sum_i w_i (E_p[s_i] - <t_i, s_i>),   h = sum_i w_i Var_p[s_i],
+
+    p_i = softmax(a s_i).  ``S`` (n, K) the scores, ``D`` = S minus each row's maximum (so
+    e^{a D} <= 1 never overflows; the softmax and the variance do not change), ``ts`` the
+    <t_i, s_i>; a variance that rounding made negative counts as 0."""
+    n, K = S.shape
+    g = 0.0
+    h = 0.0
+    for i in range(n):
+        z = 0.0
+        m1 = 0.0
+        md = 0.0
+        md2 = 0.0
+        for k in range(K):
+            dk = D[i, k]
+            e = np.exp(a * dk)
+            z += e
+            m1 += e * S[i, k]
+            md += e * dk
+            md2 += e * dk * dk
+        mean = m1 / z
+        var = md2 / z - (md / z) ** 2
+        g += w[i] * (mean - ts[i])
+        if var > 0.0:
+            h += w[i] * var
+    return g, h
