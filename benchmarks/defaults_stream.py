@@ -21,7 +21,9 @@ of words, their labels, a fixed 30 % split).
 
 ``--columns`` measures only the named columns.  ``ours PA()`` is the default since
 ``intercept_scaling='auto'`` became it (b = 0.1 on text, 1 elsewhere); ``PA(b=1)`` is the
-former default.  The ``average_power=eta`` columns weigh round t by t^eta in the average
+former default.  ``ours Perceptron()`` takes b from the first batch's typical value in a
+stream (``intercept_scaling='fit'``: 10^floor(log10 r), at least 1); ``Perceptron(b=1)`` is its
+former stream b.  The ``average_power=eta`` columns weigh round t by t^eta in the average
 (0: the uniform average).
 """
 
@@ -118,6 +120,7 @@ def _learners(seed):
         "ours Perceptron()": Perceptron(random_state=seed),
         "ours Perceptron(average=False)": Perceptron(average=False, random_state=seed),
         "ours Perceptron(b='auto')": Perceptron(intercept_scaling="auto", random_state=seed),
+        "ours Perceptron(b=1)": Perceptron(intercept_scaling=1.0, random_state=seed),
         "ours COPA()": COPA(random_state=seed),
         **{
             f"ours PA(average_power={eta})": PA(average_power=eta, random_state=seed)

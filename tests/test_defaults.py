@@ -443,7 +443,7 @@ def test_the_defaults():
     assert (COPA().n_epochs, COPA().average) == (5, True)  # COPA: its fixed averaged budget
 
 
-def test_fit_intercept_rule_takes_the_row_scale_in_fit_and_one_in_a_stream(tmp_path):
+def test_fit_intercept_rule_takes_the_row_scale_in_fit_and_a_power_of_ten_in_a_stream(tmp_path):
     from onlinelearn.evaluation import progressive_validation
     from onlinelearn.model_io import load_model, save_model
 
@@ -464,16 +464,18 @@ def test_fit_intercept_rule_takes_the_row_scale_in_fit_and_one_in_a_stream(tmp_p
     back = load_model(tmp_path / "m.npz")
     assert back.intercept_scaling == "fit" and back.intercept_scaling_ == b
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
-    # a stream begun by partial_fit: b = 1, whatever the chunking (progressive validation)
-    whole, chunked, one = Perceptron(), Perceptron(), Perceptron(intercept_scaling=1.0)
+    # a stream begun by partial_fit: b = the power of ten at or below the rms of the first
+    # batch's values (about 50 here: 10), the same for both chunkings (progressive validation;
+    # tests/test_perceptron_stream_intercept.py)
+    whole, chunked, ten = Perceptron(), Perceptron(), Perceptron(intercept_scaling=10.0)
     r_whole = progressive_validation(whole, X, y)
     r_chunked = progressive_validation(chunked, X, y, chunk_size=7)
-    r_one = progressive_validation(one, X, y, chunk_size=7)
-    assert whole.intercept_scaling_ == chunked.intercept_scaling_ == 1.0
+    r_one = progressive_validation(ten, X, y, chunk_size=7)
+    assert whole.intercept_scaling_ == chunked.intercept_scaling_ == 10.0
     np.testing.assert_array_equal(r_whole.predictions, r_chunked.predictions)
     np.testing.assert_array_equal(r_whole.predictions, r_one.predictions)
     np.testing.assert_array_equal(whole.coef_, chunked.coef_)
-    np.testing.assert_array_equal(whole.coef_, one.coef_)
+    np.testing.assert_array_equal(whole.coef_, ten.coef_)
     # 'auto' takes the first batch's rows even in a stream; 'fit' does not
     auto = Perceptron(intercept_scaling="auto").partial_fit(X, y)
     assert auto.intercept_scaling_ == pytest.approx(float(np.median(norms)), rel=1e-12)
