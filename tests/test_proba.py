@@ -179,6 +179,14 @@ def test_a_decided_fit_runs_when_needed_and_is_the_fit_on_the_window_of_its_deci
     else:
         ref = (P.fit_temperature(S, codes, w, 1.0),)
     np.testing.assert_array_equal(first, np.array(ref))
+    # a second reader that found the fit still pending (two threads of a served model) runs
+    # the same fit from the same start: the same map, bit for bit
+    again = P.Calibration(kind, C)
+    again.add(*rows[0])
+    again.refit()
+    a1 = again.params.copy()
+    again._pending = True  # as seen by a thread that read the flag before the first finished
+    np.testing.assert_array_equal(again.params, a1)
 
 
 def test_a_first_partial_fit_leaves_the_map_fit_to_the_first_read(monkeypatch):

@@ -240,6 +240,7 @@ class Calibration:
             dtype=np.float64,
         )
         self._pending = False  # a refit decided and not run yet
+        self._start = self._params  # the map a pending fit starts from (not part of ==)
         self.scores = np.zeros((WINDOW, self.n_columns))
         self.codes = np.zeros(WINDOW, dtype=np.int64)
         self.weights = np.zeros(WINDOW)
@@ -264,7 +265,8 @@ class Calibration:
         if type(other) is not type(self):
             return NotImplemented
         self.params, other.params  # noqa: B018 - runs a pending fit
-        a, b = vars(self), vars(other)
+        a, b = dict(vars(self)), dict(vars(other))
+        a.pop("_start", None), b.pop("_start", None)
         if a.keys() != b.keys():
             return False
         for k, v in a.items():
@@ -319,12 +321,16 @@ class Calibration:
     def refit(self):
         """Fit the map on the rows held now (run when ``params`` is next needed; a fit still
         pending is that same fit: rows added since would have run it)."""
+        if not self._pending:
+            self._start = self._params
         self._pending = True
         self.since_fit, self.at_fit = 0, self.count
 
     def _fit(self):
+        # from the start and the window fixed at refit(): two threads reading params at once
+        # (a served model) compute the same map, bit for bit
         S, codes, w = self.ordered()
-        start = self._params
+        start = self._start
         if self.kind == "binary":
             params = np.array(fit_binary_slopes(S[:, 0], codes, w, tuple(start)))
         else:
