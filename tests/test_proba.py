@@ -307,14 +307,19 @@ def test_the_window_holds_the_scores_before_each_update_and_the_map_is_refitted(
             count += 1
     assert P.REFIT < len(kept) < 299
     S, codes, w = est.calibration_.ordered()
-    np.testing.assert_array_equal(S, np.array(before)[np.array(kept) - 1])
+    # (PA's pass scores the row itself: the averaged weights' sums, divided once, where
+    # decision_function divides each weight first; the same numbers to rounding)
+    np.testing.assert_allclose(S, np.array(before)[np.array(kept) - 1], rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(codes, y[kept])
     assert est.calibration_.offered == 300  # every row of every call, the first included
 
 
 def test_a_batch_is_scored_by_the_model_before_it():
+    """The learners whose pass cannot score (here the p-norm link's): the model before the
+    call scores the batch's last rows."""
     X, y = _blobs(n=400, K=2, seed=4)
-    est = Perceptron(random_state=0).partial_fit(X[:200], y[:200])
+    est = onlinelearn.PNormPerceptron(random_state=0).partial_fit(X[:200], y[:200])
+    assert not est._held_out_in_pass
     n0 = est.calibration_.count
     s = est.decision_function(X[200:])
     est.partial_fit(X[200:], y[200:], sample_weight=np.linspace(0, 1, 200))
@@ -322,6 +327,45 @@ def test_a_batch_is_scored_by_the_model_before_it():
     np.testing.assert_array_equal(S[n0:, 0], s)
     np.testing.assert_array_equal(w[n0:], np.linspace(0, 1, 200))
     assert est.calibration_.since_fit == 0  # 200 new rows: refitted
+
+
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier, onlinelearn.COPA])
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("n", [40, 300])  # all rows scored, the last PER_CALL = 256
+def test_a_later_batch_is_scored_row_by_row_inside_the_pass(cls, K, n, monkeypatch):
+    """The Euclidean learners score a later call's last min(n, PER_CALL) rows inside its
+    pass, each by the model just before it learns the row (recomputed here from a model
+    that learned exactly the rows before it), with no read-out of the weights before the
+    call; the model is the uncalibrated one."""
+    X, y = _blobs(n=300 + n, K=K, seed=11 + K)
+    classes = np.unique(y)
+    kw = {"intercept_scaling": 1.0}
+    est = cls(**kw).partial_fit(X[:300], y[:300], classes=classes)
+    n0 = est.calibration_.count
+    wt = np.linspace(0.5, 1.5, n)
+    with monkeypatch.context() as mp:  # nothing scores the batch before the call
+        mp.setattr(type(est), "decision_function", lambda *a: pytest.fail("scored before"))
+        est.partial_fit(X[300:], y[300:], sample_weight=wt)
+    token = P._OFF.set(True)
+    try:
+        plain = cls(**kw).partial_fit(X[:300], y[:300], classes=classes)
+        plain.partial_fit(X[300:], y[300:], sample_weight=wt)
+        np.testing.assert_array_equal(est.coef_, plain.coef_)
+        m = min(n, P.PER_CALL)
+        expect = []
+        for i in range(300 + n - m, 300 + n):
+            prefix = cls(**kw).partial_fit(X[:300], y[:300], classes=classes)
+            if i > 300:
+                prefix.partial_fit(X[300:i], y[300:i], sample_weight=wt[: i - 300])
+            expect.append(np.atleast_1d(prefix.decision_function(X[i : i + 1])))
+    finally:
+        P._OFF.reset(token)
+    S, codes, w = est.calibration_.ordered()
+    new = min(m, P.WINDOW - n0)
+    np.testing.assert_allclose(S[-new:], np.array(expect).reshape(m, -1)[-new:], rtol=1e-10,
+                               atol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(codes[-new:], np.searchsorted(classes, y[-new:]))
+    np.testing.assert_array_equal(w[-new:], wt[-new:])
 
 
 @pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier, onlinelearn.COPA])
@@ -374,6 +418,21 @@ def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(
     ref.refit()
     np.testing.assert_allclose(inpass.calibration_.params, ref.params, rtol=1e-9 if
                                dtype == np.float64 else 1e-4)  # fmt: skip
+
+
+def test_overflowed_in_pass_scores_are_left_out_of_the_calibration_not_an_error():
+    """A score that overflows (a huge feature value on a learned weight) makes the call's
+    scored rows useless for the map; the call itself learns as it would without
+    probabilities (decision_function refuses such rows; learning does not)."""
+    X, y = _blobs(n=300, K=3, seed=12)
+    est = PassiveAggressiveClassifier(random_state=0).partial_fit(X, y)
+    held = np.array([[1.0, np.inf, 0.0], [0.5, 0.2, 0.1]])
+    assert est._held_out_view(held, 2) is None
+    np.testing.assert_array_equal(est._held_out_view(held[1:], 1), held[1:])
+    count = est.calibration_.count
+    req = P.HeldOut(id(est), 2, 2)  # as the pass leaves it after an overflow
+    est._calibrate_after("partial", X[:2], y[:2], None, None, P._IN_PASS, req)
+    assert est.calibration_.count == count and est.calibration_.offered == 302
 
 
 def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():
@@ -450,18 +509,23 @@ def test_model_files_keep_the_calibration_and_old_files_say_what_to_do(tmp_path)
     np.testing.assert_allclose(loaded.predict_proba(X).sum(axis=1), 1.0)
 
 
-def test_growing_labels_start_a_new_window():
+@pytest.mark.parametrize("cls", [PassiveAggressiveClassifier, onlinelearn.PNormPerceptron])
+def test_growing_labels_start_a_new_window(cls):
+    """The binary window is dropped when a third class arrives.  A learner whose pass scores
+    the call (PA) keeps that call's rows, scored by the grown model row by row; the others
+    scored the call with the two-class model before it, whose scores are dropped too."""
     X, y = _blobs(n=300, K=3, seed=9)
     two = y < 2
-    est = PassiveAggressiveClassifier(random_state=0).partial_fit(X[two][:100], y[two][:100])
+    est = cls(random_state=0).partial_fit(X[two][:100], y[two][:100])
     est.partial_fit(X[two][100:150], y[two][100:150])
     assert est.calibration_.kind == "binary"
     est.partial_fit(X[:50], y[:50])  # the third class arrives
-    assert est.calibration_.kind == "multiclass" and est.calibration_.count == 0
+    kept = 50 if est._held_out_in_pass else 0
+    assert est.calibration_.kind == "multiclass" and est.calibration_.count == kept
     Pr = est.predict_proba(X)
     assert Pr.shape == (300, 3)
     est.partial_fit(X[50:100], y[50:100])
-    assert est.calibration_.count == 50
+    assert est.calibration_.count == kept + 50
     np.testing.assert_array_equal(est.classes_[est.predict_proba(X).argmax(1)], est.predict(X))
 
 

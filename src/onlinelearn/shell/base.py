@@ -392,10 +392,14 @@ class OnlineLinearClassifier(
 
     def _held_out_view(self, scores, m):
         """The in-pass held-out scores (m, K) as ``decision_function`` gives them: (m,) for
-        one score per row, zeros for one class; overflowed scores refused as there."""
+        one score per row, zeros for one class; None when a score overflowed (the call is
+        then not used for the calibration: probabilities never make a call fail that learns
+        without them, as the scores of the model before a call, which decision_function
+        refuses, never did)."""
         if scores is None or len(self.classes_) == 1:
             return np.zeros(m)
-        V.check_scores(scores)
+        if not np.isfinite(scores).all():
+            return None
         return scores[:, 0] if self._binary_mode() else scores
 
     def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
@@ -593,7 +597,7 @@ class OnlineLinearClassifier(
             else:
                 weights = self._example_weights(y_codes, sw, None)
                 order = np.arange(n, dtype=np.int64)
-                req = held_out_request(self, n) if first else None
+                req = held_out_request(self, n)
                 # the calibration's held-out rows (the last m), scored in the pass
                 hold = None if req is None else (n - req.m, req.m)
                 held = self._run(batch, y_codes, weights, order, pred, loss, rows,

@@ -25,7 +25,7 @@ from .._core.checks import all_finite
 from . import validation as V
 from .base import OnlineLinearClassifier
 from .online import OnlineMixin
-from .proba import _ACTIVE, _OFF, ProbabilityMixin
+from .proba import _ACTIVE, _IN_PASS, _OFF, HeldOut, ProbabilityMixin
 from .snapshot import restoring
 from .stop import ConvergenceStopMixin
 
@@ -70,6 +70,9 @@ def learn_row(est, X, y):
         return False  # inside a learning call: the general path decides who calibrates
     calibrate = not (_OFF.get() or est._native_proba())
     before = est._scores_before("partial", X) if calibrate else None
+    # a scored row of a learner whose pass scores it: the pass writes its score (_learn's
+    # HeldOut request, here without the context variable)
+    req = HeldOut(id(est), 1, 1) if before is _IN_PASS else None
     snap = est._snapshot(copy_arrays=False)
     with restoring(est, snap):
         # OnlineLinearClassifier._prepare, for a row whose dtype, width and label are known
@@ -87,11 +90,14 @@ def learn_row(est, X, y):
         loss = np.zeros(1)
         weights = est._example_weights(y_codes, np.ones(1), None)
         order = np.arange(1, dtype=np.int64)
-        est._run(batch, y_codes, weights, order, pred, loss, rows, False)
+        held = est._run(batch, y_codes, weights, order, pred, loss, rows, False,
+                        None if req is None else (0, 1))  # fmt: skip
+        if req is not None:
+            req.scores = est._held_out_view(held, 1)
         est._count_classes(y_codes)
         if isinstance(est, ConvergenceStopMixin):
             est.n_iter_ = 1
             est.__dict__.pop("_stop_rule", None)
     if calibrate:
-        est._calibrate_after("partial", X, y, None, None, before)
+        est._calibrate_after("partial", X, y, None, None, before, req)
     return True
