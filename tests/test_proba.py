@@ -314,6 +314,32 @@ def test_the_window_holds_the_scores_before_each_update_and_the_map_is_refitted(
     assert est.calibration_.offered == 300  # every row of every call, the first included
 
 
+@pytest.mark.parametrize("cls", [PassiveAggressiveClassifier, onlinelearn.PNormPerceptron])
+def test_a_wide_model_thins_its_stream_only_when_scoring_reads_the_weights_out(cls):
+    """One-row calls after the window filled: one row in THIN is scored, and one in
+    d K / STRIDE_WEIGHTS on a wide model when scoring is a decision_function (the read-out
+    of d K weights); a learner whose pass scores the row reads nothing out: THIN."""
+    import scipy.sparse as sps
+
+    import onlinelearn.shell.calibration as CAL
+
+    d, K, n = 20 * CAL.STRIDE_WEIGHTS, 3, P.REFIT + 200
+    X = sps.random(n, d, density=20 / d, format="csr", random_state=np.random.default_rng(1))
+    y = np.arange(n) % K
+    est = cls(random_state=0).partial_fit(X[:1], y[:1], classes=np.arange(K))
+    for i in range(1, n):
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    stride = P.THIN if est._held_out_in_pass else max(d * K // CAL.STRIDE_WEIGHTS, P.THIN)
+    assert stride == (P.THIN if cls is PassiveAggressiveClassifier else 60)
+    kept, count = [], 0
+    for i in range(1, n):  # the rule of Calibration.wants, offered rows before call i: i
+        if count < P.REFIT or (i + 1) // stride != i // stride:
+            kept.append(i)
+            count += 1
+    np.testing.assert_array_equal(est.calibration_.ordered()[1], y[kept])
+    assert est.calibration_.count == len(kept)
+
+
 def test_a_batch_is_scored_by_the_model_before_it():
     """The learners whose pass cannot score (here the p-norm link's): the model before the
     call scores the batch's last rows."""

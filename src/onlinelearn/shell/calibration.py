@@ -39,7 +39,8 @@ REFIT = 256
 #: partial_fit; so once the window holds REFIT rows, a call of n < PER_CALL rows is scored
 #: only when it crosses a multiple of ``stride`` rows, stride = max(THIN n, d K /
 #: STRIDE_WEIGHTS up to MAX_STRIDE) (d features, K score columns): one row in THIN of a
-#: stream, fewer on a wide model (one in 275 for news20's 20 x 56,438 weights); a call of
+#: stream, fewer on a wide model (one in 275 for news20's 20 x 56,438 weights; not for the
+#: learners whose pass scores the rows, which read no weights out: d K counts as 0); a call of
 #: PER_CALL rows or more is always scored (thinning those left the window too old: news20,
 #: one pass in batches of 1,000, log loss 0.81 instead of 0.65)
 THIN = 8

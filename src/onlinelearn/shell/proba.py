@@ -284,11 +284,14 @@ class ProbabilityMixin:
         try:
             n = _n_rows(X)
             cal = self.__dict__.get("calibration_")
+            in_pass = getattr(self, "_held_out_in_pass", False)
             if cal is not None:
                 width = 1 if cal.kind == "binary" else cal.n_columns
-                if not cal.wants(n, int(getattr(self, "n_features_in_", 0)) * width):
+                # a pass that scores its rows reads no weights out: no stride for the width
+                n_weights = 0 if in_pass else int(getattr(self, "n_features_in_", 0)) * width
+                if not cal.wants(n, n_weights):
                     return None
-            if getattr(self, "_held_out_in_pass", False):
+            if in_pass:
                 return _IN_PASS
             Xt = X if n <= PER_CALL else _rows(X, np.arange(n - PER_CALL, n))
             with warnings.catch_warnings():
