@@ -16,19 +16,22 @@ Two cases.
   after its update a passive-aggressive learner has margin >= 1 on the row it just saw).
 
   - ``partial_fit`` / ``partial_fit_predict`` on a fitted model: the rows of the batch (its last
-    ``PER_CALL`` = 256 rows) are scored by the model before the call (one ``decision_function``
-    call); one row at a time this is exactly the progressive score of each row; for a larger
-    batch, the score of the model as it was before the batch (still held out).  To keep the
-    cost small, once the window holds ``REFIT`` rows only the calls that cross a multiple of a
-    stride of rows are scored: about one row in 8 of a stream of rows or small batches (one
-    batch in 8), fewer for a wide model; batches of 256 rows or more always (``THIN``);
+    ``PER_CALL`` = 256 rows) are scored before they are learned.  A family whose pass scores
+    rows (``_held_out_in_pass``: the Euclidean linear learners, :class:`HeldOut`) scores each
+    of them inside the pass by the model just before it learns the row: exactly each row's
+    progressive score, without reading the weights out.  The others score them with the
+    model before the call (one ``decision_function`` call); one row at a time this is exactly
+    the progressive score of each row; for a larger batch, the score of the model as it was
+    before the batch (still held out).  To keep the cost small, once the window holds
+    ``REFIT`` rows only the calls that cross a multiple of a stride of rows are scored: about
+    one row in 8 of a stream of rows or small batches (one batch in 8), fewer for a wide model
+    scored by ``decision_function``; batches of 256 rows or more always (``THIN``);
   - ``fit`` and the first ``partial_fit`` (no model yet to score with): a copy of the learner
     learns from all but a held-out part of the rows (``fit``: a stratified random fifth, at most
     ``WINDOW`` rows, fixed seed; first ``partial_fit``: the last fifth of the batch, in order)
     and scores the held-out part; the learner itself learns from every row as before.  A
-    family whose pass can stop part-way (``_held_out_in_pass``: the Euclidean linear
-    learners) makes no copy on a first ``partial_fit``: it learns the rows before the
-    held-out part, scores that part and learns it, in the same call (:class:`HeldOut`).
+    family whose pass scores rows makes no copy on a first ``partial_fit``: its one pass
+    scores each row of the held-out part just before it learns it (:class:`HeldOut`).
 
   The last ``WINDOW`` scored rows are kept (a window, because the scale of the scores drifts as
   the weights grow); the map is refitted on them, to convergence, whenever ``REFIT`` new rows
@@ -138,7 +141,7 @@ _HOLD = contextvars.ContextVar("onlinelearn_hold_out", default=None)
 
 def held_out_request(est, n):
     """The :class:`HeldOut` request for ``est``'s call over ``n`` rows, or None (a family
-    whose pass can stop part-way declares ``_held_out_in_pass = True`` and asks here)."""
+    whose pass scores rows declares ``_held_out_in_pass = True`` and asks here)."""
     req = _HOLD.get()
     if req is None or req.owner != id(est) or req.n != n:
         return None
