@@ -36,7 +36,9 @@ resumes from the last snapshot, having lost at most the rows of one interval.
 
 from __future__ import annotations
 
-# the names of the former module onlinelearn/serve.py, all still importable from here
+# _parse: request bodies into rows, BadRequest; _server: ModelServer (lock, writer thread,
+# snapshots, counters); _app: the Starlette app and the uvicorn runner.  Imports go one way,
+# _parse <- _server <- _app.  Every name of the former single module is importable from here.
 from ._app import _announce_when_listening, make_app, run  # noqa: F401
 from ._parse import BadRequest, _Body, _one_line, _plain_list  # noqa: F401
 from ._server import (  # noqa: F401

@@ -26,9 +26,8 @@ class BadRequest(ValueError):
 
 class _RequestParsing:
     """The parsing methods of :class:`~onlinelearn.serve.ModelServer`: they read only the
-    server's ``n_features`` (the model's width) and ``regressor`` (float or integer labels)."""
-
-    # -- parsing (no lock: nothing of the model is touched) ---------------------------------
+    server's ``n_features`` (the model's width) and ``regressor`` (float or integer labels),
+    never the model itself, so they run without the lock."""
 
     def parse(self, body: bytes, content_type: str, labelled: bool, fmt: str = "", quadratic=()):
         """``(X, y, sample_weight)`` of a request body; ``y`` is None for unlabelled rows,
