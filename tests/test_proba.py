@@ -461,6 +461,46 @@ def test_overflowed_in_pass_scores_are_left_out_of_the_calibration_not_an_error(
     assert est.calibration_.count == count and est.calibration_.offered == 302
 
 
+@pytest.mark.parametrize("cls", [Perceptron, PassiveAggressiveClassifier, onlinelearn.COPA])
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_one_epoch_fit_scores_the_last_rows_of_its_pass(cls, shuffle, monkeypatch):
+    """fit(n_epochs=1) is one pass over the rows in the fit's order: like a first partial_fit,
+    its last m rows are scored in the pass, each by the model just before it learns the row,
+    and no copy learns the other rows; the model is the uncalibrated one."""
+    X, y = _blobs(n=500, K=3, seed=21)
+    kw = {"intercept_scaling": 1.0, "n_epochs": 1, "shuffle": shuffle, "random_state": 4}
+    token = P._OFF.set(True)
+    plain = cls(**kw).fit(X, y)
+    P._OFF.reset(token)
+    with monkeypatch.context() as mp:
+        mp.setattr(P.ProbabilityMixin, "_held_out_scores", lambda *a, **k: pytest.fail("copy"))
+        est = cls(**kw).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, plain.coef_)
+    order = np.random.RandomState(4).permutation(500) if shuffle else np.arange(500)
+    m = P._held_out_size(500)
+    classes = np.unique(y)
+    expect = []
+    token = P._OFF.set(True)
+    try:
+        for i in range(500 - m, 500):
+            prefix = cls(**{**kw, "n_epochs": 1}).partial_fit(X[order[:i]], y[order[:i]],
+                                                               classes=classes)  # fmt: skip
+            expect.append(prefix.decision_function(X[order[i] : order[i] + 1])[0])
+    finally:
+        P._OFF.reset(token)
+    S, codes, w = est.calibration_.ordered()
+    np.testing.assert_allclose(S, np.array(expect).reshape(m, -1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(codes, np.searchsorted(classes, y[order[500 - m :]]))
+    # more epochs: the copy route (the rows of a later epoch were learned in an earlier one)
+    with monkeypatch.context() as mp:
+        calls = []
+        real = P.ProbabilityMixin._held_out_scores
+        mp.setattr(P.ProbabilityMixin, "_held_out_scores",
+                   lambda *a, **k: calls.append(1) or real(*a, **k))  # fmt: skip
+        cls(**{**kw, "n_epochs": 2}).fit(X, y)
+    assert calls == [1]
+
+
 def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():
     X, y = _blobs(n=500, K=3, seed=5)
     a = AROW(random_state=0).fit(X, y)

@@ -588,9 +588,14 @@ class OnlineLinearClassifier(
                 weights = self._example_weights(y_codes, sw, counts)
                 rng = check_random_state(self.random_state)
                 stop = self._epoch_stop_rule(n)
+                # a one-epoch fit's calibration: the last rows of its pass, scored in it
+                req = held_out_request(self, n) if self.n_epochs == 1 else None
                 for _ in range(self.n_epochs):
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(batch, y_codes, weights, order.astype(np.int64), pred, loss, rows)
+                    order = (rng.permutation(n) if self.shuffle else np.arange(n)).astype(np.int64)
+                    hold = None if req is None else (n - req.m, req.m)
+                    held = self._run(batch, y_codes, weights, order, pred, loss, rows, hold=hold)
+                    if req is not None:
+                        req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
                     if stop is not None and stop(loss):
                         break
                 self.class_counts_ = counts.astype(np.int64)
@@ -603,7 +608,7 @@ class OnlineLinearClassifier(
                 held = self._run(batch, y_codes, weights, order, pred, loss, rows,
                                  predict_average, hold)  # fmt: skip
                 if req is not None:
-                    req.scores = self._held_out_view(held, req.m)
+                    req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
                 self._count_classes(y_codes)
         return self.classes_[pred]
 

@@ -130,10 +130,11 @@ class HeldOut:
     [0, n - m) and scores the rest, nearly two passes); on a later scored call, its last
     ``PER_CALL`` rows (the other families: the model before the call scores them)."""
 
-    __slots__ = ("owner", "n", "m", "scores")
+    __slots__ = ("owner", "n", "m", "scores", "rows")
 
     def __init__(self, owner, n, m):
         self.owner, self.n, self.m, self.scores = owner, n, m, None
+        self.rows = None  # the batch's rows that were scored, set by the pass's caller
 
 
 _HOLD = contextvars.ContextVar("onlinelearn_hold_out", default=None)
@@ -267,12 +268,24 @@ class ProbabilityMixin:
                 n = _n_rows(X)
                 req = HeldOut(id(self), n, min(PER_CALL, n))
                 hold = _HOLD.set(req)
+            elif mode == "fit" and self._one_pass_fit():
+                # a one-epoch fit is one shuffled pass: its last rows are held out as a first
+                # partial_fit's are, scored in the pass (no copy learning the other rows)
+                n = _n_rows(X)
+                if _held_out_size(n):
+                    req = HeldOut(id(self), n, _held_out_size(n))
+                    hold = _HOLD.set(req)
             yield
         finally:
             if hold is not None:
                 _HOLD.reset(hold)
             _ACTIVE.reset(token)
         self._calibrate_after(mode, X, y, sample_weight, classes, before, req)
+
+    def _one_pass_fit(self):
+        """``fit`` makes one pass and the pass scores rows (a learner that reads ``n_epochs``
+        and declares ``_held_out_in_pass``)."""
+        return getattr(self, "_held_out_in_pass", False) and getattr(self, "n_epochs", 0) == 1
 
     def _scores_before(self, mode, X):
         """(classes, scores of the last rows) of the model before a partial_fit; None when
@@ -332,11 +345,11 @@ class ProbabilityMixin:
                 params = (a, a) if kind == "binary" else (a,)
             cal = Calibration(kind, 1 if kind == "binary" else len(self.classes_), params)
         if mode == "fit" or before is _UNFITTED:
-            if req is not None:  # scored inside the call (None: a score overflowed)
-                test = np.arange(n - req.m, n)
+            if req is not None and req.rows is not None:  # scored in the call's pass
+                test = req.rows
                 rows = None if req.scores is None else self._held_out_rows(
                     np.asarray(self.classes_), req.scores, labels[test], weights[test]
-                )  # fmt: skip
+                )  # fmt: skip  (scores None: a score overflowed)
             else:
                 rows = self._held_out_scores(mode, X, labels, weights, classes)
             if rows is not None:
