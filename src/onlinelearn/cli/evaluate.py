@@ -8,7 +8,9 @@ import warnings
 
 import numpy as np
 
-from ._common import CLIError, _chunks, _error_message, _format_label, _model_task
+from ._learners import _model_task
+from ._loop import _chunks
+from ._options import CLIError, _error_message, _format_label
 
 
 def _online_bound_text(pair_counts, classes, delta) -> str:
@@ -43,7 +45,7 @@ def _online_bound_text(pair_counts, classes, delta) -> str:
 
 def _read_options(args, est) -> dict:
     """The reader options of ``--format`` (``-q`` for vw), ``--bits`` checked against the model."""
-    from ._common import _format_options, _vw_width
+    from ._options import _format_options, _vw_width
 
     _vw_width(args, int(est.n_features_in_))
     return _format_options(args)
@@ -55,7 +57,7 @@ def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True, optio
 
     from onlinelearn.io.formats import chunk_reader, open_stdin
 
-    from ._common import _check_format
+    from ._options import _check_format
 
     _check_format(fmt)
     shown = "standard input" if str(path) == "-" else path
@@ -102,7 +104,8 @@ def _same_file(a, b) -> bool:
 
 def _compiling_notice(args):
     """'compiling, once' on stderr when numba compiles (nothing with -q)."""
-    from ._common import _announce_compilation, _stderr_line
+    from ._loop import _announce_compilation
+    from ._options import _stderr_line
 
     return _announce_compilation((lambda s: None) if args.quiet else _stderr_line)
 
@@ -231,7 +234,7 @@ def _evaluate_ranking(est, args) -> int:
         one_error,
     )
 
-    from ._common import _ranking_labels
+    from ._loop import _ranking_labels
 
     classes = np.asarray(est.classes_)
     index = {v: i for i, v in enumerate(classes.tolist())}
