@@ -15,7 +15,7 @@ from ._options import CLIError, _error_message, _format_label
 _DECOMPRESSION_ERRORS = (lzma.LZMAError, zlib.error, OSError)
 
 
-# -- train --------------------------------------------------------------------------------------
+# -- reading the chunks and learning them -------------------------------------------------------
 
 
 class _ProgressTable:
@@ -320,6 +320,9 @@ def _announce_compilation(say):
         yield listener
     finally:
         event.unregister("numba:compile", listener)
+
+
+# -- the model's size ---------------------------------------------------------------------------
 
 
 #: warn when one weight column of the model (all classes add as much) takes more bytes than this

@@ -11,13 +11,22 @@ from ._loop import (
     _announce_compilation,
     _check_model_size,
     _chunks,
+    _concat_rows,
     _LabelRuns,
     _learn_chunk,
     _ProgressTable,
+    _ranking_labels,
     _reading,
     _ShuffleBuffer,
 )
-from ._options import CLIError, _check_format, _format_options, _stderr_line, _vw_width
+from ._options import (
+    CLIError,
+    _check_format,
+    _error_message,
+    _format_options,
+    _stderr_line,
+    _vw_width,
+)
 from .evaluate import _online_bound_text
 
 STDIN = "-"
@@ -263,8 +272,6 @@ def _train_batch(args, est, data, n_features, task, say, tqdm) -> str:
     """A batch learner: read every file, then one ``fit``; report the training error."""
     import numpy as np
 
-    from ._loop import _concat_rows, _ranking_labels
-
     parts = []
     for path in data:
         reader = _open_reader(args, path, n_features, task)
@@ -283,8 +290,6 @@ def _train_batch(args, est, data, n_features, task, say, tqdm) -> str:
     try:
         est.fit(X, y)
     except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
-        from ._options import _error_message
-
         raise CLIError(f"{', '.join(_shown(p) for p in data)}: {_error_message(exc)}") from None
     elapsed = time.perf_counter() - t0
     pred = np.asarray(est.predict(X))
