@@ -17,13 +17,9 @@ import pytest
 import onlinelearn
 from onlinelearn import registry
 from onlinelearn.cli import main
-from onlinelearn.cli._common import (
-    _announce_compilation,
-    _format_label,
-    _LabelRuns,
-    _parse_param,
-    _ShuffleBuffer,
-)
+from onlinelearn.cli._learners import _parse_param
+from onlinelearn.cli._loop import _announce_compilation, _LabelRuns, _ShuffleBuffer
+from onlinelearn.cli._options import _format_label
 from onlinelearn.model_io import load_model
 
 N_ROWS, N_FEATURES = 120, 6

@@ -594,7 +594,7 @@ def test_train_refuses_unwritable_model_before_the_pass(tmp_path, capsys):
 
 
 def test_train_warns_or_refuses_absurd_n_features(tmp_path, capsys, monkeypatch):
-    import onlinelearn.cli._common as cli
+    import onlinelearn.cli._loop as cli
 
     data = tmp_path / "tiny.svm"
     data.write_text("1 1:1\n0 2:1\n1 3:1\n0 4:1\n")

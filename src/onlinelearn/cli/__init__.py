@@ -17,9 +17,9 @@ import os
 import sys
 
 from .. import registry
-from ._common import (
-    _DECOMPRESSION_ERRORS,
-    LEARNERS,
+from ._learners import LEARNERS, _parse_param
+from ._loop import _DECOMPRESSION_ERRORS
+from ._options import (
     CLIError,
     _add_chunk_size,
     _add_command,
@@ -27,7 +27,6 @@ from ._common import (
     _add_plot,
     _add_vw_options,
     _error_message,
-    _parse_param,
     _positive_float,
     _positive_int,
     _quadratic_argv,

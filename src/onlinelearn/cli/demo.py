@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ._common import CLIError
+from ._options import CLIError
 
 _DEMO = [
     ("Perceptron (last iterate)", "Perceptron", {"average": False}),

@@ -8,7 +8,17 @@ import warnings
 
 import numpy as np
 
-from ._common import CLIError, _chunks, _error_message, _format_label, _model_task
+from ._learners import _model_task
+from ._loop import _announce_compilation, _chunks, _ranking_labels
+from ._options import (
+    CLIError,
+    _check_format,
+    _error_message,
+    _format_label,
+    _format_options,
+    _stderr_line,
+    _vw_width,
+)
 
 
 def _online_bound_text(pair_counts, classes, delta) -> str:
@@ -43,8 +53,6 @@ def _online_bound_text(pair_counts, classes, delta) -> str:
 
 def _read_options(args, est) -> dict:
     """The reader options of ``--format`` (``-q`` for vw), ``--bits`` checked against the model."""
-    from ._common import _format_options, _vw_width
-
     _vw_width(args, int(est.n_features_in_))
     return _format_options(args)
 
@@ -54,8 +62,6 @@ def _predict_file(est, path, chunk_size, task, fmt="svmlight", quiet=True, optio
     from tqdm import tqdm
 
     from onlinelearn.io.formats import chunk_reader, open_stdin
-
-    from ._common import _check_format
 
     _check_format(fmt)
     shown = "standard input" if str(path) == "-" else path
@@ -102,8 +108,6 @@ def _same_file(a, b) -> bool:
 
 def _compiling_notice(args):
     """'compiling, once' on stderr when numba compiles (nothing with -q)."""
-    from ._common import _announce_compilation, _stderr_line
-
     return _announce_compilation((lambda s: None) if args.quiet else _stderr_line)
 
 
@@ -230,8 +234,6 @@ def _evaluate_ranking(est, args) -> int:
         label_ranking_loss,
         one_error,
     )
-
-    from ._common import _ranking_labels
 
     classes = np.asarray(est.classes_)
     index = {v: i for i, v in enumerate(classes.tolist())}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ._common import CLIError, _add_chunk_size, _add_command, _chunks, _error_message
+from ._loop import _chunks
+from ._options import CLIError, _add_chunk_size, _add_command, _error_message
 
 _HELP = "write one self-contained HTML page about a model on labelled data"
 

@@ -14,7 +14,7 @@ import importlib
 import sys
 import time
 
-from ._common import _add_plot
+from ._options import _add_plot
 
 #: modules whose ``register(rsub, fmt)`` adds experiments, in the order of ``--help``
 EXPERIMENT_MODULES = (

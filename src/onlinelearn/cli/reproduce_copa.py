@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import CLIError, _add_command, _add_plot, _positive_int
+from ._options import CLIError, _add_command, _add_plot, _positive_int
 from .reproduce import (
     add_datasets,
     add_run_options,

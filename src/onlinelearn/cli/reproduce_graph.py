@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import warnings
 
-from ._common import CLIError, _add_command, _positive_int
+from ._options import CLIError, _add_command, _positive_int
 from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
 
 _HELP = "online node classification: weighted min-max (fixed/adaptive margin) and peers"

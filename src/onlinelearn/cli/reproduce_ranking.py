@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import CLIError, _add_command
+from ._options import CLIError, _add_command
 from .reproduce import add_quiet, progress, report
 
 _HELP = "thesis Table 8.1: the 6 label-ranking algorithms online over real e-mail"

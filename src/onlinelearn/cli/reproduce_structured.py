@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import CLIError, _add_command, _positive_int
+from ._options import CLIError, _add_command, _positive_int
 from .reproduce import add_datasets, add_run_options, progress, report
 
 _POS_HELP = "structured learners against a per-token PA on UD English EWT"

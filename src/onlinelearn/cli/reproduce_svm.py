@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import CLIError, _add_command, _positive_int
+from ._options import CLIError, _add_command, _positive_int
 from .reproduce import add_datasets, add_run_options, need_matplotlib, progress, report, write_plot
 
 _HELP = "dual coordinate ascent against Pegasos / SGD on a9a, w8a, news20, mnist"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import CLIError, _add_command, _positive_float, _positive_int
+from ._options import CLIError, _add_command, _positive_float, _positive_int
 
 _HELP = "serve a model over HTTP; it keeps learning from POST /learn"
 

@@ -6,21 +6,24 @@ import os
 import sys
 import time
 
-from ._common import (
-    CLIError,
+from ._learners import _make_learner, _model_task, _resumed_learner
+from ._loop import (
     _announce_compilation,
-    _check_format,
     _check_model_size,
     _chunks,
-    _format_options,
+    _concat_rows,
     _LabelRuns,
     _learn_chunk,
-    _make_learner,
-    _model_task,
     _ProgressTable,
+    _ranking_labels,
     _reading,
-    _resumed_learner,
     _ShuffleBuffer,
+)
+from ._options import (
+    CLIError,
+    _check_format,
+    _error_message,
+    _format_options,
     _stderr_line,
     _vw_width,
 )
@@ -269,8 +272,6 @@ def _train_batch(args, est, data, n_features, task, say, tqdm) -> str:
     """A batch learner: read every file, then one ``fit``; report the training error."""
     import numpy as np
 
-    from ._common import _concat_rows, _ranking_labels
-
     parts = []
     for path in data:
         reader = _open_reader(args, path, n_features, task)
@@ -289,8 +290,6 @@ def _train_batch(args, est, data, n_features, task, say, tqdm) -> str:
     try:
         est.fit(X, y)
     except (ValueError, FloatingPointError, OverflowError, MemoryError) as exc:
-        from ._common import _error_message
-
         raise CLIError(f"{', '.join(_shown(p) for p in data)}: {_error_message(exc)}") from None
     elapsed = time.perf_counter() - t0
     pred = np.asarray(est.predict(X))
