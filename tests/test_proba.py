@@ -72,6 +72,28 @@ def test_binary_slopes_are_the_minimisers_of_their_problems(seed):
         assert a == pytest.approx(ref, rel=1e-4, abs=1e-4 * a_min)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_slope_gradient_and_curvature_are_the_derivatives_of_the_log_loss(seed):
+    """The compiled sums of a Platt slope's Newton steps against central differences of the
+    weighted log loss (large |b u| included: the sigmoid must not overflow)."""
+    from onlinelearn._core.calibration import slope_grad_hess
+
+    rng = np.random.default_rng(seed)
+    n = 200
+    u = rng.normal(size=n) * 10.0 ** rng.uniform(-1, 1)
+    t = rng.uniform(0.05, 0.95, n)
+    w = rng.uniform(0.5, 1.5, n)
+    f = lambda b: float(np.dot(w, np.logaddexp(0.0, b * u) - t * b * u))  # noqa: E731
+    for b in (0.01, 1.3, 40.0, 800.0):
+        g, h = slope_grad_hess(b, u, w, t)
+        e = 1e-5 * max(1.0, b)
+        assert g == pytest.approx((f(b + e) - f(b - e)) / (2 * e), rel=1e-6, abs=1e-6)
+        gp, _ = slope_grad_hess(b + e, u, w, t)
+        gm, _ = slope_grad_hess(b - e, u, w, t)
+        assert h == pytest.approx((gp - gm) / (2 * e), rel=1e-4, abs=1e-6)
+        assert np.isfinite(g) and np.isfinite(h)
+
+
 def test_binary_slopes_edge_cases():
     # separated rows: Platt's targets keep the slopes finite
     s = np.array([-3.0, -1.0, 2.0, 5.0])

@@ -13,9 +13,8 @@ its state in model files.  The estimator side (which scores, when, the transacti
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
-from .._core.calibration import temperature_grad_hess
+from .._core.calibration import slope_grad_hess, temperature_grad_hess
 
 __all__ = [
     "MAX_STRIDE",
@@ -172,9 +171,10 @@ def fit_binary_slopes(s, y01, w, start=(1.0, 1.0)):
             out.append(float(a0))
             continue
 
-        def grad_hess(b, u=u, ws=ws, ts=ts):
-            p = expit(b * u)
-            return float(np.dot(ws, u * (p - ts))), float(np.dot(ws, u * u * p * (1.0 - p)))
+        u, ws, ts = (np.ascontiguousarray(v, dtype=np.float64) for v in (u, ws, ts))
+
+        def grad_hess(b, u=u, ws=ws, ts=ts):  # one compiled sweep (onlinelearn._core)
+            return tuple(map(float, slope_grad_hess(float(b), u, ws, ts)))
 
         b0 = min(max(float(a0) * scale, 1e-6), 1e12)
         out.append(float(_root(grad_hess, b0, 1e-6)) / scale)
