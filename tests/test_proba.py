@@ -523,6 +523,16 @@ def test_a_one_epoch_fit_scores_the_last_rows_of_its_pass(cls, shuffle, monkeypa
     assert calls == [1]
 
 
+@pytest.mark.parametrize("call", ["fit", "partial_fit"])
+def test_an_invalid_parameter_is_refused_by_the_call_not_by_the_calibration(call):
+    """Deciding whether the pass scores the rows reads the parameters (the constraint); an
+    invalid one must reach the learner's own validation and its message."""
+    X, y = _blobs(n=200, K=3, seed=2)
+    for cls in (Perceptron, PassiveAggressiveClassifier):
+        with pytest.raises(ValueError, match="constraint"):
+            getattr(cls(constraint="floor", n_epochs=1), call)(X, y)
+
+
 def test_fit_learns_the_map_from_held_out_rows_and_is_deterministic():
     X, y = _blobs(n=500, K=3, seed=5)
     a = AROW(random_state=0).fit(X, y)

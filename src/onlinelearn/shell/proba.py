@@ -259,7 +259,7 @@ class ProbabilityMixin:
         hold = req = None
         try:
             before = self._scores_before(mode, X)
-            if before is _UNFITTED and getattr(self, "_held_out_in_pass", False):
+            if before is _UNFITTED and self._pass_scores_rows():
                 n = _n_rows(X)
                 if _held_out_size(n):
                     req = HeldOut(id(self), n, _held_out_size(n))
@@ -285,7 +285,15 @@ class ProbabilityMixin:
     def _one_pass_fit(self):
         """``fit`` makes one pass and the pass scores rows (a learner that reads ``n_epochs``
         and declares ``_held_out_in_pass``)."""
-        return getattr(self, "_held_out_in_pass", False) and getattr(self, "n_epochs", 0) == 1
+        return self._pass_scores_rows() and getattr(self, "n_epochs", 0) == 1
+
+    def _pass_scores_rows(self):
+        """The learner's pass scores the rows (``_held_out_in_pass``); False when its
+        parameters cannot tell (an invalid one: the call's own validation says which)."""
+        try:
+            return bool(getattr(self, "_held_out_in_pass", False))
+        except Exception:  # noqa: BLE001 - e.g. an unknown constraint, refused by the call
+            return False
 
     def _scores_before(self, mode, X):
         """(classes, scores of the last rows) of the model before a partial_fit; None when
@@ -300,7 +308,7 @@ class ProbabilityMixin:
         try:
             n = _n_rows(X)
             cal = self.__dict__.get("calibration_")
-            in_pass = getattr(self, "_held_out_in_pass", False)
+            in_pass = self._pass_scores_rows()
             if cal is not None:
                 width = 1 if cal.kind == "binary" else cal.n_columns
                 # a pass that scores its rows reads no weights out: no stride for the width
