@@ -194,7 +194,7 @@ def test_auto_intercept_of_copa_is_still_a_tenth_on_sparse_input():
 
 
 def test_auto_intercept_rule_edge_cases():
-    from onlinelearn.shell.base import typical_value_scaling
+    from onlinelearn.shell.intercept import typical_value_scaling
     from onlinelearn.shell.validation import CSRBatch
 
     rng = np.random.default_rng(11)
@@ -525,7 +525,7 @@ def test_the_nonzero_sum_of_squares_is_the_same_for_dense_and_csr(seed):
     """The sum behind intercept_scaling='auto' runs in eight partial sums indexed by the
     nonzero's rank: dense rows (with their zeros) and CSR data give bit-identical sums, equal
     to numpy's to rounding, and the count of nonzeros."""
-    from onlinelearn.shell.base import _nonzero_sumsq
+    from onlinelearn.shell.intercept import _nonzero_sumsq
 
     rng = np.random.default_rng(seed)
     n, d = rng.integers(1, 40, size=2)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..framework.links import Euclidean
 from ..framework.losses import Hinge
 from ..framework.steps import Aggressive
-from ..shell.base import LINEAR, OnlineLinearClassifier, typical_value_scaling
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.intercept import typical_value_scaling
 from ..shell.params import CONSTRAINT, parameters
 from ..shell.stop import STOP, ConvergenceStopMixin
 from ._average import AVERAGE_POWER, AveragePowerMixin
@@ -136,6 +137,6 @@ class PassiveAggressiveClassifier(
 
     def _auto_intercept_scaling(self, batch, fit_mode=True):
         """b of ``intercept_scaling='auto'``: the power of ten nearest the rms of the nonzero
-        values of ``batch``, at most 1 (:func:`~onlinelearn.shell.base.typical_value_scaling`;
+        values of ``batch``, at most 1 (:func:`~onlinelearn.shell.intercept.typical_value_scaling`;
         the same for dense and CSR storage of the same numbers)."""
         return typical_value_scaling(batch)

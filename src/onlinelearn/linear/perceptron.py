@@ -10,7 +10,8 @@ from .._core.fp import finite
 from ..framework.links import Euclidean
 from ..framework.losses import Hinge
 from ..framework.steps import Conservative
-from ..shell.base import LINEAR, OnlineLinearClassifier, _nonzero_sumsq
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.intercept import _nonzero_sumsq
 from ..shell.params import CONSTRAINT, POSITIVE, Param, parameters
 from ..shell.stop import STOP, ConvergenceStopMixin
 from ._average import AVERAGE_POWER, AveragePowerMixin
@@ -247,7 +248,7 @@ def median_row_norm(batch):
 def stream_intercept_scaling(batch):
     """b of ``intercept_scaling='fit'`` when ``partial_fit`` starts the model: 10^floor(log10 r),
     at least 1, where r is the root mean square of the nonzero values of ``batch`` (dense or
-    CSR, read in row-major order, as :func:`~onlinelearn.shell.base.typical_value_scaling`);
+    CSR, read in row-major order, as :func:`~onlinelearn.shell.intercept.typical_value_scaling`);
     1.0 when there is no nonzero value, a value is NaN, or the sum of squares overflows.
 
     Why (docs/defaults.md, "One pass over a stream"): the bias is the weight of one more

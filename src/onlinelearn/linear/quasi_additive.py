@@ -15,7 +15,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..framework.links import Entropy, PNorm
 from ..framework.losses import Hinge
 from ..framework.steps import Aggressive, Conservative
-from ..shell.base import LINEAR, OnlineLinearClassifier, typical_value_scaling
+from ..shell.base import LINEAR, OnlineLinearClassifier
+from ..shell.intercept import typical_value_scaling
 from ..shell.params import POSITIVE, Param, parameters
 
 #: the declarations of the quasi-additive learners: the link's parameters and the step
@@ -37,7 +38,7 @@ _STEP_AND_COMMON = (
 class _TypicalValueIntercept:
     """``intercept_scaling='auto'`` of the quasi-additive learners: b = the power of ten
     nearest the rms of the first batch's nonzero values, at most 1
-    (:func:`~onlinelearn.shell.base.typical_value_scaling`), read from the values and not
+    (:func:`~onlinelearn.shell.intercept.typical_value_scaling`), read from the values and not
     from their storage (it was 0.1 for any CSR and 1 for any dense first batch)."""
 
     def _auto_intercept_scaling(self, batch, fit_mode=True):
