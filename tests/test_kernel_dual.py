@@ -374,7 +374,8 @@ def test_exact_max_step_has_nonnegative_variables():
     """polish_max's least-squares variables can be negative; nonnegative_max_step gives the
     same step Delta from variables >= 0 with the same sum (<= C), on the rounds where it
     matters (about a quarter of the rounds that take the exact step)."""
-    from onlinelearn.ranking import _instance_core as IC
+    from onlinelearn.ranking import _round_dual as RD
+    from onlinelearn.ranking._max_step import nonnegative_max_step
 
     rng = np.random.default_rng(3)
     checked = 0
@@ -390,13 +391,13 @@ def test_exact_max_step_has_nonnegative_variables():
         c = (y[pi] - y[pj]) - (X[pi] - X[pj]) @ (0.5 * rng.normal(size=d))
         alpha, work = np.zeros(P), np.zeros((6, max(P, k)))
         Kg = X @ X.T
-        _, gap, D = IC.round_dual(IC.MAX, P, pi, pj, Kg, c, 1.0, 1e-10, 400, alpha, work)
+        _, gap, D = RD.round_dual(RD.MAX, P, pi, pj, Kg, c, 1.0, 1e-10, 400, alpha, work)
         beta = np.zeros(P)
-        if IC.polish_max(P, pi, pj, Kg, c, 1.0, alpha, D, gap, beta) >= gap or beta.min() >= 0:
+        if RD.polish_max(P, pi, pj, Kg, c, 1.0, alpha, D, gap, beta) >= gap or beta.min() >= 0:
             continue
         A = X[pi] - X[pj]
         alt = np.zeros(P)
-        IC.nonnegative_max_step(P, pi, pj, Kg, c, 1.0, beta, alt)
+        nonnegative_max_step(P, pi, pj, Kg, c, 1.0, beta, alt)
         # sum C when the step leaves a loss (xi > 0), <= C when it removes every loss
         xi = (c - A @ (A.T @ beta)).max()
         assert alt.min() >= 0 and alt.sum() <= 1.0 + 1e-12
