@@ -214,8 +214,9 @@ def euclid_pass(
 ):
     """One pass of the Euclidean-link learner over the rows ``order`` (see module docstring).
 
-    ``hold_out`` (optional, float64 (m, Kw)): the probability calibration's held-out scores
-    of a first ``partial_fit`` (:class:`onlinelearn.shell.proba.HeldOut`).  For the rows
+    ``hold_out`` (optional, float64 (m, Kw)): the probability calibration's scores of the
+    last m rows of a ``partial_fit`` or of a one-epoch ``fit``
+    (:class:`onlinelearn.shell.proba.HeldOut`).  For the rows
     ``order[ii]``, ``ii >= hold_from``, row ``ii - hold_from`` receives the scores that
     ``decision_function`` would give the row just before the row is learned: the averaged
     weights' (S theta - U) / max(S, T) x with averaging (0 before any round), theta x
