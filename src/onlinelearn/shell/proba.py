@@ -259,22 +259,18 @@ class ProbabilityMixin:
         hold = req = None
         try:
             before = self._scores_before(mode, X)
-            if before is _UNFITTED and self._pass_scores_rows():
-                n = _n_rows(X)
-                if _held_out_size(n):
-                    req = HeldOut(id(self), n, _held_out_size(n))
-                    hold = _HOLD.set(req)
-            elif before is _IN_PASS:
-                n = _n_rows(X)
-                req = HeldOut(id(self), n, min(PER_CALL, n))
+            m = 0  # the last rows the learner's pass scores (HeldOut)
+            if before is _IN_PASS:
+                m = min(PER_CALL, _n_rows(X))
+            elif (before is _UNFITTED and self._pass_scores_rows()) or (
+                mode == "fit" and self._one_pass_fit()
+            ):
+                # a first partial_fit, or a one-epoch fit (one pass over the rows in the fit's
+                # order): the held-out part is the pass's last rows, scored in it (no copy)
+                m = _held_out_size(_n_rows(X))
+            if m:
+                req = HeldOut(id(self), _n_rows(X), m)
                 hold = _HOLD.set(req)
-            elif mode == "fit" and self._one_pass_fit():
-                # a one-epoch fit is one shuffled pass: its last rows are held out as a first
-                # partial_fit's are, scored in the pass (no copy learning the other rows)
-                n = _n_rows(X)
-                if _held_out_size(n):
-                    req = HeldOut(id(self), n, _held_out_size(n))
-                    hold = _HOLD.set(req)
             yield
         finally:
             if hold is not None:
