@@ -171,19 +171,15 @@ def report(
         best = _best_scale(lambda s: _pnorm_curve(np.maximum(1 - s * mu, 0) * on, xp, s * uq, p))
         theorem = f"Shalev-Shwartz 2007 (thesis), Corollary 7 (Sec. 5.1.4), p = {p:.4g}"
         quantity = "mistakes"
-    elif kind == "pa":
-        Ceff = float(fp[FP_C]) / gamma
+    elif kind in ("pa", "pa2"):
+        # PA-I's cap scales with gamma; PA-II(gamma, C) = gamma PA-II(1, C): C is not rescaled
+        curve, Cb = (_pa1_curve, float(fp[FP_C]) / gamma) if kind == "pa" else (
+            _pa2_curve, float(fp[FP_C]))  # fmt: skip
         rn = np.sqrt(kappa) * _row_norms(Xa, 2)
-        best = _best_scale(lambda s: _pa1_curve(np.maximum(1 - s * mu / gamma, 0), rn,
-                                                s * np.linalg.norm(U) / gamma, Ceff))  # fmt: skip
-        theorem = "Crammer et al. 2006, Theorem 4 (PA-I); thesis Sec. 5.2, eq. (5.14)"
-        quantity = "mistakes"
-    elif kind == "pa2":
-        C2 = float(fp[FP_C])  # PA-II(gamma, C) = gamma PA-II(1, C): C is not rescaled
-        rn = np.sqrt(kappa) * _row_norms(Xa, 2)
-        best = _best_scale(lambda s: _pa2_curve(np.maximum(1 - s * mu / gamma, 0), rn,
-                                                s * np.linalg.norm(U) / gamma, C2))  # fmt: skip
-        theorem = "Crammer et al. 2006, Theorem 5 (PA-II)"
+        best = _best_scale(lambda s: curve(np.maximum(1 - s * mu / gamma, 0), rn,
+                                           s * np.linalg.norm(U) / gamma, Cb))  # fmt: skip
+        theorem = ("Crammer et al. 2006, Theorem 4 (PA-I); thesis Sec. 5.2, eq. (5.14)"
+                   if kind == "pa" else "Crammer et al. 2006, Theorem 5 (PA-II)")  # fmt: skip
         quantity = "mistakes"
     elif kind == "pa0":
         # Thm. 2 needs margin_t(v) >= 1 on every round: v = u / min_t margin_t(u) for any u
