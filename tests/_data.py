@@ -47,3 +47,20 @@ def require_shared_file(relpath: str):
             pytest.fail(f"{reason} [CI=true: missing shared data is an error]")
         pytest.skip(reason)
     return path
+
+
+def texture_regression(n):
+    """The first n rows of PMLB texture as a regression set: the standardised features but
+    A1, and A1 standardised as the target (the regression tests' real data)."""
+    import gzip
+
+    import numpy as np
+
+    path = require_shared_data("pmlb/texture")
+    with gzip.open(path, "rt") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        table = np.loadtxt(fh, delimiter="\t", dtype=np.float64)[:n]
+    y = table[:, header.index("A1")]
+    X = table[:, [j for j, h in enumerate(header) if h not in ("A1", "target")]]
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    return np.ascontiguousarray(X), (y - y.mean()) / y.std()

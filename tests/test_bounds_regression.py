@@ -7,13 +7,12 @@ checked against scipy's L-BFGS-B on the same dual; and the bound must hold at ev
 
 from __future__ import annotations
 
-import gzip
 import math
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _data import require_shared_data
+from _data import texture_regression
 from scipy.optimize import minimize
 
 from onlinelearn import OnlineLeastSquares, PassiveAggressiveRegressor
@@ -136,14 +135,7 @@ def test_random_streams_observed_below_bound_at_every_prefix(variant, eps, seed)
 
 
 def _texture(n=800):
-    path = require_shared_data("pmlb/texture")
-    with gzip.open(path, "rt") as fh:
-        header = fh.readline().rstrip("\n").split("\t")
-        table = np.loadtxt(fh, delimiter="\t", dtype=np.float64)[:n]
-    y = table[:, header.index("A1")]
-    X = table[:, [j for j, h in enumerate(header) if h not in ("A1", "target")]]
-    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    return np.ascontiguousarray(X), (y - y.mean()) / y.std()
+    return texture_regression(n)
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

@@ -13,13 +13,12 @@ their mean after every round.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _data import require_shared_data
+from _data import texture_regression
 
 from onlinelearn import OnlineLeastSquares, PassiveAggressiveRegressor
 from onlinelearn.framework import EpsInsensitive, OnlineRegressor, Squared
@@ -187,14 +186,7 @@ def test_fit_epochs_keep_the_dual_of_all_rounds(variant, sparse):
 
 
 def _texture(n=1500):
-    path = require_shared_data("pmlb/texture")
-    with gzip.open(path, "rt") as fh:
-        header = fh.readline().rstrip("\n").split("\t")
-        table = np.loadtxt(fh, delimiter="\t", dtype=np.float64)[:n]
-    y = table[:, header.index("A1")]
-    X = table[:, [j for j, h in enumerate(header) if h not in ("A1", "target")]]
-    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    return np.ascontiguousarray(X), (y - y.mean()) / y.std()
+    return texture_regression(n)
 
 
 @pytest.mark.parametrize("variant", ["PA-I", "PA-II", "squared"])
