@@ -22,13 +22,14 @@ is the indicator feature ``"k=v"`` with value 1 (River's and ``FeatureHasher``'s
 otherwise (so a wide hashed space costs the row's nonzeros, not its width).
 
 ``learn_one(x, y)`` is ``partial_fit`` on one row (the learner's label set grows as labels
-arrive): the row is written into a kept buffer, and a fitted linear classifier learning a
-label it knows takes the shell's one-row path (:func:`onlinelearn.shell.one_row.learn_row`:
-``partial_fit``'s own calls and checks without the general input checks; the same model bit
-for bit, the same errors); ``predict_one`` is ``predict``, ``predict_proba_one`` is
-``predict_proba`` as a dict {label: probability} (``onlinelearn.shell.proba``: the learner's
-calibrated probabilities); before the first ``learn_one`` they return None and ``{}`` as
-River's learners do (a regressor: 0.0).  ``learn_many`` / ``predict_many`` /
+arrive).  A learner with its own per-event methods (the linear classifiers,
+:mod:`onlinelearn.shell.events`) gets the row's entries (values and columns) and learns them
+in one compiled call: the same model, bit for bit, as ``partial_fit`` on the CSR row of those
+entries, and the same errors.  Other learners get the row written into a kept dense buffer
+(CSR when wide).  ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba``
+as a dict {label: probability} (``onlinelearn.shell.proba``: the learner's calibrated
+probabilities); before the first ``learn_one`` they return None and ``{}`` as River's
+learners do (a regressor: 0.0).  ``learn_many`` / ``predict_many`` /
 ``predict_proba_many`` take pandas DataFrames: one ``partial_fit`` over the batch (one
 compiled pass), which is how a stream is fastest.
 
@@ -53,7 +54,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .shell.one_row import learn_row
+from .shell import events
 
 try:
     from river import base as river_base
@@ -191,6 +192,46 @@ class _DictRows:
                 b[j] = v
         return buf
 
+    def entries(self, x, grow):
+        """One dict row as (float64 values, int32 columns) in the row's order, colliding hashed
+        names added up in that order (the values :meth:`row` writes); names not known and not
+        ``grow``: left out (weight 0)."""
+        index, hashing = self.index, self.hashing
+        if hashing:
+            acc = {}
+            for k, v in x.items():
+                if v is None:
+                    continue
+                if isinstance(v, str):
+                    k, v = f"{k}={v}", 1.0
+                j = self._column(k, grow)
+                acc[j] = acc.get(j, 0.0) + float(v)
+            cols, vals = list(acc), list(acc.values())
+        else:
+            cols, vals = [], []
+            for k, v in x.items():
+                if v is None:
+                    continue
+                if isinstance(v, str):
+                    k, v = f"{k}={v}", 1.0
+                j = index.get(k)
+                if j is None:
+                    if not grow:
+                        continue  # a feature never learned from has weight 0
+                    j = self._column(k, grow)
+                cols.append(j)
+                vals.append(v)
+        try:
+            data = np.array(vals, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature values must be numbers, got {x!r}") from None
+        return data, np.array(cols, dtype=np.int32)
+
+    def csr(self, data, idx):
+        """The (1, n_features) CSR row of :meth:`entries`."""
+        return sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])),
+                             shape=(1, self.n_features))  # fmt: skip
+
     def clear(self):
         """Zero the dense row again after the call that read it."""
         if self.n_features <= _DENSE_MAX:
@@ -270,20 +311,31 @@ class _Adapter:
             self._rows.forget(n_names)
             raise
 
+    def _events(self):
+        """True when the learner takes single events itself (:mod:`onlinelearn.shell.events`:
+        the linear classifiers); its rows are then its own CSR rows of the dict's entries."""
+        return hasattr(self.estimator, "learn_one")
+
     def _learn_row(self, x, y, w):
-        """``partial_fit`` on one dict row (the one-row path of :meth:`_learn`: the dense row
-        is written into a kept buffer, the target handed over as an array)."""
+        """``partial_fit`` on one dict row: the learner's event road when it has one (the same
+        model as ``partial_fit`` on the CSR row), else the row written into a kept buffer."""
         rows = self._rows
         n_names = len(rows.index)
         try:
+            if self._events():
+                data, idx = rows.entries(x, True)
+                if w is None and events.learn_entries(self.estimator, data, idx, y):
+                    return
+                kw = {} if w is None else {"sample_weight": np.array([w], dtype=np.float64)}
+                self.estimator.partial_fit(rows.csr(data, idx), np.array([y]), **kw)
+                return
             X = rows.row(x, True)
             try:
                 if w is None:
-                    if not learn_row(self.estimator, X, y):
-                        self.estimator.partial_fit(X, y)
+                    self.estimator.partial_fit(X, np.array([y]))
                 else:
                     sw = np.asarray(w, dtype=np.float64).reshape(-1)
-                    self.estimator.partial_fit(X, y, sample_weight=sw)
+                    self.estimator.partial_fit(X, np.array([y]), sample_weight=sw)
             finally:
                 rows.clear()
         except BaseException:
@@ -346,12 +398,14 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with label ``y`` (weight ``w``)."""
-        self._learn_row(x, np.array([y]), None if w is None else [w])
+        self._learn_row(x, y, w)
 
     def predict_proba_one(self, x, **kwargs):
         """{label: probability} from the learner's ``predict_proba``; {} before learning."""
         if not self._fitted():
             return {}
+        if self._events():
+            return events.predict_proba_entries(self.estimator, *self._rows.entries(x, False))
         P = self._one(self.estimator.predict_proba, x)
         return {_plain(c): float(p) for c, p in zip(self.estimator.classes_, P, strict=True)}
 
@@ -359,6 +413,8 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
         """The learner's ``predict``; None before learning."""
         if not self._fitted():
             return None
+        if self._events():
+            return events.predict_entries(self.estimator, *self._rows.entries(x, False))
         return _plain(self._one(self.estimator.predict, x))
 
     def predict_proba_many(self, X):
@@ -379,7 +435,7 @@ class RiverRegressor(_Adapter, _REGRESSOR):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with target ``y`` (weight ``w``)."""
-        self._learn_row(x, np.array([float(y)]), None if w is None else [w])
+        self._learn_row(x, float(y), w)
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; 0.0 before learning."""

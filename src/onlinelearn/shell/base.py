@@ -72,6 +72,7 @@ from .._core.state import (
     N_UPDATES,
     S_SUM,
 )
+from . import events
 from . import validation as V
 from .meta import SparseInputMixin, state_meta
 from .online import ProgressiveMixin, check_predict_with
@@ -165,7 +166,22 @@ class OnlineLinearClassifier(
     def __setattr__(self, name, value):
         if name in param_names(type(self)):
             self.__dict__.pop("_config_cache", None)  # built again from the new value
+            self.__dict__.pop("_event", None)
         super().__setattr__(name, value)
+
+    # ------------------------------------------------------------------ one event at a time
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One online pass over the batch, in the order given (one compiled call); a row of a
+        known label takes the one-event road (:mod:`onlinelearn.shell.events`, the same
+        model).  Labels never seen before join ``classes_``; ``classes`` may announce labels
+        in advance but is never required."""
+        if classes is None and sample_weight is None and events.partial_fit_row(self, X, y):
+            return self
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+    learn_one = events.learn_one
+    predict_one = events.predict_one
+    predict_proba_one = events.predict_proba_one
 
     @property
     def _link(self) -> int:

@@ -226,12 +226,10 @@ class Calibration:
     scores' classes, ``weights`` (WINDOW,); ``count`` rows held, ``head`` the next slot;
     ``since_fit`` rows added since the map was fitted, ``at_fit`` rows held then.
 
-    :meth:`refit` decides the fit; the fit itself runs when ``params`` is first read (by
-    ``predict_proba``, a model file, the next labels) or before the window next changes,
-    whichever comes first, so it is always the fit on the window as it was at
-    :meth:`refit`, started from the map before it: the map is the same as a fit made on the
-    spot, and a learner that is never asked for probabilities does not pay for it (news20,
-    one pass: 1.2 of a 19 ms first ``partial_fit``)."""
+    :meth:`refit` decides the fit and keeps the window's rows aside; the fit itself runs when
+    ``params`` is first read (by ``predict_proba``, a model file, the next labels), so it is
+    always the fit on the window as it was at :meth:`refit`, started from the last map
+    computed: a learner that is never asked for probabilities does not pay for it."""
 
     def __init__(self, kind, n_columns, params=None):
         self.kind = kind
@@ -242,6 +240,7 @@ class Calibration:
         )
         self._pending = False  # a refit decided and not run yet
         self._start = self._params  # the map a pending fit starts from (not part of ==)
+        self._fit_rows = None  # the window a pending fit is on (not part of ==)
         self.scores = np.zeros((WINDOW, self.n_columns))
         self.codes = np.zeros(WINDOW, dtype=np.int64)
         self.weights = np.zeros(WINDOW)
@@ -259,6 +258,7 @@ class Calibration:
     def params(self, value):
         self._params = np.asarray(value, dtype=np.float64)
         self._pending = False
+        self._fit_rows = None
 
     def __eq__(self, other):
         """Equal state, bit for bit (the transaction tests compare models field by field; a
@@ -267,7 +267,8 @@ class Calibration:
             return NotImplemented
         self.params, other.params  # noqa: B018 - runs a pending fit
         a, b = dict(vars(self)), dict(vars(other))
-        a.pop("_start", None), b.pop("_start", None)
+        for k in ("_start", "_fit_rows"):
+            a.pop(k, None), b.pop(k, None)
         if a.keys() != b.keys():
             return False
         for k, v in a.items():
@@ -294,8 +295,6 @@ class Calibration:
 
     def add(self, scores, codes, weights):
         """Append rows (the last WINDOW of them stay)."""
-        if self._pending:  # the decided fit is on the window before these rows
-            self._fit()
         n = len(codes)
         if n > WINDOW:
             scores, codes, weights = scores[-WINDOW:], codes[-WINDOW:], weights[-WINDOW:]
@@ -320,17 +319,20 @@ class Calibration:
         return self.scores[idx], self.codes[idx], self.weights[idx]
 
     def refit(self):
-        """Fit the map on the rows held now (run when ``params`` is next needed; a fit still
-        pending is that same fit: rows added since would have run it)."""
+        """Fit the map on the rows held now, when ``params`` is next read: the rows are kept
+        aside (a copy of the window, O(WINDOW) once every REFIT rows), so that learning never
+        waits for a fit.  A fit decided while another is pending replaces it and starts from
+        the same map (the last one computed)."""
         if not self._pending:
             self._start = self._params
         self._pending = True
+        self._fit_rows = self.ordered()  # (fancy indexing: copies)
         self.since_fit, self.at_fit = 0, self.count
 
     def _fit(self):
         # from the start and the window fixed at refit(): two threads reading params at once
         # (a served model) compute the same map, bit for bit
-        S, codes, w = self.ordered()
+        S, codes, w = self._fit_rows
         start = self._start
         if self.kind == "binary":
             params = np.array(fit_binary_slopes(S[:, 0], codes, w, tuple(start)))
@@ -338,6 +340,7 @@ class Calibration:
             params = np.array([fit_temperature(S, codes, w, float(start[0]))])
         self._params = params
         self._pending = False
+        self._fit_rows = None
 
     # -- model files
     def to_state(self):

@@ -1,0 +1,226 @@
+"""One event of the Euclidean learners: :func:`.euclid_pass.euclid_pass` on one row, as one
+transaction in compiled code.
+
+The batch pass is the learner's step; this module does not compute a second one.  It wraps
+the pass's own compiled function, called on a one-row batch, with what the estimator's
+``partial_fit`` does around the pass in Python (:meth:`OnlineLinearClassifier._run`):
+
+* before anything changes, the row is checked: every feature index in [0, n_features) and
+  every value finite (:data:`BAD_INDEX`, :data:`NONFINITE_X`);
+* the rows of ``theta`` and ``U`` the row can move (its features and the intercept row) and the
+  counters ``st`` are copied into ``saved`` / ``saved_st``;
+* after the pass, the same checks as the estimator's: the moved weights, their averaged
+  read-out and the counters finite, and an aggressive step that skipped a lossy row because
+  its squared norm overflowed; any failure puts the copies back (the state is then bit for
+  bit what it was) and returns :data:`REFUSED`, and the caller lets the general path say why.
+
+So one event is one compiled call, and the weights are those of ``partial_fit`` on the same
+one-row batch: the same function does the arithmetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import njit
+from .copa import is_copa
+from .euclid_pass import NONFINITE_X, OK, euclid_pass
+from .fp import finite
+from .state import DUAL, FP_B, IP_AVERAGE, IP_DUAL, IP_STEP, N_ROUNDS, N_UPDATES, S_SUM
+from .steps import CONSERVATIVE
+
+__all__ = ["BAD_INDEX", "NONFINITE_X", "OK", "REFUSED", "learn_row", "row_scores", "scratch"]
+
+#: a feature index outside [0, n_features): nothing was changed
+BAD_INDEX = 3
+#: the update was refused by a check after the pass (an overflow): the state was put back
+REFUSED = 4
+
+
+@njit
+def _moved_finite(theta, U, indices, start, stop, d, has_b, average):
+    """True when the rows of theta (and U with averaging) that the row can move are finite."""
+    acc = 0.0
+    K = theta.shape[1]
+    for q in range(start, stop + (1 if has_b else 0)):
+        j = indices[q] if q < stop else d
+        for k in range(K):
+            acc += np.float64(theta[j, k]) * 0
+            if average:
+                acc += U[j, k] * 0
+    return acc == 0
+
+
+@njit
+def _readout_finite(theta, U, st, indices, start, stop, d, b, average):
+    """The averaged read-out (S theta - U) / max(S, T) of the moved rows finite, and b times the
+    intercept row's weights (the read-out's or theta's)."""
+    K = theta.shape[1]
+    has_b = b != 0.0
+    if not average:
+        if has_b:
+            for k in range(K):
+                if not finite(b * np.float64(theta[d, k])):
+                    return False
+        return True
+    T = st[N_ROUNDS]
+    if T <= 0.0:
+        return True
+    S = st[S_SUM]
+    N = S if S > T else T
+    for q in range(start, stop + (1 if has_b else 0)):
+        j = indices[q] if q < stop else d
+        for k in range(K):
+            v = (S * np.float64(theta[j, k]) - U[j, k]) / N
+            if not finite(v):
+                return False
+            if q == stop and not finite(b * v):
+                return False
+    return True
+
+
+def scratch(K, n_st, n_features):
+    """The buffers of :func:`learn_row` for K weight columns, counters of length ``n_st`` and
+    rows of at most ``n_features`` entries: (ib, fb, hold, saved) (see :func:`learn_row`)."""
+    ib = np.zeros(5 + K, dtype=np.int64)
+    fb = np.zeros(2 + 3 * K + n_st)
+    fb[0] = 1.0  # the example's weight
+    return ib, fb, np.zeros((1, K)), np.zeros((2, n_features + 1, K))
+
+
+@njit
+def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, saved, hold_from,
+              n_features):  # fmt: skip
+    """Learn the row (``data``, ``indices``; a dense row is its d values with ``indices`` =
+    arange(d)) of label code ``code`` as :func:`.euclid_pass.euclid_pass` does on that one-row
+    batch, as a transaction (module docstring).  The pass's small arrays are views of two
+    buffers (:func:`scratch`; fewer arguments to unbox per call): ``ib`` = indptr (2), y,
+    order, pred, work_idx (K); ``fb`` = weight, loss, scores (K), alpha (K), work_val (K), a
+    copy of ``st``; ``hold`` (1, K): the row's score before it is learned when ``hold_from``
+    is 0; ``saved`` (2, n_features + 1, K): the copies of the moved rows of theta and U.
+    Returns OK, NONFINITE_X, BAD_INDEX or REFUSED."""
+    nnz = data.shape[0]
+    for q in range(nnz):
+        j = indices[q]
+        if j < 0 or j >= n_features:
+            return BAD_INDEX
+        if not finite(data[q]):
+            return NONFINITE_X
+    R, K = theta.shape
+    indptr = ib[0:2]
+    y = ib[2:3]
+    order = ib[3:4]
+    pred_out = ib[4:5]
+    work_idx = ib[5 : 5 + K]
+    weight = fb[0:1]
+    loss_out = fb[1:2]
+    scores = fb[2 : 2 + K]
+    alpha = fb[2 + K : 2 + 2 * K]
+    work_val = fb[2 + 2 * K : 2 + 3 * K]
+    saved_st = fb[2 + 3 * K : 2 + 3 * K + st.shape[0]]
+    indptr[0] = 0
+    indptr[1] = nnz
+    y[0] = code
+    order[0] = 0
+    pred_out[0] = 0
+    loss_out[0] = 0.0
+    for k in range(K):  # the pass's scratch starts at zero, as partial_fit's
+        work_idx[k] = 0
+        scores[k] = 0.0
+        alpha[k] = 0.0
+        work_val[k] = 0.0
+    average = ip[IP_AVERAGE] != 0
+    b = fp[FP_B]
+    has_b = b != 0.0
+    d = R - 1
+    stop = nnz
+    for q in range(0, stop + (1 if has_b else 0)):
+        j = indices[q] if q < stop else d
+        for k in range(K):
+            saved[0, q, k] = theta[j, k]
+            if average:
+                saved[1, q, k] = U[j, k]
+    for s in range(st.shape[0]):
+        saved_st[s] = st[s]
+    updates_before = st[N_UPDATES]
+    status = euclid_pass(
+        data, indices, indptr, y, weight, order, theta, U, lastS, st, ip, fp, pred_out,
+        loss_out, scores, alpha, work_idx, work_val, hold_from, hold,
+    )  # fmt: skip
+    ok = status == OK and _moved_finite(theta, U, indices, 0, stop, d, has_b, average)
+    if ok:
+        for s in range(DUAL):
+            if not finite(st[s]):
+                ok = False
+    if ok and ip[IP_STEP] != CONSERVATIVE and weight[0] > 0.0:
+        # an aggressive step that learned nothing from a lossy row: tau = loss / ||x||^2 with
+        # an overflowing ||x||^2 (COPA: every weighted row; its loss is not in loss_out)
+        if is_copa(ip[IP_STEP]) or (st[N_UPDATES] == updates_before and loss_out[0] > 0.0):
+            sq = b * b
+            for q in range(stop):
+                v = np.float64(data[q])
+                sq += v * v
+            if not finite(sq):
+                ok = False
+    if ok:
+        ok = _readout_finite(theta, U, st, indices, 0, stop, d, b, average)
+    if not ok:
+        # put back in the reverse order of the copies (a repeated index gets its first copy)
+        for q in range(stop + (0 if has_b else -1), -1, -1):
+            j = indices[q] if q < stop else d
+            for k in range(K):
+                theta[j, k] = saved[0, q, k]
+                if average:
+                    U[j, k] = saved[1, q, k]
+        for s in range(st.shape[0]):
+            st[s] = saved_st[s]
+        return REFUSED
+    if ip[IP_DUAL] == 0:
+        st[DUAL] = np.nan  # this round is not in any kept dual
+    return OK
+
+
+@njit
+def row_scores(data, indices, theta, U, st, ip, fp, out):
+    """The K scores of one row in the steps of ``decision_function`` (the read-out W, then
+    x W + b W[d]): the averaged weights (S theta - U) / max(S, T) (0 before any round) with
+    averaging, theta without, each read-out weight and the intercept's b W[d] rounded to the
+    weights' dtype as the read-out matrix holds them.  Returns False when an index is out of
+    range or a score is not finite (the caller says which)."""
+    R, K = theta.shape
+    b = fp[FP_B]
+    average = ip[IP_AVERAGE] != 0
+    d = R - 1
+    n_features = R - 1 if b != 0.0 else R
+    held = np.empty(1, dtype=theta.dtype)  # rounds a value to the weights' dtype
+    for k in range(K):
+        out[k] = 0.0
+    T = st[N_ROUNDS]
+    S = st[S_SUM]
+    N = S if S > T else T
+    for q in range(data.shape[0]):
+        j = indices[q]
+        if j < 0 or j >= n_features:
+            return False
+        v = np.float64(data[q])
+        for k in range(K):
+            if average:
+                held[0] = (S * np.float64(theta[j, k]) - U[j, k]) / N if T > 0.0 else 0.0
+                w = np.float64(held[0])
+            else:
+                w = np.float64(theta[j, k])
+            out[k] += v * w
+    if b != 0.0:
+        held[0] = b
+        bw = np.float64(held[0])
+        for k in range(K):
+            if average:
+                held[0] = (S * np.float64(theta[d, k]) - U[d, k]) / N if T > 0.0 else 0.0
+            else:
+                held[0] = theta[d, k]
+            held[0] = bw * np.float64(held[0])
+            out[k] += np.float64(held[0])
+    for k in range(K):
+        if not finite(out[k]):
+            return False
+    return True

@@ -1,0 +1,503 @@
+"""One event at a time: ``learn_one``, ``predict_one`` and ``predict_proba_one`` of the linear
+classifiers, and ``partial_fit`` on one row, straight to the compiled step.
+
+A learner's state is its arrays (weights ``theta``, averaging sums ``U``, counters ``st``) and
+the codes its pass reads (``ip``, ``fp``).  For an event, :class:`Event` keeps what cannot
+change between two events (the codes, the label-to-code dict, the one-row buffers and the
+scratch of the pass) and the learner's own arrays by reference; it is built on the first event
+after anything changed (a parameter set, the arrays replaced by ``fit``, a new label, a model
+file) and checked with a few identity tests on every event.  One event is then one compiled
+call, :func:`onlinelearn._core.one_row.learn_row`: the pass of ``partial_fit`` on a one-row
+batch inside a compiled transaction (a rejected row leaves the state bit for bit as it was),
+followed by the class count and the probability calibration's bookkeeping, the same steps in
+the same order as ``partial_fit``; so the model is bit for bit the one ``partial_fit`` gives on
+the same one-row batches (a dense row: the (1, d) array; a dict or sparse row: the CSR row of
+its entries, in the dict's order).
+
+What the event road does not cover goes through ``partial_fit`` unchanged: an unfitted model,
+one class so far, a new label, ``class_weight``, a sample weight, the learners whose pass is not
+the Euclidean one (Winnow, the p-norm Perceptron, constrained updates), and every error (the
+general path raises the error it always raised, after the compiled transaction put the state
+back).
+
+Rows (``x``): a dict {column index: value} or, on a model fitted with feature names, {name:
+value} (a name the model does not know is refused by ``learn_one`` and has weight 0 for
+``predict_one``); a 1-D array of the model's width; a one-row scipy sparse matrix.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core.euclid_pass import euclid_pass
+from .._core.one_row import BAD_INDEX, OK, learn_row, row_scores, scratch
+from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
+from .proba import _ACTIVE, _OFF
+from .stop import ConvergenceStopMixin
+
+__all__ = [
+    "Event",
+    "event",
+    "learn_entries",
+    "learn_one",
+    "partial_fit_row",
+    "predict_entries",
+    "predict_one",
+    "predict_proba_entries",
+    "predict_proba_one",
+]
+
+class Event:
+    """What one event of a fitted Euclidean learner needs (module docstring)."""
+
+    __slots__ = (
+        "theta", "A", "lastS", "st", "ip", "fp", "classes", "codes", "plain", "n_features",
+        "names", "b", "average", "binary", "kind", "n_columns", "learns", "native", "stop",
+        "dense_idx", "ib", "fb", "hold", "saved", "out",
+    )  # fmt: skip
+
+    def current(self, est):
+        d = est.__dict__
+        return (
+            d.get("_theta") is self.theta
+            and d.get("_A") is self.A
+            and d.get("_st") is self.st
+            and d.get("classes_") is self.classes
+        )
+
+
+def _build(est):
+    """The :class:`Event` of ``est``, or None when its events take the general path."""
+    from .base import OnlineLinearClassifier
+
+    d = est.__dict__
+    classes = d.get("classes_")
+    if classes is None or len(classes) < 2 or "_theta" not in d:
+        return None
+    family = getattr(est, "_family", None)
+    if family is not None and family() is not None:
+        return None  # OnlineLearner on another family's steps
+    try:
+        if not est._finite_in_pass() or est._pass_kernel(est._codes(1)[0]) is not euclid_pass:
+            return None
+        est._validate_params_once()
+        est._check_average_state()
+        if isinstance(est.intercept_scaling, str) and "intercept_scaling_" not in d:
+            return None
+        ip, fp = est._codes(est._n_weights())
+    except Exception:  # noqa: BLE001 - the general path reports it
+        return None
+    ev = Event()
+    ev.theta, ev.A, ev.lastS, ev.st = est._theta, est._A, est._lastS, est._st
+    ip[IP_PREDICT_AVERAGE] = 0
+    ip[IP_DUAL] = int(est._keeps_dual(euclid_pass))
+    ev.ip, ev.fp = ip, fp
+    ev.classes = classes
+    ev.plain = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    codes = {}
+    for k, c in enumerate(ev.plain):
+        codes.setdefault(c, k)
+    ev.codes = codes
+    ev.n_features = int(est.n_features_in_)
+    names = d.get("feature_names_in_")
+    ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
+    ev.b = float(est._intercept_value())
+    ev.average = bool(est.average)
+    ev.binary = bool(est._binary_mode())
+    ev.kind = est._proba_kind()
+    ev.n_columns = 1 if ev.kind == "binary" else len(classes)
+    ev.native = bool(est._native_proba())
+    ev.stop = isinstance(est, ConvergenceStopMixin)
+    # the event road learns only what partial_fit would learn with its own arguments alone
+    ev.learns = (
+        est.class_weight is None
+        and type(est).partial_fit is OnlineLinearClassifier.partial_fit
+        and type(est)._learn in (OnlineLinearClassifier._learn, ConvergenceStopMixin._learn)
+        and type(est)._run is OnlineLinearClassifier._run
+    )
+    K = est._theta.shape[1]
+    n = ev.n_features
+    ev.dense_idx = np.arange(n, dtype=np.int32)
+    ev.ib, ev.fb, ev.hold, ev.saved = scratch(K, est._st.shape[0], n)
+    ev.out = np.zeros(K)
+    d["_event"] = ev
+    return ev
+
+
+def event(est):
+    """The current :class:`Event` of ``est`` (built when needed), or None."""
+    d = est.__dict__
+    ev = d.get("_event")
+    if (
+        ev is not None
+        and d.get("_theta") is ev.theta
+        and d.get("_A") is ev.A
+        and d.get("_st") is ev.st
+        and d.get("classes_") is ev.classes
+    ):
+        return ev
+    d.pop("_event", None)
+    return _build(est)
+
+
+def forget(est):
+    """Drop the kept event state (a parameter changed)."""
+    est.__dict__.pop("_event", None)
+
+
+# ---------------------------------------------------------------------------- rows
+def _entries(ev, x, learning):
+    """(data, indices) of a row: float64 values and int32 columns (see the module docstring);
+    raises ValueError for a row that cannot be the model's."""
+    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.flags.c_contiguous:
+        if x.shape[0] != ev.n_features:
+            raise ValueError(
+                f"a row of {ev.n_features} features was expected, got an array of shape "
+                f"{x.shape}"
+            )
+        return x, ev.dense_idx
+    if type(x) is dict and ev.names is None:
+        # the common case in one go: int keys, number values (columns checked in compiled code)
+        idx = np.array(list(x))
+        vals = list(x.values())
+        if idx.dtype == np.int64 and None not in vals:
+            try:
+                return np.array(vals, dtype=np.float64), idx
+            except (TypeError, ValueError):
+                pass  # the loop below says what is wrong
+    if isinstance(x, dict):
+        cols, vals = [], []
+        names = ev.names
+        for k, v in x.items():
+            if v is None:
+                continue
+            if type(k) is int or (isinstance(k, numbers.Integral) and not isinstance(k, bool)):
+                j = int(k)
+            elif names is not None and isinstance(k, str):
+                j = names.get(k)
+                if j is None:
+                    if learning:
+                        raise ValueError(
+                            f"feature {k!r} is not one of the model's {ev.n_features} features "
+                            "(feature_names_in_); a fitted model's width is fixed"
+                        )
+                    continue  # never learned from: weight 0
+            else:
+                raise ValueError(
+                    f"feature {k!r}: a dict row's keys are column indices (int)"
+                    + (" or the model's feature names" if names is not None else
+                       "; this model was not fitted with feature names")
+                )  # fmt: skip
+            if not 0 <= j < ev.n_features:
+                raise ValueError(
+                    f"feature index {j} is out of range: the model has {ev.n_features} features"
+                )
+            cols.append(j)
+            vals.append(v)
+        try:
+            data = np.array(vals, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("feature values must be numbers") from None
+        return data, np.array(cols, dtype=np.int32)
+    if sp.issparse(x):
+        if x.ndim == 2 and x.shape[0] != 1 or x.shape[-1] != ev.n_features:
+            raise ValueError(
+                f"a sparse row of shape (1, {ev.n_features}) was expected, got {x.shape}"
+            )
+        r = sp.csr_matrix(x)
+        if not r.has_canonical_format:
+            r = r.copy()
+            r.sum_duplicates()
+        nnz = int(r.indptr[-1])
+        return (np.ascontiguousarray(r.data[:nnz], dtype=np.float64),
+                np.ascontiguousarray(r.indices[:nnz], dtype=np.int32))  # fmt: skip
+    a = np.asarray(x, dtype=np.float64) if not isinstance(x, np.ndarray) else x
+    if a.ndim == 2 and a.shape[0] == 1:
+        a = a[0]
+    if a.ndim != 1 or a.shape[0] != ev.n_features:
+        raise ValueError(
+            f"a row of {ev.n_features} features was expected, got an array of shape "
+            f"{np.shape(x)}"
+        )
+    if a.dtype != np.float64 or not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a, dtype=np.float64)
+    return a, ev.dense_idx
+
+
+def _matrix(est, x):
+    """The row as the (1, d) matrix that ``partial_fit`` / ``predict`` take."""
+    if isinstance(x, dict):
+        d = getattr(est, "n_features_in_", None)
+        if d is None:
+            raise ValueError(
+                f"{type(est).__name__}: a dict row needs a fitted model (its width and "
+                "features); fit or partial_fit it on a first batch, or use "
+                "onlinelearn.river.RiverClassifier, which maps feature names to columns"
+            )
+        ev = Event()
+        ev.n_features = int(d)
+        names = est.__dict__.get("feature_names_in_")
+        ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
+        data, idx = _entries(ev, x, True)
+        return _csr(ev.n_features, data, idx)
+    if sp.issparse(x):
+        return sp.csr_matrix(x)
+    a = np.asarray(x)
+    return a.reshape(1, -1) if a.ndim == 1 else a
+
+
+# ---------------------------------------------------------------------------- learning
+def _label_code(ev, y):
+    try:
+        return ev.codes.get(y)
+    except TypeError:  # unhashable: the general path says why
+        return None
+
+
+def _learn(est, ev, data, idx, code):
+    """The compiled step on one row and the bookkeeping after it; False when the general path
+    must take the row (nothing was changed)."""
+    if _ACTIVE.get():
+        return False  # inside another learning call: the general path decides who calibrates
+    cal = None
+    scored = False
+    if not (ev.native or _OFF.get()):
+        cal = est.__dict__.get("calibration_")
+        if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
+            return False  # the general path starts or reshapes the calibration
+        scored = cal.wants(1, 0)
+    status = learn_row(data, idx, code, ev.theta, ev.A, ev.lastS, ev.st, ev.ip, ev.fp, ev.ib,
+                       ev.fb, ev.hold, ev.saved, 0 if scored else -1, ev.n_features)
+    if status != OK:
+        if status == BAD_INDEX:
+            raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
+        return False  # non-finite values, an overflow: the general path raises its error
+    d = est.__dict__
+    d["class_counts_"][code] += 1
+    if ev.stop:
+        d["n_iter_"] = 1
+        d.pop("_stop_rule", None)
+    if cal is not None:
+        if scored:
+            s = ev.hold[0]
+            if ev.binary:
+                v = float(s[0])
+                ok = math.isfinite(v)
+            elif ev.kind == "binary":
+                v = float(s[1]) - float(s[0])
+                ok = math.isfinite(float(s[0])) and math.isfinite(float(s[1]))
+            else:
+                ok = bool(np.isfinite(s).all())
+                v = s
+            if ok:  # (a score that overflowed leaves the row out of the window)
+                _add_one(cal, v, code)
+                if cal.due():
+                    cal.refit()
+        cal.offered += 1
+    return True
+
+
+def _add_one(cal, score, code):
+    """``cal.add`` of one row of weight 1 (the same slots and counters)."""
+    h = cal.head
+    cal.scores[h] = score
+    cal.codes[h] = code
+    cal.weights[h] = 1.0
+    cal.head = (h + 1) % cal.scores.shape[0]
+    cal.count = min(cal.scores.shape[0], cal.count + 1)
+    cal.since_fit += 1
+
+
+def learn_one(est, x, y):
+    """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``."""
+    ev = event(est)
+    if ev is not None and ev.learns:
+        code = _label_code(ev, y)
+        if code is not None:
+            data, idx = _entries(ev, x, True)
+            if _learn(est, ev, data, idx, code):
+                return
+    est.partial_fit(_matrix(est, x), _label_array(est, y))
+
+
+def learn_entries(est, data, idx, y):
+    """The event road for a row given as float64 values and int32 columns (the River adapter's
+    rows); False when the general path must take it (nothing was changed)."""
+    ev = event(est)
+    if ev is None or not ev.learns:
+        return False
+    code = _label_code(ev, y)
+    if code is None:
+        return False
+    return _learn(est, ev, data, idx, code)
+
+
+def _label_array(est, y):
+    classes = est.__dict__.get("classes_")
+    if classes is not None and classes.dtype.kind in "US" and isinstance(y, str):
+        return np.array([y], dtype=classes.dtype if len(y) <= classes.dtype.itemsize else None)
+    return np.array([y])
+
+
+def partial_fit_row(est, X, y):
+    """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
+    canonical CSR row) of a known label, on the event road; False when the general path must
+    take it (nothing was changed)."""
+    ev = event(est)
+    if ev is None or not ev.learns or ev.names is not None:
+        return False
+    if type(y) is np.ndarray:
+        if y.shape != (1,):
+            return False
+        lab = y[0]
+    elif type(y) is list and len(y) == 1:
+        lab = y[0]
+    else:
+        return False
+    if isinstance(lab, np.generic):
+        lab = lab.item()
+    code = _label_code(ev, lab)
+    if code is None or ev.classes[code] != lab:
+        return False
+    if type(X) is np.ndarray:
+        if X.shape != (1, ev.n_features) or X.dtype != np.float64 or not X.flags.c_contiguous:
+            return False
+        data, idx = X[0], ev.dense_idx
+    elif isinstance(X, sp.csr_matrix | sp.csr_array):
+        if (X.shape != (1, ev.n_features) or X.dtype != np.float64
+                or not X.has_canonical_format):
+            return False  # fmt: skip
+        nnz = int(X.indptr[1])
+        data = X.data[:nnz]
+        idx = X.indices[:nnz]
+        if idx.dtype != np.int32 or not (data.flags.c_contiguous and idx.flags.c_contiguous):
+            data = np.ascontiguousarray(data)
+            idx = np.ascontiguousarray(idx, dtype=np.int32)
+    else:
+        return False
+    return _learn(est, ev, data, idx, code)
+
+
+# ---------------------------------------------------------------------------- prediction
+def _scores(ev, data, idx):
+    ok = row_scores(data, idx, ev.theta, ev.A, ev.st, ev.ip, ev.fp, ev.out)
+    if not ok:
+        if not np.isfinite(data).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        if idx.shape[0] and not (0 <= int(idx.min()) and int(idx.max()) < ev.n_features):
+            raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
+        raise ValueError(
+            "the decision values of row 0 are not finite (an overflow of <w, x>: its feature "
+            "values are too large for float64 with these weights); scale the features."
+        )
+    return ev.out
+
+
+def _csr(n_features, data, idx):
+    return sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, n_features))
+
+
+def predict_one(est, x):
+    """The label ``predict`` gives the row ``x``; None before the model learned two labels
+    from a first call (River's convention)."""
+    ev = event(est)
+    if ev is None:
+        if "classes_" not in est.__dict__:
+            return None
+        lab = est.predict(_matrix(est, x))[0]
+        return lab.item() if isinstance(lab, np.generic) else lab
+    return _label(ev, _scores(ev, *_entries(ev, x, False)))
+
+
+def predict_entries(est, data, idx):
+    """:func:`predict_one` of a row given as float64 values and int32 columns (the River
+    adapter's rows)."""
+    ev = event(est)
+    if ev is None:
+        lab = est.predict(_csr(est.n_features_in_, data, idx))[0]
+        return lab.item() if isinstance(lab, np.generic) else lab
+    return _label(ev, _scores(ev, data, idx))
+
+
+def _label(ev, s):
+    if ev.binary:
+        return ev.plain[1] if s[0] > 0 else ev.plain[0]
+    return ev.plain[_first_max(s)]
+
+
+def predict_proba_one(est, x):
+    """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
+    ev = event(est)
+    if ev is None or ev.native:
+        if "classes_" not in est.__dict__:
+            return {}
+        return _proba_dict(est, est.predict_proba(_matrix(est, x))[0])
+    return _proba(est, ev, _scores(ev, *_entries(ev, x, False)))
+
+
+def predict_proba_entries(est, data, idx):
+    """:func:`predict_proba_one` of a row given as float64 values and int32 columns."""
+    ev = event(est)
+    if ev is None or ev.native:
+        return _proba_dict(est, est.predict_proba(_csr(est.n_features_in_, data, idx))[0])
+    return _proba(est, ev, _scores(ev, data, idx))
+
+
+def _proba_dict(est, P):
+    return {(c.item() if isinstance(c, np.generic) else c): float(p)
+            for c, p in zip(est.classes_, P, strict=True)}  # fmt: skip
+
+
+def _proba(est, ev, s):
+    """The calibrated probabilities of the scores ``s`` (``predict_proba``'s steps)."""
+    params = est._proba_params()
+    if ev.kind == "binary":
+        v = float(s[0]) if ev.binary else float(s[1]) - float(s[0])
+        z = params[0] * max(v, 0.0) + params[1] * min(v, 0.0)
+        P = [math.exp(_log_sigmoid(-z)), math.exp(_log_sigmoid(z))]
+        pred = 1 if v > 0 else 0
+    else:
+        a = params[0]
+        Z = [a * float(v) for v in s]
+        m = max(Z)
+        if not math.isfinite(m):
+            m = 0.0
+        E = [t - m for t in Z]
+        tot = 0.0
+        for t in E:
+            tot += math.exp(t)
+        lse = math.log(tot)
+        P = [math.exp(t - lse) for t in E]
+        pred = _first_max(list(s))
+    top = _first_max(P)
+    if top != pred:  # rounding made them equal: one ulp to predict's class (proba._agree)
+        eps = math.ulp(P[top])
+        P[pred] = P[top] + eps
+        P[top] = P[top] - eps
+    return dict(zip(ev.plain, P, strict=True))
+
+
+def _first_max(v):
+    best, top = 0, v[0]
+    for k in range(1, len(v)):
+        if v[k] > top:
+            best, top = k, v[k]
+    return best
+
+
+_LOGE2 = math.log(2.0)
+
+
+def _log_sigmoid(z):
+    """log sigma(z) = -logaddexp(0, -z), in the steps of numpy's ``logaddexp``."""
+    y = -z
+    if y == 0.0:
+        return -_LOGE2
+    tmp = -y
+    if tmp > 0:
+        return -math.log1p(math.exp(-tmp))
+    return -(y + math.log1p(math.exp(tmp)))

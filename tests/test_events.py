@@ -1,0 +1,290 @@
+"""One event at a time (``onlinelearn.shell.events``): ``learn_one`` / ``predict_one`` /
+``predict_proba_one`` and ``partial_fit`` on one row of the linear classifiers.
+
+The reference is the general path of ``partial_fit`` (``OnlineMixin.partial_fit``: validation,
+transaction, the batch pass, the checks after it, the calibration), called on the same one-row
+batches: the event road must leave every attribute bit for bit as it does, and a rejected event
+must leave the model as it was."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
+from onlinelearn._core import one_row
+from onlinelearn.shell import events
+from onlinelearn.shell.online import OnlineMixin
+
+LEARNERS = {
+    "PA-I": lambda: PassiveAggressiveClassifier(variant="PA-I"),
+    "PA": lambda: PassiveAggressiveClassifier(variant="PA", average=False),
+    "PA-II no intercept": lambda: PassiveAggressiveClassifier(variant="PA-II", fit_intercept=False),
+    "PA-I t^2 average": lambda: PassiveAggressiveClassifier(average_power=2.0),
+    "PA-I float32": lambda: PassiveAggressiveClassifier(dtype="float32"),
+    "Perceptron": lambda: Perceptron(),
+    "Perceptron last iterate": lambda: Perceptron(average=False),
+    "PA-I auto intercept": lambda: PassiveAggressiveClassifier(intercept_scaling="auto"),
+    "COPA": lambda: COPA(),
+}
+
+
+def _general(est, X, y):
+    """partial_fit through the general path (never the event road)."""
+    OnlineMixin.partial_fit(est, X, y)
+
+
+def _state(est):
+    return {k: v for k, v in est.__dict__.items() if k not in ("_event", "_validated_params")}
+
+
+def _same(a, b):
+    da, db = _state(a), _state(b)
+    assert set(da) == set(db)
+    for k, v in da.items():
+        w = db[k]
+        if isinstance(v, np.ndarray):
+            assert v.dtype == w.dtype and v.shape == w.shape, k
+            assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
+        elif isinstance(v, float) and math.isnan(v):
+            assert math.isnan(w), k
+        else:
+            assert v == w, k
+
+
+def _stream(n, d, K, seed, density=1.0):
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(d, K))
+    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 10.0], size=d)
+    if density < 1.0:
+        X[rng.random((n, d)) > density] = 0.0
+    y = np.argmax(X @ W + rng.normal(size=(n, K)), axis=1) if K > 2 else (X @ W[:, 0] > 0)
+    return X, y.astype(np.int64)
+
+
+def _row(X, i, kind):
+    if kind == "dense":
+        return X[i]
+    nz = np.flatnonzero(X[i])
+    if kind == "dict":
+        return {int(j): float(X[i, j]) for j in nz}
+    return sp.csr_matrix(X[i : i + 1])
+
+
+def _ref_batch(X, i, kind):
+    """The one-row batch that partial_fit gets for the same row."""
+    if kind == "dense":
+        return X[i : i + 1]
+    return sp.csr_matrix(X[i : i + 1])
+
+
+@pytest.fixture
+def road(monkeypatch):
+    """The rows that took the compiled event step."""
+    calls = []
+    real = events.learn_row
+
+    def counting(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(events, "learn_row", counting)
+    return calls
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+@pytest.mark.parametrize("kind", ["dense", "dict", "csr"])
+@pytest.mark.parametrize("K", [2, 4])
+def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
+    X, y = _stream(300, 7, K, seed=K, density=0.6 if kind != "dense" else 1.0)
+    a, b = LEARNERS[name](), LEARNERS[name]()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    took = 0
+    for i in range(5, len(y)):
+        if i % 7 == 0:  # the read-outs agree with the batch read-outs before the update
+            ref = _ref_batch(X, i, kind)
+            assert a.predict_one(_row(X, i, kind)) == b.predict(ref)[0]
+            p = a.predict_proba_one(_row(X, i, kind))
+            q = b.predict_proba(ref)[0]
+            assert list(p) == list(b.classes_)
+            np.testing.assert_allclose(list(p.values()), q, rtol=1e-9, atol=1e-15)
+        a.learn_one(_row(X, i, kind), int(y[i]))
+        _general(b, _ref_batch(X, i, kind), y[i : i + 1])
+    _same(a, b)
+    # every row of a label seen before, once two labels were seen, took the event road
+    assert len(road) == _known_label_rows(y, 5)
+
+
+def _known_label_rows(y, first):
+    seen, n = set(y[:first].tolist()), 0
+    for lab in y[first:].tolist():
+        n += len(seen) >= 2 and lab in seen
+        seen.add(lab)
+    return n
+
+
+@pytest.mark.parametrize("name", ["PA-I", "Perceptron", "COPA"])
+def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
+    X, y = _stream(200, 5, 3, seed=3)
+    a, b = LEARNERS[name](), LEARNERS[name]()
+    a.partial_fit(X[:10], y[:10])
+    _general(b, X[:10], y[:10])
+    for i in range(10, 200):
+        a.partial_fit(X[i : i + 1], y[i : i + 1])
+        _general(b, X[i : i + 1], y[i : i + 1])
+        Xs = sp.csr_matrix(X[i : i + 1])
+        a.partial_fit(Xs, [int(y[i])])
+        _general(b, Xs, y[i : i + 1])
+    _same(a, b)
+    assert len(road) == 2 * _known_label_rows(y, 10)
+
+
+def test_a_parameter_set_between_events_is_used_by_the_next_event():
+    X, y = _stream(120, 4, 2, seed=5)
+    a, b = PassiveAggressiveClassifier(), PassiveAggressiveClassifier()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    for i in range(5, 120):
+        if i == 60:
+            a.set_params(C=0.01)
+            b.set_params(C=0.01)
+        a.learn_one(X[i], int(y[i]))
+        _general(b, X[i : i + 1], y[i : i + 1])
+    _same(a, b)
+
+
+def test_a_new_label_goes_through_partial_fit_and_the_road_resumes():
+    X, y = _stream(150, 4, 3, seed=6)
+    y = np.where(np.arange(150) < 80, np.minimum(y, 1), y)  # label 2 first at row >= 80
+    a, b = Perceptron(), Perceptron()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    for i in range(5, 150):
+        a.learn_one(X[i], int(y[i]))
+        _general(b, X[i : i + 1], y[i : i + 1])
+    _same(a, b)
+    assert list(a.classes_) == [0, 1, 2] and events.event(a).learns
+
+
+def test_the_other_links_learn_one_row_through_partial_fit():
+    X, y = _stream(100, 5, 2, seed=7)
+    X = np.abs(X)
+    a, b = Winnow(), Winnow()
+    a.partial_fit(X[:5], y[:5])
+    b.partial_fit(X[:5], y[:5])
+    for i in range(5, 100):
+        a.learn_one(X[i], int(y[i]))
+        b.partial_fit(X[i : i + 1], y[i : i + 1])
+        assert a.predict_one(X[i]) == b.predict(X[i : i + 1])[0]
+    _same(a, b)
+
+
+def _fitted(make=PassiveAggressiveClassifier, n=60):
+    X, y = _stream(n, 6, 2, seed=8)
+    est = make().partial_fit(X[:40], y[:40])
+    for i in range(40, n):
+        est.learn_one(X[i], int(y[i]))
+    return est, X, y
+
+
+BAD_ROWS = {
+    "NaN value": ({0: float("nan"), 2: 1.0}, "NaN"),
+    "inf value": ({1: float("inf")}, "infinity"),
+    "index out of range": ({6: 1.0}, "out of range"),
+    "negative index": ({-1: 1.0}, "out of range"),
+    "string value": ({0: "a"}, "numbers"),
+    "string key on an unnamed model": ({"f0": 1.0}, "column indices"),
+    "too short": (np.ones(5), "6 features"),
+    "too long": (np.ones(7), "6 features"),
+    "dense NaN": (np.array([1.0, np.nan, 0, 0, 0, 0]), "NaN"),
+}
+
+
+@pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron, COPA])
+@pytest.mark.parametrize("bad", list(BAD_ROWS))
+def test_a_rejected_event_raises_one_clear_error_and_changes_nothing(make, bad):
+    est, X, y = _fitted(make)
+    twin, _, _ = _fitted(make)
+    x, match = BAD_ROWS[bad]
+    with pytest.raises(ValueError, match=match):
+        est.learn_one(x, 1)
+    _same(est, twin)
+    if bad not in ("string value",):
+        with pytest.raises(ValueError, match=match):
+            est.predict_one(x)
+    for i in range(20):  # and the stream goes on as if the row never came
+        est.learn_one(X[i], int(y[i]))
+        twin.learn_one(X[i], int(y[i]))
+    _same(est, twin)
+
+
+@pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron])
+def test_an_update_refused_after_the_step_puts_the_state_back(make):
+    """Values whose squared norm overflows (PA: no step although the row has a loss) or
+    whose weights overflow (the averaged Perceptron): found after the compiled step, which
+    puts the copies back; the general path then raises its error."""
+    est, X, y = _fitted(make)
+    twin, _, _ = _fitted(make)
+    refused = 0
+    for v in (1e200, 1.7e308, -1.7e308):
+        for lab in (0, 1):
+            try:
+                est.learn_one({0: v, 1: v}, lab)
+            except (ValueError, FloatingPointError) as e:
+                refused += 1
+                assert "left as it was" in str(e)
+            else:
+                twin.learn_one({0: v, 1: v}, lab)
+            _same(est, twin)
+    assert refused
+
+
+def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
+    """The compiled transaction itself: a refused row restores theta, U and st exactly, a
+    repeated column included."""
+    est, X, y = _fitted(Perceptron, n=80)
+    ev = events.event(est)
+    data = np.array([1.7e308, 1.7e308, 1.7e308])
+    idx = np.array([2, 2, 3], dtype=np.int32)
+    statuses = []
+    for code in (0, 1):  # one of them is a mistake, whose update overflows
+        before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
+        statuses.append(one_row.learn_row(
+            data, idx, code, ev.theta, ev.A, ev.lastS, ev.st, ev.ip, ev.fp, ev.ib, ev.fb,
+            ev.hold, ev.saved, -1, ev.n_features))  # fmt: skip
+        if statuses[-1] == one_row.REFUSED:
+            for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
+                assert np.array_equal(a, b, equal_nan=True)
+    assert one_row.REFUSED in statuses
+
+
+def test_named_features_map_through_the_model_vocabulary():
+    pd = pytest.importorskip("pandas")
+    X, y = _stream(80, 3, 2, seed=9)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
+    ref = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
+    for i in range(40, 80):
+        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}
+        assert est.predict_one(x) == ref.predict(frame.iloc[i : i + 1])[0]
+        est.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 2]}, int(y[i]))
+        ref.partial_fit(frame.iloc[i : i + 1], y[i : i + 1])
+    _same(est, ref)
+    assert est.predict_one({"a": 1.0, "zzz": 5.0}) == est.predict_one({"a": 1.0})
+    with pytest.raises(ValueError, match="not one of the model"):
+        est.learn_one({"a": 1.0, "zzz": 5.0}, 1)
+
+
+def test_before_any_learning_river_conventions():
+    est = PassiveAggressiveClassifier()
+    assert est.predict_one({0: 1.0}) is None and est.predict_proba_one({0: 1.0}) == {}
+    with pytest.raises(ValueError, match="fitted model"):
+        est.learn_one({0: 1.0}, 1)
+    est.learn_one(np.array([1.0, 0.0]), "spam")  # a first row of known width starts it
+    assert est.predict_one(np.array([1.0, 0.0])) == "spam"
+    est.learn_one(np.array([0.0, 1.0]), "ham")
+    assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
