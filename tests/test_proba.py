@@ -177,8 +177,9 @@ def test_temperature_gradient_and_curvature_are_the_derivatives_of_the_log_loss(
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 def test_a_decided_fit_runs_when_needed_and_is_the_fit_on_the_window_of_its_decision(kind):
-    """Calibration.refit decides a fit and runs it at the first read of ``params`` or before
-    rows are added: the map is the one fitted at once on the rows held at refit()."""
+    """Calibration.refit decides a fit and keeps the window's rows aside; the fit runs at the
+    first read of ``params``, rows added meanwhile or not: the map is the one fitted at once on
+    the rows held at refit()."""
     rng = np.random.default_rng(3)
     C = 1 if kind == "binary" else 4
     rows = [(rng.normal(size=(300, C)) * 4, rng.integers(0, 2 if kind == "binary" else C, 300),
@@ -190,10 +191,11 @@ def test_a_decided_fit_runs_when_needed_and_is_the_fit_on_the_window_of_its_deci
     assert lazy._pending
     first = eager.params.copy()  # read at once: fitted on rows[0]
     assert not eager._pending and lazy._pending
-    lazy.add(*rows[1])  # the pending fit runs first, on rows[0] only
+    lazy.add(*rows[1])  # learning does not wait for the fit, which stays on rows[0]
     eager.add(*rows[1])
-    assert not lazy._pending
+    assert lazy._pending
     np.testing.assert_array_equal(lazy.params, first)
+    assert not lazy._pending
     assert lazy == eager
     S, codes, w = rows[0]
     if kind == "binary":
@@ -206,8 +208,12 @@ def test_a_decided_fit_runs_when_needed_and_is_the_fit_on_the_window_of_its_deci
     again = P.Calibration(kind, C)
     again.add(*rows[0])
     again.refit()
+    kept = again._fit_rows
     a1 = again.params.copy()
-    again._pending = True  # as seen by a thread that read the flag before the first finished
+    # as seen by a thread that read the flag and the rows before the first finished
+    again._pending, again._fit_rows = True, kept
+    np.testing.assert_array_equal(again.params, a1)
+    again._pending = True  # ... or that read the flag after the first cleared the rows
     np.testing.assert_array_equal(again.params, a1)
 
 

@@ -26,13 +26,19 @@ from onlinelearn import (  # noqa: E402
 )
 from onlinelearn.river import RiverClassifier, RiverRegressor  # noqa: E402
 from onlinelearn.shell import events  # noqa: E402
-from onlinelearn.shell.online import OnlineMixin  # noqa: E402
+from onlinelearn.shell.proba import calibrating  # noqa: E402
 
 N = 150
 
 
 def _phishing(n=N):
     return list(itertools.islice(datasets.Phishing(), n))
+
+
+def _general(est, X, y):
+    """partial_fit through the general path (never the event road)."""
+    with calibrating(est, "partial", X, y):
+        est._learn(X, y, None, None, fit_mode=False)
 
 
 def _attrs(obj):
@@ -148,7 +154,7 @@ def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name, lean_calls):
             else:
                 assert [p[c] for c in ref.classes_] == list(q)
         ad.learn_one(x, y)
-        OnlineMixin.partial_fit(ref, Xi, np.array([y]))
+        _general(ref, Xi, np.array([y]))
     _same_state(ad.estimator, ref)
     assert _buffer_clean(ad)  # the kept row is zero between calls
     # every row with a label seen before, once two labels were seen, took the event road
@@ -173,7 +179,7 @@ def test_a_new_label_mid_stream_takes_partial_fit_and_gives_its_model(lean_calls
     R = _csr_rows([x for x, _ in rows], names, 16)
     for i, (x, y) in enumerate(rows):
         ad.learn_one(x, y)
-        OnlineMixin.partial_fit(ref, R[i], np.array([y]))
+        _general(ref, R[i], np.array([y]))
     _same_state(ad.estimator, ref)
     assert list(ad.estimator.classes_) == ["a", "b", "c"]
     assert lean_calls[40] is False and sum(lean_calls) == _known_label_rows(rows)

@@ -195,8 +195,14 @@ class _DictRows:
     def entries(self, x, grow):
         """One dict row as (float64 values, int32 columns) in the row's order, colliding hashed
         names added up in that order (the values :meth:`row` writes); names not known and not
-        ``grow``: left out (weight 0)."""
+        ``grow``: left out (weight 0).  The last row's entries are kept with a copy of it: a
+        ``learn_one`` after a ``predict_one`` of an equal row (River's test-then-train) reuses
+        them (the arrays are never written)."""
+        last = self.__dict__.get("last")
+        if last is not None and (last[3] or not grow) and last[0] == x:
+            return last[1], last[2]
         index, hashing = self.index, self.hashing
+        complete = True  # every name has its column
         if hashing:
             acc = {}
             for k, v in x.items():
@@ -217,6 +223,7 @@ class _DictRows:
                 j = index.get(k)
                 if j is None:
                     if not grow:
+                        complete = False
                         continue  # a feature never learned from has weight 0
                     j = self._column(k, grow)
                 cols.append(j)
@@ -225,7 +232,9 @@ class _DictRows:
             data = np.array(vals, dtype=np.float64)
         except (TypeError, ValueError):
             raise ValueError(f"feature values must be numbers, got {x!r}") from None
-        return data, np.array(cols, dtype=np.int32)
+        idx = np.array(cols, dtype=np.int32)
+        self.last = (dict(x), data, idx, complete)
+        return data, idx
 
     def csr(self, data, idx):
         """The (1, n_features) CSR row of :meth:`entries`."""
@@ -239,6 +248,7 @@ class _DictRows:
 
     def forget(self, n):
         """Drop the names given columns >= n (a rejected call adds none)."""
+        self.__dict__.pop("last", None)
         if len(self.index) > n:
             self.index = {k: j for k, j in self.index.items() if j < n}
 

@@ -170,15 +170,8 @@ class OnlineLinearClassifier(
         super().__setattr__(name, value)
 
     # ------------------------------------------------------------------ one event at a time
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One online pass over the batch, in the order given (one compiled call); a row of a
-        known label takes the one-event road (:mod:`onlinelearn.shell.events`, the same
-        model).  Labels never seen before join ``classes_``; ``classes`` may announce labels
-        in advance but is never required."""
-        if classes is None and sample_weight is None and events.partial_fit_row(self, X, y):
-            return self
-        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-
+    #: ``partial_fit`` on one row of a known label: the event road (shell.online, shell.events)
+    _event_partial_fit = events.partial_fit_row
     learn_one = events.learn_one
     predict_one = events.predict_one
     predict_proba_one = events.predict_proba_one

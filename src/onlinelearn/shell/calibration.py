@@ -332,8 +332,11 @@ class Calibration:
     def _fit(self):
         # from the start and the window fixed at refit(): two threads reading params at once
         # (a served model) compute the same map, bit for bit
-        S, codes, w = self._fit_rows
-        start = self._start
+        rows, start = self._fit_rows, self._start
+        if rows is None:  # another reader finished this fit meanwhile
+            self._pending = False
+            return
+        S, codes, w = rows
         if self.kind == "binary":
             params = np.array(fit_binary_slopes(S[:, 0], codes, w, tuple(start)))
         else:

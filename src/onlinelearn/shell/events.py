@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from .._core.euclid_pass import euclid_pass
 from .._core.one_row import BAD_INDEX, OK, learn_row, row_scores, scratch
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
+from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
 from .stop import ConvergenceStopMixin
 
@@ -115,7 +116,7 @@ def _build(est):
     # the event road learns only what partial_fit would learn with its own arguments alone
     ev.learns = (
         est.class_weight is None
-        and type(est).partial_fit is OnlineLinearClassifier.partial_fit
+        and type(est).partial_fit is OnlineMixin.partial_fit
         and type(est)._learn in (OnlineLinearClassifier._learn, ConvergenceStopMixin._learn)
         and type(est)._run is OnlineLinearClassifier._run
     )
@@ -347,9 +348,12 @@ def partial_fit_row(est, X, y):
     """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
     canonical CSR row) of a known label, on the event road; False when the general path must
     take it (nothing was changed)."""
-    ev = event(est)
-    if ev is None or not ev.learns or ev.names is not None:
-        return False
+    if type(X) is np.ndarray:
+        if X.ndim != 2 or X.shape[0] != 1 or X.dtype != np.float64 or not X.flags.c_contiguous:
+            return False
+    elif not (isinstance(X, sp.csr_matrix | sp.csr_array) and X.shape[0] == 1
+              and X.dtype == np.float64 and X.has_canonical_format):
+        return False  # fmt: skip
     if type(y) is np.ndarray:
         if y.shape != (1,):
             return False
@@ -358,27 +362,23 @@ def partial_fit_row(est, X, y):
         lab = y[0]
     else:
         return False
+    ev = event(est)
+    if ev is None or not ev.learns or ev.names is not None or X.shape[1] != ev.n_features:
+        return False
     if isinstance(lab, np.generic):
         lab = lab.item()
     code = _label_code(ev, lab)
     if code is None or ev.classes[code] != lab:
         return False
     if type(X) is np.ndarray:
-        if X.shape != (1, ev.n_features) or X.dtype != np.float64 or not X.flags.c_contiguous:
-            return False
         data, idx = X[0], ev.dense_idx
-    elif isinstance(X, sp.csr_matrix | sp.csr_array):
-        if (X.shape != (1, ev.n_features) or X.dtype != np.float64
-                or not X.has_canonical_format):
-            return False  # fmt: skip
+    else:
         nnz = int(X.indptr[1])
         data = X.data[:nnz]
         idx = X.indices[:nnz]
         if idx.dtype != np.int32 or not (data.flags.c_contiguous and idx.flags.c_contiguous):
             data = np.ascontiguousarray(data)
             idx = np.ascontiguousarray(idx, dtype=np.int32)
-    else:
-        return False
     return _learn(est, ev, data, idx, code)
 
 

@@ -40,7 +40,13 @@ class OnlineMixin:
 
         Classifiers: labels never seen before join ``classes_`` where the family grows its
         label set (else the first call fixes it); ``classes`` may announce labels in advance
-        but is never required."""
+        but is never required.  A family with a one-event road (``_event_partial_fit``: the
+        linear classifiers, :mod:`onlinelearn.shell.events`) takes one row of a known label
+        there: the same model, one compiled call."""
+        if classes is None and sample_weight is None:
+            road = getattr(self, "_event_partial_fit", None)
+            if road is not None and road(X, y):
+                return self
         with calibrating(self, "partial", X, y, sample_weight, classes):
             self._learn(X, y, classes, sample_weight, fit_mode=False)
         return self
