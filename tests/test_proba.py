@@ -326,19 +326,14 @@ def test_the_window_holds_the_scores_before_each_update_and_the_map_is_refitted(
             S, codes, w = cal.ordered()
             again = P.fit_temperature(S, codes, w, start=cal.params[0])
             assert cal.params[0] == pytest.approx(again, rel=1e-10)
-    # every row until the window holds REFIT rows, then the rows that cross a multiple of the
-    # stride (THIN rows for this narrow model): the rule of proba.Calibration.wants
-    kept, count = [], 0
-    for i in range(1, 300):
-        if count < P.REFIT or (i + 1) // P.THIN != i // P.THIN:
-            kept.append(i)
-            count += 1
-    assert P.REFIT < len(kept) < 299
+    # every row (PA's pass scores each row: Calibration.add_stream), the first call's row
+    # too, scored by the empty model
     S, codes, w = est.calibration_.ordered()
+    assert len(S) == 300 and not S[0].any()
     # (PA's pass scores the row itself: the averaged weights' sums, divided once, where
     # decision_function divides each weight first; the same numbers to rounding)
-    np.testing.assert_allclose(S, np.array(before)[np.array(kept) - 1], rtol=1e-12, atol=1e-15)
-    np.testing.assert_array_equal(codes, y[kept])
+    np.testing.assert_allclose(S[1:], np.array(before), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(codes, y)
     assert est.calibration_.offered == 300  # every row of every call, the first included
 
 
@@ -346,7 +341,8 @@ def test_the_window_holds_the_scores_before_each_update_and_the_map_is_refitted(
 def test_a_wide_model_thins_its_stream_only_when_scoring_reads_the_weights_out(cls):
     """One-row calls after the window filled: one row in THIN is scored, and one in
     d K / STRIDE_WEIGHTS on a wide model when scoring is a decision_function (the read-out
-    of d K weights); a learner whose pass scores the row reads nothing out: THIN."""
+    of d K weights); a learner whose pass scores the row reads nothing out and scores every
+    row."""
     import scipy.sparse as sps
 
     import onlinelearn.shell.calibration as CAL
@@ -357,13 +353,17 @@ def test_a_wide_model_thins_its_stream_only_when_scoring_reads_the_weights_out(c
     est = cls(random_state=0).partial_fit(X[:1], y[:1], classes=np.arange(K))
     for i in range(1, n):
         est.partial_fit(X[i : i + 1], y[i : i + 1])
-    stride = P.THIN if est._held_out_in_pass else max(d * K // CAL.STRIDE_WEIGHTS, P.THIN)
-    assert stride == (P.THIN if cls is PassiveAggressiveClassifier else 60)
-    kept, count = [], 0
-    for i in range(1, n):  # the rule of Calibration.wants, offered rows before call i: i
-        if count < P.REFIT or (i + 1) // stride != i // stride:
-            kept.append(i)
-            count += 1
+    if est._held_out_in_pass:  # every row, the first call's too (Calibration.add_stream)
+        assert cls is PassiveAggressiveClassifier
+        kept = list(range(n))
+    else:
+        stride = max(d * K // CAL.STRIDE_WEIGHTS, P.THIN)
+        assert stride == 60
+        kept, count = [], 0
+        for i in range(1, n):  # the rule of Calibration.wants, offered rows before call i: i
+            if count < P.REFIT or (i + 1) // stride != i // stride:
+                kept.append(i)
+                count += 1
     np.testing.assert_array_equal(est.calibration_.ordered()[1], y[kept])
     assert est.calibration_.count == len(kept)
 
@@ -450,28 +450,35 @@ def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(
         inpass = cls(**kw).partial_fit(X, y)
     np.testing.assert_array_equal(inpass.coef_, plain.coef_)
     np.testing.assert_array_equal(inpass.intercept_, plain.intercept_)
-    m = P._held_out_size(600)
+    m = min(600, P.STREAM_ROWS)  # every row of the call (a stream's rows, Calibration.add_stream)
     assert inpass.calibration_.count == m
-    expect = []
+    got, codes, w = inpass.calibration_.ordered()
+    # each checked row's score is the one of a model that learned exactly the rows before it
+    # (row 0: the empty model, 0); a sample of the rows, and the last ones
+    check = sorted(set(range(0, 600, 37)) | set(range(580, 600)))
     token = P._OFF.set(True)
     try:
-        for i in range(600 - m, 600):
-            prefix = cls(**kw).partial_fit(X[:i], y[:i], classes=classes)
-            expect.append(np.atleast_1d(prefix.decision_function(X[i : i + 1]))[None, :])
+        for i in check:
+            if i == 0:
+                want = np.zeros(got.shape[1])
+            else:
+                prefix = cls(**kw).partial_fit(X[:i], y[:i], classes=classes)
+                want = np.atleast_1d(prefix.decision_function(X[i : i + 1])).reshape(-1)
+            # (float32 weights: decision_function rounds the averaged weights to float32
+            # first, the pass reads them in float64)
+            tol = 1e-10 if dtype == np.float64 else 1e-5
+            np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol)
     finally:
         P._OFF.reset(token)
-    expect = np.concatenate(expect).reshape(m, -1)
-    got, codes, w = inpass.calibration_.ordered()
-    # (float32 weights: decision_function rounds the averaged weights to float32 first, the
-    # pass reads them in float64)
-    tol = 1e-10 if dtype == np.float64 else 1e-5
-    np.testing.assert_allclose(got, expect, rtol=tol, atol=tol)
-    np.testing.assert_array_equal(codes, np.searchsorted(classes, y[600 - m :]))
+    np.testing.assert_array_equal(codes, np.searchsorted(classes, y))
+    # the map: decided at the rows one at a time would decide it, on the window then
     ref = P.Calibration(inpass.calibration_.kind, inpass.calibration_.n_columns)
-    ref.add(expect, codes, w)
-    ref.refit()
-    np.testing.assert_allclose(inpass.calibration_.params, ref.params, rtol=1e-9 if
-                               dtype == np.float64 else 1e-4)  # fmt: skip
+    for i in range(600):
+        ref.add(got[i : i + 1], codes[i : i + 1], w[i : i + 1])
+        if ref.due():
+            ref.refit()
+    ref.offered = 600
+    assert ref == inpass.calibration_
 
 
 def test_overflowed_in_pass_scores_are_left_out_of_the_calibration_not_an_error():

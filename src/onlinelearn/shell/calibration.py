@@ -20,6 +20,7 @@ __all__ = [
     "MAX_STRIDE",
     "PER_CALL",
     "REFIT",
+    "STREAM_ROWS",
     "STRIDE_WEIGHTS",
     "THIN",
     "WINDOW",
@@ -46,6 +47,10 @@ THIN = 8
 #: at most this many rows of a call are scored (its last ones): scoring is a product with the
 #: weights, a sizeable part of a pass's cost
 PER_CALL = 256
+#: a learner whose pass scores its rows (the Euclidean linear learners) scores the last this
+#: many rows of every call: every row of a stream enters the window as one at a time would
+#: put it there, and the map is decided at the same rows (:meth:`Calibration.add_stream`)
+STREAM_ROWS = WINDOW + REFIT
 STRIDE_WEIGHTS = 4096
 MAX_STRIDE = 1024
 #: the temperature fit starts from the root of every (n // WARM_ROWS)-th row when n >= 4 WARM_ROWS
@@ -306,6 +311,35 @@ class Calibration:
         self.head = int((self.head + n) % WINDOW)
         self.count = min(WINDOW, self.count + n)
         self.since_fit += n
+
+    def add_stream(self, scores, codes, weights, skipped=0):
+        """The rows of a call of a learner that scores every row in its pass, in order, after
+        ``skipped`` rows of the call that were learned but not scored: the window, its
+        counters and the decided fits end as if each row had come alone (:meth:`add`, then
+        :meth:`refit` when :meth:`due`).  The skipped rows (only in a call of more than
+        ``STREAM_ROWS`` rows) advance the counters; the fits decided among them and among the
+        first scored rows are replaced by a later one in the call, whose window holds scored
+        rows only (the last due row is at most REFIT rows from the end, its window the WINDOW
+        rows up to it)."""
+        while skipped > 0:
+            step = min(skipped, self._to_due())
+            self.head = int((self.head + step) % WINDOW)
+            self.count = min(WINDOW, self.count + step)
+            self.since_fit += step
+            skipped -= step
+            if self.due():
+                self.refit()
+        n, i = len(codes), 0
+        while i < n:
+            j = min(n, i + self._to_due())
+            self.add(scores[i:j], codes[i:j], weights[i:j])
+            if self.due():
+                self.refit()
+            i = j
+
+    def _to_due(self):
+        """Rows to add before the next fit is due (at least 1)."""
+        return max(1, min(REFIT, max(1, self.at_fit)) - self.since_fit)
 
     def due(self):
         return self.since_fit > 0 and self.since_fit >= min(REFIT, max(1, self.at_fit))

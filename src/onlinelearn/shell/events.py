@@ -265,12 +265,11 @@ def _learn(est, ev, data, idx, code):
     if _ACTIVE.get():
         return False  # inside another learning call: the general path decides who calibrates
     cal = None
-    scored = False
     if not (ev.native or _OFF.get()):
         cal = est.__dict__.get("calibration_")
         if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
             return False  # the general path starts or reshapes the calibration
-        scored = cal.wants(1, 0)
+    scored = cal is not None  # every row (Calibration.add_stream)
     status = learn_row(data, idx, code, ev.theta, ev.A, ev.lastS, ev.st, ev.ip, ev.fp, ev.ib,
                        ev.fb, ev.hold, ev.saved, 0 if scored else -1, ev.n_features)
     if status != OK:

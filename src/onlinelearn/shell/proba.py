@@ -15,27 +15,31 @@ Two cases.
   *before* it learned from them (held-out scores, the only honest ones for an online learner:
   after its update a passive-aggressive learner has margin >= 1 on the row it just saw).
 
-  - ``partial_fit`` / ``partial_fit_predict`` on a fitted model: the rows of the batch (its last
-    ``PER_CALL`` = 256 rows) are scored before they are learned.  A family whose pass scores
-    rows (``_held_out_in_pass``: the Euclidean linear learners, :class:`HeldOut`) scores each
-    of them inside the pass by the model just before it learns the row: exactly each row's
-    progressive score, without reading the weights out.  The others score them with the
-    model before the call (one ``decision_function`` call); one row at a time this is exactly
-    the progressive score of each row; for a larger batch, the score of the model as it was
-    before the batch (still held out).  To keep the cost small, once the window holds
-    ``REFIT`` rows only the calls that cross a multiple of a stride of rows are scored: about
-    one row in 8 of a stream of rows or small batches (one batch in 8), fewer for a wide model
-    scored by ``decision_function``; batches of 256 rows or more always (``THIN``);
-  - ``fit`` and the first ``partial_fit`` (no model yet to score with): a copy of the learner
-    learns from all but a held-out part of the rows (``fit``: a stratified random fifth, at most
-    ``WINDOW`` rows, fixed seed; first ``partial_fit``: the last fifth of the batch, in order)
-    and scores the held-out part; the learner itself learns from every row as before.  A
-    family whose pass scores rows makes no copy on a first ``partial_fit``: its one pass
-    scores each row of the held-out part just before it learns it (:class:`HeldOut`).
+  - ``partial_fit`` / ``partial_fit_predict``, a stream: a family whose pass scores rows
+    (``_held_out_in_pass``: the Euclidean linear learners, :class:`HeldOut`) scores every row
+    inside the pass by the model just before it learns the row (the last ``STREAM_ROWS`` of a
+    call, the first call included: older rows cannot be in any window the call decides), and
+    :meth:`Calibration.add_stream` adds them and decides the fits at the same rows as one
+    row at a time would: the window and the map do not depend on how the stream was cut into
+    calls (``learn_one`` row by row, ``learn_many``, ``partial_fit`` of any size).  The
+    other families score the batch's last ``PER_CALL`` = 256 rows with the model before the
+    call (one ``decision_function`` call): one row at a time, exactly the progressive score of
+    each row; for a larger batch, the score of the model as it was before the batch (still
+    held out).  To keep their cost small, once the window holds ``REFIT`` rows only the calls
+    that cross a multiple of a stride of rows are scored: about one row in 8 of a stream of
+    rows or small batches (one batch in 8), fewer for a wide model; batches of 256 rows or
+    more always (``THIN``);
+  - ``fit`` (and the other families' first ``partial_fit``: no model yet to score with): a copy
+    of the learner learns from all but a held-out part of the rows (``fit``: a stratified
+    random fifth, at most ``WINDOW`` rows, fixed seed; a first ``partial_fit``: the last fifth
+    of the batch, in order) and scores the held-out part; the learner itself learns from every
+    row as before.  A one-epoch ``fit`` of a family whose pass scores rows makes no copy: its
+    one pass scores each row of the held-out part just before it learns it.
 
   The last ``WINDOW`` scored rows are kept (a window, because the scale of the scores drifts as
   the weights grow); the map is refitted on them, to convergence, whenever ``REFIT`` new rows
-  arrived (1, 2, 4, ... at the start), and after every ``fit``.
+  arrived (1, 2, 4, ... at the start), and after every ``fit``; the fit runs when the map is
+  first read (:class:`Calibration`).
 
   The maps, and why.  They must keep ``argmax predict_proba == predict`` (ties included),
   so a map is a strictly increasing function applied to every score alike, with no offset:
@@ -89,6 +93,7 @@ from sklearn.utils.metaestimators import available_if
 from .calibration import (  # noqa: F401 - THIN and the fits are read here by the tests
     PER_CALL,
     REFIT,
+    STREAM_ROWS,
     THIN,
     WINDOW,
     Calibration,
@@ -260,13 +265,12 @@ class ProbabilityMixin:
         try:
             before = self._scores_before(mode, X)
             m = 0  # the last rows the learner's pass scores (HeldOut)
-            if before is _IN_PASS:
-                m = min(PER_CALL, _n_rows(X))
-            elif (before is _UNFITTED and self._pass_scores_rows()) or (
-                mode == "fit" and self._one_pass_fit()
-            ):
-                # a first partial_fit, or a one-epoch fit (one pass over the rows in the fit's
-                # order): the held-out part is the pass's last rows, scored in it (no copy)
+            if before is _IN_PASS or (before is _UNFITTED and self._pass_scores_rows()):
+                # every row of a stream, as one at a time would score it (Calibration.add_stream)
+                m = min(STREAM_ROWS, _n_rows(X))
+            elif mode == "fit" and self._one_pass_fit():
+                # a one-epoch fit (one pass over the rows in the fit's order): the held-out
+                # part is the pass's last rows, scored in it (no copy)
                 m = _held_out_size(_n_rows(X))
             if m:
                 req = HeldOut(id(self), _n_rows(X), m)
@@ -305,6 +309,8 @@ class ProbabilityMixin:
             n = _n_rows(X)
             cal = self.__dict__.get("calibration_")
             in_pass = self._pass_scores_rows()
+            if in_pass:
+                return _IN_PASS  # every row (Calibration.add_stream): no thinning
             if cal is not None:
                 width = 1 if cal.kind == "binary" else cal.n_columns
                 # a pass that scores its rows reads no weights out: no stride for the width
@@ -348,7 +354,15 @@ class ProbabilityMixin:
                 a = float(np.sqrt(np.prod(cal.params)))
                 params = (a, a) if kind == "binary" else (a,)
             cal = Calibration(kind, 1 if kind == "binary" else len(self.classes_), params)
-        if mode == "fit" or before is _UNFITTED:
+        if mode != "fit" and req is not None and req.rows is not None:
+            # a learner whose pass scored the call's last rows, each by the model just before
+            # it: the rows of a stream (a first call too), whatever the calls' sizes
+            rows = None if req.scores is None else self._held_out_rows(
+                np.asarray(self.classes_), req.scores, labels[req.rows], weights[req.rows]
+            )  # fmt: skip  (scores None: a score overflowed)
+            if rows is not None:
+                cal.add_stream(*rows, skipped=n - len(req.rows))
+        elif mode == "fit" or before is _UNFITTED:
             if req is not None and req.rows is not None:  # scored in the call's pass
                 test = req.rows
                 rows = None if req.scores is None else self._held_out_rows(
