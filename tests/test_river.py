@@ -15,6 +15,7 @@ pd = pytest.importorskip("pandas")
 from river import compose, datasets, evaluate, metrics, preprocessing  # noqa: E402
 from sklearn.utils import murmurhash3_32  # noqa: E402
 
+import onlinelearn  # noqa: E402
 from onlinelearn import (  # noqa: E402
     AROW,
     PassiveAggressiveClassifier,
@@ -176,3 +177,43 @@ def test_a_frame_gives_the_matrix_of_its_dict_rows(hashing, width):
         for M, ad in ((A, many), (B, one)):
             got = [{k: M[i, j] for k, j in ad._rows.index.items() if M[i, j]} for i in range(2)]
             assert got == [{"a": 1.5, "c=x": 1.0}, {"b": 2.0, "c=y": 1.0}]
+
+
+#: every online classifier and regressor of the library through River's protocol (a width
+#: for the second-order learners, whose covariance is W x W)
+RIVER_LEARNERS = {
+    "PassiveAggressiveClassifier": lambda: RiverClassifier(
+        onlinelearn.PassiveAggressiveClassifier()
+    ),
+    "Perceptron": lambda: RiverClassifier(onlinelearn.Perceptron()),
+    "COPA": lambda: RiverClassifier(onlinelearn.COPA()),
+    "Winnow": lambda: RiverClassifier(onlinelearn.Winnow(), n_features=64),
+    "PNormPerceptron": lambda: RiverClassifier(onlinelearn.PNormPerceptron(), n_features=64),
+    "AROW": lambda: RiverClassifier(onlinelearn.AROW(), n_features=64),
+    "SCW": lambda: RiverClassifier(onlinelearn.SCW(), n_features=64),
+    "KernelPerceptron": lambda: RiverClassifier(
+        onlinelearn.KernelPerceptron(budget=100), n_features=64
+    ),
+    "KernelPassiveAggressive": lambda: RiverClassifier(
+        onlinelearn.KernelPassiveAggressive(), n_features=64
+    ),
+    "PassiveAggressiveRegressor": lambda: RiverRegressor(onlinelearn.PassiveAggressiveRegressor()),
+}
+
+
+@pytest.mark.parametrize("name", list(RIVER_LEARNERS))
+def test_rivers_own_checks_pass_in_full(name):
+    """River's estimator checks (``river.checks.yield_checks``), every one of them, learn_many
+    against learn_one included."""
+    from river import checks
+
+    model = RIVER_LEARNERS[name]()
+    failed, n = [], 0
+    for check in checks.yield_checks(model):
+        n += 1
+        try:
+            check(model.clone())
+        except Exception as e:  # noqa: BLE001 - collected, reported together
+            failed.append(f"{check.__name__}: {e!r}"[:300])
+    assert n >= 27
+    assert not failed, "\n".join(failed)
