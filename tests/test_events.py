@@ -254,9 +254,8 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
     statuses = []
     for code in (0, 1):  # one of them is a mistake, whose update overflows
         before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
-        statuses.append(one_row.learn_row(
-            data, idx, code, ev.theta, ev.A, ev.lastS, ev.st, ev.ip, ev.fp, ev.ib, ev.fb,
-            ev.hold, ev.saved, -1, ev.n_features))  # fmt: skip
+        statuses.append(one_row.learn_row(data, idx, code, -1, ev.theta, ev.A, ev.st, ev.ib,
+                                          ev.fb))  # fmt: skip
         if statuses[-1] == one_row.REFUSED:
             for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
                 assert np.array_equal(a, b, equal_nan=True)
@@ -289,3 +288,29 @@ def test_before_any_learning_river_conventions():
     assert est.predict_one(np.array([1.0, 0.0])) == "spam"
     est.learn_one(np.array([0.0, 1.0]), "ham")
     assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
+
+
+def test_a_row_changed_between_predict_one_and_learn_one_is_learned_as_it_is_then():
+    """The entries kept from predict_one serve learn_one only for an equal row, keys in the
+    same order: a row edited in place, or the same row in another order, is converted again."""
+    X, y = _stream(60, 4, 2, seed=11)
+    a, b = Perceptron(), Perceptron()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    for i in range(5, 60):
+        x = {j: float(X[i, j]) for j in range(4)}
+        a.predict_one(x)
+        if i % 2 == 0:
+            x[1] = 2.5  # edited in place after predict_one
+        a.learn_one(x, int(y[i]))
+        idx = np.array(list(x), dtype=np.int32)
+        Xi = sp.csr_matrix((np.array(list(x.values())), idx, [0, 4]), shape=(1, 4))
+        _general(b, Xi, y[i : i + 1])
+    _same(a, b)
+    # the same entries in another order are converted again, in their order (partial_fit
+    # sorts a CSR row's columns: the same values to rounding, not bit for bit)
+    x = {j: float(X[0, j]) for j in range(4)}
+    a.predict_one(x)
+    r = dict(reversed(list(x.items())))
+    a.learn_one(r, 1)
+    assert events.event(a).last[1] == [3, 2, 1, 0]

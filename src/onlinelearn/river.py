@@ -196,11 +196,11 @@ class _DictRows:
         """One dict row as (float64 values, int32 columns) in the row's order, colliding hashed
         names added up in that order (the values :meth:`row` writes); names not known and not
         ``grow``: left out (weight 0).  The last row's entries are kept with a copy of it: a
-        ``learn_one`` after a ``predict_one`` of an equal row (River's test-then-train) reuses
-        them (the arrays are never written)."""
+        ``learn_one`` after a ``predict_one`` of an equal row, keys in the same order (River's
+        test-then-train), reuses them (the arrays are never written)."""
         last = self.__dict__.get("last")
-        if last is not None and (last[3] or not grow) and last[0] == x:
-            return last[1], last[2]
+        if last is not None and (last[4] or not grow) and last[0] == x and last[1] == list(x):
+            return last[2], last[3]
         index, hashing = self.index, self.hashing
         complete = True  # every name has its column
         if hashing:
@@ -233,7 +233,7 @@ class _DictRows:
         except (TypeError, ValueError):
             raise ValueError(f"feature values must be numbers, got {x!r}") from None
         idx = np.array(cols, dtype=np.int32)
-        self.last = (dict(x), data, idx, complete)
+        self.last = (dict(x), list(x), data, idx, complete)
         return data, idx
 
     def csr(self, data, idx):

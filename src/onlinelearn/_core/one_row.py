@@ -26,10 +26,21 @@ from .config import njit
 from .copa import is_copa
 from .euclid_pass import NONFINITE_X, OK, euclid_pass
 from .fp import finite
-from .state import DUAL, FP_B, IP_AVERAGE, IP_DUAL, IP_STEP, N_ROUNDS, N_UPDATES, S_SUM
+from .state import (
+    DUAL,
+    FP_B,
+    IP_AVERAGE,
+    IP_DUAL,
+    IP_STEP,
+    N_FP,
+    N_IP,
+    N_ROUNDS,
+    N_UPDATES,
+    S_SUM,
+)
 from .steps import CONSERVATIVE
 
-__all__ = ["BAD_INDEX", "NONFINITE_X", "OK", "REFUSED", "learn_row", "row_scores", "scratch"]
+__all__ = ["BAD_INDEX", "NONFINITE_X", "OK", "REFUSED", "buffers", "learn_row", "row_scores"]
 
 #: a feature index outside [0, n_features): nothing was changed
 BAD_INDEX = 3
@@ -79,26 +90,41 @@ def _readout_finite(theta, U, st, indices, start, stop, d, b, average):
     return True
 
 
-def scratch(K, n_st, n_features):
-    """The buffers of :func:`learn_row` for K weight columns, counters of length ``n_st`` and
-    rows of at most ``n_features`` entries: (ib, fb, hold, saved) (see :func:`learn_row`)."""
-    ib = np.zeros(5 + K, dtype=np.int64)
-    fb = np.zeros(2 + 3 * K + n_st)
-    fb[0] = 1.0  # the example's weight
-    return ib, fb, np.zeros((1, K)), np.zeros((2, n_features + 1, K))
+#: slots of the int64 buffer ``ib`` of :func:`learn_row` (after the pass's codes ``ip``)
+_IB_N_FEATURES = N_IP
+_IB_INDPTR = N_IP + 1  # (2)
+_IB_Y = N_IP + 3
+_IB_ORDER = N_IP + 4
+_IB_PRED = N_IP + 5
+_IB_WORK = N_IP + 6  # work_idx (K)
+
+
+def buffers(ip, fp, K, n_st, n_features):
+    """The two buffers of :func:`learn_row` and :func:`row_scores` for K weight columns,
+    counters of length ``n_st`` and rows of at most ``n_features`` entries: ``ib`` (int64:
+    the pass's codes ``ip``, the width, then the pass's indptr, y, order, pred, work_idx) and
+    ``fb`` (float64: the pass's parameters ``fp``, then weight, loss, scores, alpha, work_val,
+    a copy of ``st``, the scored row's decision values (K), the read-out scores (K), the
+    copies of the moved rows of theta and U); and views of ``fb``: (hold (1, K), out (K,))."""
+    ib = np.zeros(N_IP + 6 + K, dtype=np.int64)
+    ib[:N_IP] = ip
+    ib[_IB_N_FEATURES] = n_features
+    fb = np.zeros(N_FP + 2 + 3 * K + n_st + 2 * K + 2 * (n_features + 1) * K)
+    fb[:N_FP] = fp
+    fb[N_FP] = 1.0  # the example's weight
+    h = N_FP + 2 + 3 * K + n_st
+    return ib, fb, fb[h : h + K].reshape(1, K), fb[h + K : h + 2 * K]
 
 
 @njit
-def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, saved, hold_from,
-              n_features):  # fmt: skip
+def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb):
     """Learn the row (``data``, ``indices``; a dense row is its d values with ``indices`` =
     arange(d)) of label code ``code`` as :func:`.euclid_pass.euclid_pass` does on that one-row
-    batch, as a transaction (module docstring).  The pass's small arrays are views of two
-    buffers (:func:`scratch`; fewer arguments to unbox per call): ``ib`` = indptr (2), y,
-    order, pred, work_idx (K); ``fb`` = weight, loss, scores (K), alpha (K), work_val (K), a
-    copy of ``st``; ``hold`` (1, K): the row's score before it is learned when ``hold_from``
-    is 0; ``saved`` (2, n_features + 1, K): the copies of the moved rows of theta and U.
-    Returns OK, NONFINITE_X, BAD_INDEX or REFUSED."""
+    batch, as a transaction (module docstring).  The pass's codes, parameters and small
+    arrays are views of the two buffers of :func:`buffers` (fewer arguments to unbox per
+    call); the row's score before it is learned goes to the buffer's ``hold`` when
+    ``hold_from`` is 0.  Returns OK, NONFINITE_X, BAD_INDEX or REFUSED."""
+    n_features = ib[_IB_N_FEATURES]
     nnz = data.shape[0]
     for q in range(nnz):
         j = indices[q]
@@ -107,17 +133,26 @@ def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, sa
         if not finite(data[q]):
             return NONFINITE_X
     R, K = theta.shape
-    indptr = ib[0:2]
-    y = ib[2:3]
-    order = ib[3:4]
-    pred_out = ib[4:5]
-    work_idx = ib[5 : 5 + K]
-    weight = fb[0:1]
-    loss_out = fb[1:2]
-    scores = fb[2 : 2 + K]
-    alpha = fb[2 + K : 2 + 2 * K]
-    work_val = fb[2 + 2 * K : 2 + 3 * K]
-    saved_st = fb[2 + 3 * K : 2 + 3 * K + st.shape[0]]
+    n_st = st.shape[0]
+    ip = ib[0:N_IP]
+    indptr = ib[_IB_INDPTR : _IB_INDPTR + 2]
+    y = ib[_IB_Y : _IB_Y + 1]
+    order = ib[_IB_ORDER : _IB_ORDER + 1]
+    pred_out = ib[_IB_PRED : _IB_PRED + 1]
+    work_idx = ib[_IB_WORK : _IB_WORK + K]
+    fp = fb[0:N_FP]
+    o = N_FP
+    weight = fb[o : o + 1]
+    loss_out = fb[o + 1 : o + 2]
+    scores = fb[o + 2 : o + 2 + K]
+    alpha = fb[o + 2 + K : o + 2 + 2 * K]
+    work_val = fb[o + 2 + 2 * K : o + 2 + 3 * K]
+    o += 2 + 3 * K
+    saved_st = fb[o : o + n_st]
+    o += n_st
+    hold = fb[o : o + K].reshape((1, K))
+    o += 2 * K
+    saved = fb[o : o + 2 * (n_features + 1) * K].reshape((2, n_features + 1, K))
     indptr[0] = 0
     indptr[1] = nnz
     y[0] = code
@@ -140,11 +175,12 @@ def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, sa
             saved[0, q, k] = theta[j, k]
             if average:
                 saved[1, q, k] = U[j, k]
-    for s in range(st.shape[0]):
+    for s in range(n_st):
         saved_st[s] = st[s]
     updates_before = st[N_UPDATES]
+    # (lastS: the Euclidean pass does not read it)
     status = euclid_pass(
-        data, indices, indptr, y, weight, order, theta, U, lastS, st, ip, fp, pred_out,
+        data, indices, indptr, y, weight, order, theta, U, U, st, ip, fp, pred_out,
         loss_out, scores, alpha, work_idx, work_val, hold_from, hold,
     )  # fmt: skip
     ok = status == OK and _moved_finite(theta, U, indices, 0, stop, d, has_b, average)
@@ -172,7 +208,7 @@ def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, sa
                 theta[j, k] = saved[0, q, k]
                 if average:
                     U[j, k] = saved[1, q, k]
-        for s in range(st.shape[0]):
+        for s in range(n_st):
             st[s] = saved_st[s]
         return REFUSED
     if ip[IP_DUAL] == 0:
@@ -181,17 +217,19 @@ def learn_row(data, indices, code, theta, U, lastS, st, ip, fp, ib, fb, hold, sa
 
 
 @njit
-def row_scores(data, indices, theta, U, st, ip, fp, out):
+def row_scores(data, indices, theta, U, st, ib, fb):
     """The K scores of one row in the steps of ``decision_function`` (the read-out W, then
     x W + b W[d]): the averaged weights (S theta - U) / max(S, T) (0 before any round) with
     averaging, theta without, each read-out weight and the intercept's b W[d] rounded to the
     weights' dtype as the read-out matrix holds them.  Returns False when an index is out of
     range or a score is not finite (the caller says which)."""
     R, K = theta.shape
-    b = fp[FP_B]
-    average = ip[IP_AVERAGE] != 0
+    b = fb[FP_B]
+    average = ib[IP_AVERAGE] != 0
     d = R - 1
-    n_features = R - 1 if b != 0.0 else R
+    n_features = ib[_IB_N_FEATURES]
+    o = N_FP + 2 + 3 * K + st.shape[0] + K
+    out = fb[o : o + K]  # (the buffers of :func:`buffers`: the read-out scores)
     held = np.empty(1, dtype=theta.dtype)  # rounds a value to the weights' dtype
     for k in range(K):
         out[k] = 0.0

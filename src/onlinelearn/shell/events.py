@@ -11,8 +11,9 @@ call, :func:`onlinelearn._core.one_row.learn_row`: the pass of ``partial_fit`` o
 batch inside a compiled transaction (a rejected row leaves the state bit for bit as it was),
 followed by the class count and the probability calibration's bookkeeping, the same steps in
 the same order as ``partial_fit``; so the model is bit for bit the one ``partial_fit`` gives on
-the same one-row batches (a dense row: the (1, d) array; a dict or sparse row: the CSR row of
-its entries, in the dict's order).
+the same one-row batches (a dense row: the (1, d) array; a sparse row, or a dict whose columns
+come in increasing order: the CSR row of its entries; a dict in another order is learned in
+its order, the same values to rounding, since ``partial_fit`` sorts a CSR row's columns).
 
 What the event road does not cover goes through ``partial_fit`` unchanged: an unfitted model,
 one class so far, a new label, ``class_weight``, a sample weight, the learners whose pass is not
@@ -34,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.euclid_pass import euclid_pass
-from .._core.one_row import BAD_INDEX, OK, learn_row, row_scores, scratch
+from .._core.one_row import BAD_INDEX, OK, buffers, learn_row, row_scores
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
 from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
@@ -58,7 +59,7 @@ class Event:
     __slots__ = (
         "theta", "A", "lastS", "st", "ip", "fp", "classes", "codes", "plain", "n_features",
         "names", "b", "average", "binary", "kind", "n_columns", "learns", "native", "stop",
-        "dense_idx", "ib", "fb", "hold", "saved", "out",
+        "dense_idx", "ib", "fb", "hold", "out", "last",
     )  # fmt: skip
 
     def current(self, est):
@@ -123,8 +124,8 @@ def _build(est):
     K = est._theta.shape[1]
     n = ev.n_features
     ev.dense_idx = np.arange(n, dtype=np.int32)
-    ev.ib, ev.fb, ev.hold, ev.saved = scratch(K, est._st.shape[0], n)
-    ev.out = np.zeros(K)
+    ev.ib, ev.fb, ev.hold, ev.out = buffers(ip, fp, K, est._st.shape[0], n)
+    ev.last = None
     d["_event"] = ev
     return ev
 
@@ -161,49 +162,16 @@ def _entries(ev, x, learning):
                 f"{x.shape}"
             )
         return x, ev.dense_idx
-    if type(x) is dict and ev.names is None:
-        # the common case in one go: int keys, number values (columns checked in compiled code)
-        idx = np.array(list(x))
-        vals = list(x.values())
-        if idx.dtype == np.int64 and None not in vals:
-            try:
-                return np.array(vals, dtype=np.float64), idx
-            except (TypeError, ValueError):
-                pass  # the loop below says what is wrong
     if isinstance(x, dict):
-        cols, vals = [], []
-        names = ev.names
-        for k, v in x.items():
-            if v is None:
-                continue
-            if type(k) is int or (isinstance(k, numbers.Integral) and not isinstance(k, bool)):
-                j = int(k)
-            elif names is not None and isinstance(k, str):
-                j = names.get(k)
-                if j is None:
-                    if learning:
-                        raise ValueError(
-                            f"feature {k!r} is not one of the model's {ev.n_features} features "
-                            "(feature_names_in_); a fitted model's width is fixed"
-                        )
-                    continue  # never learned from: weight 0
-            else:
-                raise ValueError(
-                    f"feature {k!r}: a dict row's keys are column indices (int)"
-                    + (" or the model's feature names" if names is not None else
-                       "; this model was not fitted with feature names")
-                )  # fmt: skip
-            if not 0 <= j < ev.n_features:
-                raise ValueError(
-                    f"feature index {j} is out of range: the model has {ev.n_features} features"
-                )
-            cols.append(j)
-            vals.append(v)
-        try:
-            data = np.array(vals, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("feature values must be numbers") from None
-        return data, np.array(cols, dtype=np.int32)
+        # the last dict row's entries are kept with a copy of it: a learn_one after a
+        # predict_one of an equal row, keys in the same order (test-then-train), reuses them
+        # (they are never written)
+        last = ev.last
+        if last is not None and (last[4] or not learning) and last[0] == x and last[1] == list(x):
+            return last[2], last[3]
+        data, idx, complete = _dict_entries(ev, x, learning)
+        ev.last = (dict(x), list(x), data, idx, complete)
+        return data, idx
     if sp.issparse(x):
         if x.ndim == 2 and x.shape[0] != 1 or x.shape[-1] != ev.n_features:
             raise ValueError(
@@ -229,6 +197,54 @@ def _entries(ev, x, learning):
     return a, ev.dense_idx
 
 
+def _dict_entries(ev, x, learning):
+    """(data, indices, complete) of a dict row; ``complete``: no name was left out."""
+    if type(x) is dict and ev.names is None:
+        # the common case in one go: int keys, number values (columns checked in compiled code)
+        idx = np.array(list(x))
+        vals = list(x.values())
+        if idx.dtype == np.int64 and None not in vals:
+            try:
+                return np.array(vals, dtype=np.float64), idx, True
+            except (TypeError, ValueError):
+                pass  # the loop below says what is wrong
+    complete = True
+    cols, vals = [], []
+    names = ev.names
+    for k, v in x.items():
+        if v is None:
+            continue
+        if type(k) is int or (isinstance(k, numbers.Integral) and not isinstance(k, bool)):
+            j = int(k)
+        elif names is not None and isinstance(k, str):
+            j = names.get(k)
+            if j is None:
+                if learning:
+                    raise ValueError(
+                        f"feature {k!r} is not one of the model's {ev.n_features} features "
+                        "(feature_names_in_); a fitted model's width is fixed"
+                    )
+                complete = False
+                continue  # never learned from: weight 0
+        else:
+            raise ValueError(
+                f"feature {k!r}: a dict row's keys are column indices (int)"
+                + (" or the model's feature names" if names is not None else
+                   "; this model was not fitted with feature names")
+            )  # fmt: skip
+        if not 0 <= j < ev.n_features:
+            raise ValueError(
+                f"feature index {j} is out of range: the model has {ev.n_features} features"
+            )
+        cols.append(j)
+        vals.append(v)
+    try:
+        data = np.array(vals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("feature values must be numbers") from None
+    return data, np.array(cols, dtype=np.int32), complete
+
+
 def _matrix(est, x):
     """The row as the (1, d) matrix that ``partial_fit`` / ``predict`` take."""
     if isinstance(x, dict):
@@ -240,6 +256,7 @@ def _matrix(est, x):
                 "onlinelearn.river.RiverClassifier, which maps feature names to columns"
             )
         ev = Event()
+        ev.last = None
         ev.n_features = int(d)
         names = est.__dict__.get("feature_names_in_")
         ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
@@ -270,8 +287,7 @@ def _learn(est, ev, data, idx, code):
         if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
             return False  # the general path starts or reshapes the calibration
     scored = cal is not None  # every row (Calibration.add_stream)
-    status = learn_row(data, idx, code, ev.theta, ev.A, ev.lastS, ev.st, ev.ip, ev.fp, ev.ib,
-                       ev.fb, ev.hold, ev.saved, 0 if scored else -1, ev.n_features)
+    status = learn_row(data, idx, code, 0 if scored else -1, ev.theta, ev.A, ev.st, ev.ib, ev.fb)
     if status != OK:
         if status == BAD_INDEX:
             raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
@@ -383,7 +399,7 @@ def partial_fit_row(est, X, y):
 
 # ---------------------------------------------------------------------------- prediction
 def _scores(ev, data, idx):
-    ok = row_scores(data, idx, ev.theta, ev.A, ev.st, ev.ip, ev.fp, ev.out)
+    ok = row_scores(data, idx, ev.theta, ev.A, ev.st, ev.ib, ev.fb)
     if not ok:
         if not np.isfinite(data).all():
             raise ValueError("Input X contains NaN or infinity.")
