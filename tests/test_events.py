@@ -255,7 +255,7 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
     for code in (0, 1):  # one of them is a mistake, whose update overflows
         before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
         statuses.append(one_row.learn_row(data, idx, code, -1, ev.theta, ev.A, ev.st, ev.ib,
-                                          ev.fb))  # fmt: skip
+                                          ev.fb, est.class_counts_, *events._NO_WINDOW))
         if statuses[-1] == one_row.REFUSED:
             for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
                 assert np.array_equal(a, b, equal_nan=True)

@@ -10,6 +10,16 @@ import numpy as np
 
 from .config import njit
 
+#: the counters of a calibration window (``onlinelearn.shell.calibration.Calibration._n``)
+CAL_HEAD = 0
+CAL_COUNT = 1
+CAL_SINCE_FIT = 2
+CAL_AT_FIT = 3
+CAL_OFFERED = 4
+CAL_N = 5
+#: the map is refitted when this many new rows arrived (or as many as it had, at the start)
+CAL_REFIT = 256
+
 
 @njit
 def temperature_grad_hess(a, S, D, w, ts):

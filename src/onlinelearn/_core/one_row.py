@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .calibration import CAL_AT_FIT, CAL_COUNT, CAL_HEAD, CAL_OFFERED, CAL_REFIT, CAL_SINCE_FIT
 from .config import njit
 from .copa import is_copa
 from .euclid_pass import NONFINITE_X, OK, euclid_pass
@@ -40,12 +41,23 @@ from .state import (
 )
 from .steps import CONSERVATIVE
 
-__all__ = ["BAD_INDEX", "NONFINITE_X", "OK", "REFUSED", "buffers", "learn_row", "row_scores"]
+__all__ = [
+    "BAD_INDEX",
+    "DUE",
+    "NONFINITE_X",
+    "OK",
+    "REFUSED",
+    "buffers",
+    "learn_row",
+    "row_scores",
+]
 
 #: a feature index outside [0, n_features): nothing was changed
 BAD_INDEX = 3
 #: the update was refused by a check after the pass (an overflow): the state was put back
 REFUSED = 4
+#: learned, and the calibration's next fit is due
+DUE = 5
 
 
 @njit
@@ -117,13 +129,50 @@ def buffers(ip, fp, K, n_st, n_features):
 
 
 @njit
-def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb):
+def _window_add(hold, K, code, cal_scores, cal_codes, cal_weights, cal_n):
+    """The row's score (``hold``) into the calibration window as ``Calibration.add`` of one
+    row of weight 1 (one score for two classes: the column, or s_1 - s_0 of two columns; K
+    otherwise), unless a score is not finite (the row is then left out); True when a fit is
+    due (``Calibration.due``)."""
+    C = cal_scores.shape[1]
+    if C == 1 and K == 1:
+        if not finite(hold[0, 0]):
+            return False
+    else:
+        for k in range(K):
+            if not finite(hold[0, k]):
+                return False
+    h = cal_n[CAL_HEAD]
+    if C == 1 and K == 1:
+        cal_scores[h, 0] = hold[0, 0]
+    elif C == 1:
+        cal_scores[h, 0] = hold[0, 1] - hold[0, 0]
+    else:
+        for k in range(C):
+            cal_scores[h, k] = hold[0, k]
+    cal_codes[h] = code
+    cal_weights[h] = 1.0
+    W = cal_codes.shape[0]
+    cal_n[CAL_HEAD] = (h + 1) % W
+    cal_n[CAL_COUNT] = min(W, cal_n[CAL_COUNT] + 1)
+    cal_n[CAL_SINCE_FIT] += 1
+    since = cal_n[CAL_SINCE_FIT]
+    return since > 0 and since >= min(CAL_REFIT, max(1, cal_n[CAL_AT_FIT]))
+
+
+@njit
+def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_scores,
+              cal_codes, cal_weights, cal_n):  # fmt: skip
     """Learn the row (``data``, ``indices``; a dense row is its d values with ``indices`` =
     arange(d)) of label code ``code`` as :func:`.euclid_pass.euclid_pass` does on that one-row
     batch, as a transaction (module docstring).  The pass's codes, parameters and small
     arrays are views of the two buffers of :func:`buffers` (fewer arguments to unbox per
     call); the row's score before it is learned goes to the buffer's ``hold`` when
-    ``hold_from`` is 0.  Returns OK, NONFINITE_X, BAD_INDEX or REFUSED."""
+    ``hold_from`` is 0.  After a learned row, what ``partial_fit`` does next: the class count
+    (``counts``, ``class_counts_``) and, when the row was scored and ``cal_n`` holds the
+    calibration's counters, the row into its window (:func:`_window_add`).  Returns OK,
+    DUE (OK, and the calibration's fit is due: the caller decides it), NONFINITE_X, BAD_INDEX
+    or REFUSED."""
     n_features = ib[_IB_N_FEATURES]
     nnz = data.shape[0]
     for q in range(nnz):
@@ -213,7 +262,14 @@ def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb):
         return REFUSED
     if ip[IP_DUAL] == 0:
         st[DUAL] = np.nan  # this round is not in any kept dual
-    return OK
+    counts[code] += 1
+    if cal_n.shape[0] == 0:
+        return OK
+    due = False
+    if hold_from == 0:
+        due = _window_add(hold, K, code, cal_scores, cal_codes, cal_weights, cal_n)
+    cal_n[CAL_OFFERED] += 1
+    return DUE if due else OK
 
 
 @njit

@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.calibration import slope_grad_hess, temperature_grad_hess
+from .._core.calibration import (
+    CAL_AT_FIT,
+    CAL_COUNT,
+    CAL_HEAD,
+    CAL_N,
+    CAL_OFFERED,
+    CAL_REFIT,
+    CAL_SINCE_FIT,
+    slope_grad_hess,
+    temperature_grad_hess,
+)
 
 __all__ = [
     "MAX_STRIDE",
@@ -33,7 +43,7 @@ __all__ = [
 #: rows of progressive-validation scores kept for the calibration (the most recent ones)
 WINDOW = 2048
 #: the map is refitted when this many new rows arrived (or as many as it had, at the start)
-REFIT = 256
+REFIT = CAL_REFIT
 #: scoring a call costs a decision_function call, whose fixed part (the validation, the
 #: read-out of the weights: O(d K) for an averaged linear learner) can exceed a one-row
 #: partial_fit; so once the window holds REFIT rows, a call of n < PER_CALL rows is scored
@@ -223,6 +233,16 @@ def fit_temperature(S, codes, w, start=1.0):
 
 
 # ---------------------------------------------------------------------------- the state
+def _counter(slot, doc):
+    def get(self):
+        return int(self._n[slot])
+
+    def put(self, value):
+        self._n[slot] = value
+
+    return property(get, put, doc=doc)
+
+
 class Calibration:
     """The window of progressive-validation scores and the map fitted on it.
 
@@ -249,8 +269,14 @@ class Calibration:
         self.scores = np.zeros((WINDOW, self.n_columns))
         self.codes = np.zeros(WINDOW, dtype=np.int64)
         self.weights = np.zeros(WINDOW)
-        self.count = self.head = self.since_fit = self.at_fit = 0
-        self.offered = 0  # rows of every call since the window started, scored or not
+        # the counters, in one array that the compiled one-row step updates (properties below)
+        self._n = np.zeros(CAL_N, dtype=np.int64)
+
+    head = _counter(CAL_HEAD, "the window's next slot")
+    count = _counter(CAL_COUNT, "rows held")
+    since_fit = _counter(CAL_SINCE_FIT, "rows added since the last fit was decided")
+    at_fit = _counter(CAL_AT_FIT, "rows held when it was decided")
+    offered = _counter(CAL_OFFERED, "rows of every call since the window started, scored or not")
 
     @property
     def params(self):

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.euclid_pass import euclid_pass
-from .._core.one_row import BAD_INDEX, OK, buffers, learn_row, row_scores
+from .._core.one_row import BAD_INDEX, DUE, OK, buffers, learn_row, row_scores
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
 from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
@@ -276,56 +276,35 @@ def _label_code(ev, y):
         return None
 
 
+_NO_WINDOW = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64))
+
+
 def _learn(est, ev, data, idx, code):
-    """The compiled step on one row and the bookkeeping after it; False when the general path
-    must take the row (nothing was changed)."""
+    """The compiled step on one row and the bookkeeping after it (the class count and the
+    calibration's window, in the same compiled call); False when the general path must take
+    the row (nothing was changed)."""
     if _ACTIVE.get():
         return False  # inside another learning call: the general path decides who calibrates
-    cal = None
-    if not (ev.native or _OFF.get()):
-        cal = est.__dict__.get("calibration_")
+    d = est.__dict__
+    if ev.native or _OFF.get():
+        cal, window = None, _NO_WINDOW
+    else:
+        cal = d.get("calibration_")
         if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
             return False  # the general path starts or reshapes the calibration
-    scored = cal is not None  # every row (Calibration.add_stream)
-    status = learn_row(data, idx, code, 0 if scored else -1, ev.theta, ev.A, ev.st, ev.ib, ev.fb)
-    if status != OK:
+        window = (cal.scores, cal.codes, cal.weights, cal._n)
+    status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A, ev.st,
+                       ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
+    if status == DUE:
+        cal.refit()
+    elif status != OK:
         if status == BAD_INDEX:
             raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
         return False  # non-finite values, an overflow: the general path raises its error
-    d = est.__dict__
-    d["class_counts_"][code] += 1
     if ev.stop:
         d["n_iter_"] = 1
         d.pop("_stop_rule", None)
-    if cal is not None:
-        if scored:
-            s = ev.hold[0]
-            if ev.binary:
-                v = float(s[0])
-                ok = math.isfinite(v)
-            elif ev.kind == "binary":
-                v = float(s[1]) - float(s[0])
-                ok = math.isfinite(float(s[0])) and math.isfinite(float(s[1]))
-            else:
-                ok = bool(np.isfinite(s).all())
-                v = s
-            if ok:  # (a score that overflowed leaves the row out of the window)
-                _add_one(cal, v, code)
-                if cal.due():
-                    cal.refit()
-        cal.offered += 1
     return True
-
-
-def _add_one(cal, score, code):
-    """``cal.add`` of one row of weight 1 (the same slots and counters)."""
-    h = cal.head
-    cal.scores[h] = score
-    cal.codes[h] = code
-    cal.weights[h] = 1.0
-    cal.head = (h + 1) % cal.scores.shape[0]
-    cal.count = min(cal.scores.shape[0], cal.count + 1)
-    cal.since_fit += 1
 
 
 def learn_one(est, x, y):
