@@ -54,9 +54,23 @@ class _Routed:
         return get(raw, obj, owner) if get is not None else raw
 
 
-def routed(base, families):
-    """A subclass of ``base`` in which every attribute that one of ``families`` (classes)
-    resolves differently from ``base`` is routed by ``_family()``."""
+def routed(*families):
+    """Class decorator: in ``cls``, a subclass of one base that defines nothing of its own,
+    every attribute that one of ``families`` (classes) resolves differently from the base is
+    routed by ``_family()`` (a :class:`_Routed` in ``cls``)."""
+
+    def decorate(cls):
+        (base,) = cls.__bases__
+        for name, route in _routes(base, families).items():
+            setattr(cls, name, route)
+        return cls
+
+    return decorate
+
+
+def _routes(base, families):
+    """The :class:`_Routed` of every attribute that one of ``families`` resolves differently
+    from ``base``, by name."""
     attrs = {}
     for fam in families:
         for name in dir(fam):
@@ -78,5 +92,4 @@ def routed(base, families):
             if route is None:
                 route = attrs[name] = _Routed(name, _lookup(base, name), {})
             route.by_family[fam] = _MISSING
-    attrs["__doc__"] = f"{base.__name__}, with the attributes of {families} routed by _family()."
-    return type(f"Routed{base.__name__}", (base,), attrs)
+    return attrs

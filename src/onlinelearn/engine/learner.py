@@ -115,8 +115,9 @@ class _AxesInModelFiles:
         return {k: _decode(v) for k, v in params.items()}
 
 
-#: the linear family, with the attributes of the other two routed to them by ``_family()``
-_ALL_FAMILIES = routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFamily])
+@routed(DualAscentFamily, LabelRankingFamily)
+class RoutedOnlineLinearClassifier(OnlineLinearClassifier):
+    """The linear family, with the attributes of the other two routed to them by ``_family()``."""
 
 
 @parameters(
@@ -130,7 +131,7 @@ _ALL_FAMILIES = routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFa
 class OnlineLearner(
     _AxesInModelFiles,
     ConvergenceStopMixin,
-    routed(OnlineLinearClassifier, [DualAscentFamily, LabelRankingFamily]),
+    RoutedOnlineLinearClassifier,
 ):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 

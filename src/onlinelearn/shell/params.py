@@ -44,6 +44,8 @@ __all__ = [
 
 #: the default of a parameter that has none (it must be given)
 REQUIRED = inspect.Parameter.empty
+_POSITIONAL = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 
 #: constraints that recur: a number > 0, a number >= 0, an integer >= 1
 POSITIVE = Interval(numbers.Real, 0, None, closed="neither")
@@ -142,36 +144,44 @@ def parameters(names: str, *tables, **changes):
 
 
 def _make_init(cls, table, n_positional):
-    """An ``__init__`` with exactly the signature of ``table`` (compiled from its source, so
-    that binding, defaults and error messages are Python's own) that stores each argument."""
+    """An ``__init__`` with the signature of ``table`` that stores each argument as given.
+
+    Arguments given by keyword only are taken as they are; any other call is bound by
+    :meth:`inspect.Signature.bind`, Python's own rules (and the messages of a wrong call)."""
     names = list(table)
     for name in names:
         if not name.isidentifier() or keyword.iskeyword(name) or name == "self":
             raise TypeError(f"{name!r} cannot be a parameter name")
-    args = ["self", *names[:n_positional]]
-    if n_positional < len(names):
-        args += ["*", *names[n_positional:]]
-    body = "".join(f"    self.{name} = {name}\n" for name in names) or "    pass\n"
-    source = f"def __init__({', '.join(args)}):\n{body}"
-    namespace = {}
-    exec(compile(source, f"<{cls.__module__}.{cls.__qualname__}.__init__>", "exec"), namespace)
-    init = namespace["__init__"]
-    defaults = [table[n].default for n in names[:n_positional]]
-    given = [d is not REQUIRED for d in defaults]
+    given = [table[n].default is not REQUIRED for n in names[:n_positional]]
     if given != sorted(given):
         raise TypeError(f"{cls.__name__}: a positional parameter without default follows one with")
-    init.__defaults__ = tuple(d for d in defaults if d is not REQUIRED) or None
-    init.__kwdefaults__ = {
-        n: table[n].default for n in names[n_positional:] if table[n].default is not REQUIRED
-    } or None
-    init.__module__ = cls.__module__
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = (
+    params = inspect.Signature([
+        inspect.Parameter(n, _POSITIONAL if i < n_positional else _KEYWORD_ONLY,
+                          default=table[n].default)
+        for i, n in enumerate(names)
+    ])  # fmt: skip
+    defaults = {n: table[n].default for n in names if table[n].default is not REQUIRED}
+    known, required = frozenset(names), frozenset(names) - defaults.keys()
+    qualname = f"{cls.__qualname__}.__init__"
+
+    def __init__(self, *args, **kwargs):
+        if args or not required <= kwargs.keys() <= known:
+            try:
+                kwargs = params.bind(*args, **kwargs).arguments
+            except TypeError as exc:  # the function named as Python names it
+                raise TypeError(f"{qualname}() {exc}") from None
+        for name in names:
+            setattr(self, name, kwargs[name] if name in kwargs else defaults[name])
+
+    __init__.__module__ = cls.__module__
+    __init__.__qualname__ = qualname
+    __init__.__doc__ = (
         "Store the parameters as given (scikit-learn's convention; they are checked when "
         "learning starts).  See the class docstring."
     )
-    init.__signature__ = inspect.signature(init)
-    return init
+    self_param = inspect.Parameter("self", _POSITIONAL)
+    __init__.__signature__ = params.replace(parameters=[self_param, *params.parameters.values()])
+    return __init__
 
 
 @functools.cache
