@@ -3,7 +3,9 @@
 Files of format version 1 were written by development versions of onlinelearn, whose layouts
 changed under that one number; nothing converts them on load.  They are refused with one line
 that names the version and says to train the model again, before any estimator is rebuilt, and
-the command line leaves the file as it was.
+the command line leaves the file as it was.  A file of the current version whose ``st`` has
+another length than the estimator's state (the length of an older layout) is refused with a
+:class:`ModelFileError` that names the array, not an ``IndexError`` later.
 """
 
 from __future__ import annotations
@@ -103,3 +105,29 @@ def test_the_command_line_refuses_a_version_1_file_and_leaves_it_as_it_was(
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
         assert "format_version 1" in err and "train the model again" in err
         assert path.read_bytes() == before
+
+
+# ------------------------------------------------------------------ arrays of another shape
+#: (learner, array of the file, its length in the files of a development version)
+OLD_ST = [
+    ("perceptron_average", "st", 9),  # before the kept dual objective
+    ("pa_auto_intercept", "st", 10),  # before the kept PA-II terms
+    ("label_ranker", "st", 7),  # before the inexact-step counters
+    ("class_dependent", "st", 7),
+    ("dual_ascent", "s_st", 11),  # before the squared hinge
+    ("kernel_perceptron", "st", 8),  # before the kept dual objective
+    ("pa_regressor", "st", 2),  # before the kept dual objective
+    ("rls", "st", 2),
+    ("arow", "st", 1),
+]
+
+
+@pytest.mark.parametrize("name,array,length", OLD_ST)
+def test_a_current_file_with_st_of_another_length_is_refused(name, array, length, tmp_path):
+    est = _fitted(name)
+    meta, arrays = est._get_state()
+    assert arrays[array].shape[0] > length
+    arrays = {**arrays, array: np.asarray(arrays[array])[:length]}
+    save_model(_State(meta, arrays), tmp_path / "m.olm")
+    with pytest.raises(ModelFileError, match=r"cannot rebuild .*: st has shape \(\d+,\)"):
+        load_model(tmp_path / "m.olm")

@@ -25,15 +25,13 @@ from .._core.state import (
     N_MISTAKES,
     N_ROUNDS,
     N_ST,
-    N_ST_V1,
-    N_ST_V2,
     N_UPDATES,
     S_SUM,
     X_MAX,
 )
 from . import validation as V
 from .base import OnlineLinearClassifier, _exp_shift
-from .meta import params_from_json
+from .meta import check_shape, params_from_json
 from .snapshot import _WEIGHT_DTYPES
 
 __all__ = ["estimator_from_state", "merge_models"]
@@ -85,14 +83,7 @@ def estimator_from_state(meta, arrays):
         est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
         est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
-    if est._st.shape == (N_ST_V1,):
-        # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
-        est._st = np.concatenate([est._st, [np.nan]])
-    if est._st.shape == (N_ST_V2,):
-        # before the kept PA-II terms: 0 for the other steps, unknown for PA-II (a label
-        # growth then makes the dual unknown, not wrong)
-        pa2 = getattr(est, "variant", None) == "PA-II"
-        est._st = np.concatenate([est._st, [np.nan if pa2 else 0.0]])
+    check_shape("st", est._st, (N_ST,))
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
     if isinstance(est.intercept_scaling, str) and est.fit_intercept:
         if "intercept_scaling_" not in arrays:
@@ -105,7 +96,7 @@ def estimator_from_state(meta, arrays):
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
-    if est._theta.shape != (R, n_cols) or est._st.shape != (N_ST,):
+    if est._theta.shape != (R, n_cols):
         raise ValueError(
             f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
             f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
