@@ -4,8 +4,9 @@ Files of format version 1 were written by development versions of onlinelearn, w
 changed under that one number; nothing converts them on load.  They are refused with one line
 that names the version and says to train the model again, before any estimator is rebuilt, and
 the command line leaves the file as it was.  A file of the current version whose ``st`` has
-another length than the estimator's state (the length of an older layout) is refused with a
-:class:`ModelFileError` that names the array, not an ``IndexError`` later.
+another length than the estimator's state (the length of an older layout), or averaging
+arrays of another layout, is refused with a :class:`ModelFileError` that names the array, not
+an ``IndexError`` later.
 """
 
 from __future__ import annotations
@@ -131,3 +132,32 @@ def test_a_current_file_with_st_of_another_length_is_refused(name, array, length
     save_model(_State(meta, arrays), tmp_path / "m.olm")
     with pytest.raises(ModelFileError, match=r"cannot rebuild .*: st has shape \(\d+,\)"):
         load_model(tmp_path / "m.olm")
+
+
+@pytest.mark.parametrize("name", ["perceptron_average", "pa_auto_intercept"])
+def test_a_euclidean_average_stored_as_A_and_lastS_is_refused(name, tmp_path):
+    """The Euclidean learners keep their average in one array U; the A and lastS of the generic
+    pass in their place is another layout, not converted."""
+    est = _fitted(name)
+    meta, arrays = est._get_state()
+    arrays = dict(arrays)
+    U = arrays.pop("U")
+    arrays["A"], arrays["lastS"] = -U, np.zeros_like(U)
+    save_model(_State(meta, arrays), tmp_path / "m.olm")
+    with pytest.raises(ModelFileError, match="cannot rebuild .*averag"):
+        load_model(tmp_path / "m.olm")
+
+
+def test_other_links_keep_A_and_lastS(tmp_path):
+    """Winnow's average is the generic pass's A and lastS, written and read as such."""
+    est = _fitted("winnow_average")
+    meta, arrays = est._get_state()
+    assert {"A", "lastS"} <= set(arrays) and "U" not in arrays
+    save_model(est, tmp_path / "m.olm")
+    back = load_model(tmp_path / "m.olm")
+    X, _ = _data()
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    arrays = {k: v for k, v in arrays.items() if k not in ("A", "lastS")}
+    save_model(_State(meta, {**arrays, "U": est._A}), tmp_path / "u.olm")
+    with pytest.raises(ModelFileError, match="cannot rebuild .*averag"):
+        load_model(tmp_path / "u.olm")

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
-from .._core.euclid_pass import power_weight_sum, u_from_timestamps
+from .._core.euclid_pass import power_weight_sum
 from .._core.online_loop import (
     recompute_aggregate,
 )
@@ -72,10 +72,15 @@ def estimator_from_state(meta, arrays):
         est.n_iter_ = n_iter
     est.classes_ = np.asarray(arrays["classes_"])
     theta = np.asarray(arrays["theta"])
-    # the weights keep the dtype they were saved in (files written before float32 weights hold
-    # float64); averaging sums and scalars are float64
+    # the weights keep the dtype they were saved in (float32 or float64); averaging sums and
+    # scalars are float64
     wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
     est._theta = np.ascontiguousarray(theta, dtype=wdt)
+    if ("U" in arrays) != est._u_layout():
+        raise ValueError(
+            "model state is inconsistent: averaging arrays of another layout (the Euclidean "
+            "average is one array U; the other links and average=False keep A and lastS)"
+        )
     if "U" in arrays:
         est._A = np.ascontiguousarray(arrays["U"], dtype=np.float64)
         est._lastS = np.zeros((1, 1))
@@ -106,11 +111,6 @@ def estimator_from_state(meta, arrays):
         or ("U" not in arrays and est._lastS.shape != est._theta.shape)
     ):
         raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
-    if est._u_layout() and "U" not in arrays:
-        # a file written before the one-array average of the Euclidean pass: U = lastS theta - A
-        U = np.empty_like(est._A)
-        u_from_timestamps(est._theta, est._A, est._lastS, U)
-        est._A, est._lastS = U, np.zeros((1, 1))
     est._weights_matrix()
     return est
 
