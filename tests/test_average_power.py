@@ -192,21 +192,15 @@ def test_projected_updates_keep_the_weighted_average():
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
-def test_power_zero_is_the_uniform_average_of_a_model_without_the_parameter(name):
-    """eta = 0 (int or float) is the uniform average; a state without the parameter (a file
-    written before it) goes on exactly as a model made with 0.0."""
+def test_power_zero_is_the_uniform_average(name):
+    """eta = 0 (int or float) is the uniform average."""
     X, y = _data(n=40, k=3, seed=9)
     a = _make(name, average_power=0.0).partial_fit(X[:20], y[:20], classes=[0, 1, 2])
     b = _make(name, average_power=0).partial_fit(X[:20], y[:20], classes=[0, 1, 2])
-    meta, arrays = a._get_state()
-    del meta["params"]["average_power"]
-    old = estimator_from_state(meta, {k: np.array(v) for k, v in arrays.items()})  # copies
-    assert old.average_power == 0.0
-    for m in (a, b, old):
+    for m in (a, b):
         m.partial_fit(X[20:], y[20:])
-    for m in (b, old):
-        np.testing.assert_array_equal(m._st, a._st)
-        np.testing.assert_array_equal(m.coef_, a.coef_)
+    np.testing.assert_array_equal(b._st, a._st)
+    np.testing.assert_array_equal(b.coef_, a.coef_)
     assert a._st[1] == a._st[0]  # S = T: the uniform weights
     ref, _ = _reference(name, X, y, [np.arange(40)], 0.0, classes=[0, 1, 2])
     _close(_iterate(a), ref)

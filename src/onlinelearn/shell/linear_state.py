@@ -60,12 +60,12 @@ def estimator_from_state(meta, arrays):
         if est is not None:
             return est
     params = params_from_json(meta["params"])
-    from_file = getattr(cls, "_params_from_file", None)
-    if from_file is not None:  # a learner whose later parameters change older files' meaning
-        params = from_file(params)
+    decode = getattr(cls, "_decode_params", None)
+    if decode is not None:  # link, loss and step objects written as JSON (engine.learner)
+        params = decode(params)
     est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
-    if "n_iter_" in meta:  # the passes of the last fit or partial_fit (files since n_iter_)
+    if "n_iter_" in meta:  # the passes of the last fit or partial_fit (learners that count them)
         n_iter = meta["n_iter_"]
         if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
             raise ValueError(f"model state is inconsistent: n_iter_ = {n_iter!r}")
