@@ -461,9 +461,8 @@ class DualAscentFamily(
             if a.ndim != ref.ndim or (k in ("theta", "V", "st") and a.shape != ref.shape):
                 raise ValueError(f"model state is inconsistent: {k} has shape {a.shape}")
             est._state[k] = a
-        if "class_counts" in arrays:  # (files before class weights: no counts, zeros)
-            counts = np.asarray(arrays["class_counts"], dtype=np.int64)
-            if counts.shape != est.class_counts_.shape or (counts < 0).any():
-                raise ValueError("model state is inconsistent: class_counts")
-            est.class_counts_ = counts
+        counts = np.asarray(arrays["class_counts"], dtype=np.int64)
+        if counts.shape != est.class_counts_.shape or (counts < 0).any():
+            raise ValueError("model state is inconsistent: class_counts")
+        est.class_counts_ = counts
         return est
