@@ -9,15 +9,11 @@ after every row, and the weighted mean is formed in numpy.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone
 
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, merge_models
-from onlinelearn.model_io import load_model
 from onlinelearn.shell.linear_state import estimator_from_state
 
 PA = PassiveAggressiveClassifier
@@ -29,7 +25,6 @@ LEARNERS = {
     "Perceptron": (Perceptron, dict(tol=None)),
     "COPA": (COPA, dict(C=0.5)),
 }
-OLD_FILES = Path(__file__).resolve().parent / "data" / "model_files_v1"
 
 
 def _data(n=40, d=6, k=3, seed=0, dtype=np.float64):
@@ -197,37 +192,24 @@ def test_projected_updates_keep_the_weighted_average():
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
-def test_power_zero_is_the_uniform_average_of_a_model_without_the_parameter(name):
-    """eta = 0 (int or float) is the uniform average; a state without the parameter (a file
-    written before it) goes on exactly as a model made with 0.0."""
+def test_power_zero_is_the_uniform_average(name):
+    """eta = 0 (int or float) is the uniform average."""
     X, y = _data(n=40, k=3, seed=9)
     a = _make(name, average_power=0.0).partial_fit(X[:20], y[:20], classes=[0, 1, 2])
     b = _make(name, average_power=0).partial_fit(X[:20], y[:20], classes=[0, 1, 2])
-    meta, arrays = a._get_state()
-    del meta["params"]["average_power"]
-    old = estimator_from_state(meta, {k: np.array(v) for k, v in arrays.items()})  # copies
-    assert old.average_power == 0.0
-    for m in (a, b, old):
+    for m in (a, b):
         m.partial_fit(X[20:], y[20:])
-    for m in (b, old):
-        np.testing.assert_array_equal(m._st, a._st)
-        np.testing.assert_array_equal(m.coef_, a.coef_)
+    np.testing.assert_array_equal(b._st, a._st)
+    np.testing.assert_array_equal(b.coef_, a.coef_)
     assert a._st[1] == a._st[0]  # S = T: the uniform weights
     ref, _ = _reference(name, X, y, [np.arange(40)], 0.0, classes=[0, 1, 2])
     _close(_iterate(a), ref)
 
 
-@pytest.mark.parametrize("file", ["perceptron_average", "pa_auto_intercept"])
-def test_old_model_files_load_with_the_uniform_average(file):
-    est = load_model(OLD_FILES / f"{file}.npz")
-    assert est.average and est.average_power == 0.0
-    with np.load(OLD_FILES / "expected.npz") as expected:
-        np.testing.assert_array_equal(
-            est.decision_function(expected["probe"]), expected[f"{file}.decision_function"]
-        )
-    # and a current file keeps a value that is not the default
-    meta, arrays = clone(est).set_params(average_power=0.5).fit(*_data(k=3))._get_state()
-    assert estimator_from_state(meta, arrays).average_power == 0.5
+@pytest.mark.parametrize("power", [0.0, 0.5, 2.0])
+def test_a_model_file_keeps_its_average_power(power):
+    est = PA(average_power=power).fit(*_data(k=3))
+    assert estimator_from_state(*est._get_state()).average_power == power
 
 
 @pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf, "2", None, 10.5])

@@ -216,20 +216,6 @@ def test_entropy_complexity_against_direct_minimisation():
     assert bounds.entropy_complexity(np.array([0.7, -0.6]), 4) == np.inf
 
 
-def test_old_state_loads_with_unknown_dual():
-    from onlinelearn.shell.linear_state import estimator_from_state
-
-    X, y = _stream(0)
-    est = PassiveAggressiveClassifier().partial_fit(X, y, classes=[0, 1])
-    meta, arrays = est._get_state()
-    arrays = dict(arrays, st=arrays["st"][:9])  # the layout before the kept dual
-    back = estimator_from_state(meta, arrays)
-    assert np.isnan(back.dual_objective_)
-    np.testing.assert_array_equal(back.predict(X), est.predict(X))
-    back.partial_fit(X, y)  # learning goes on; the dual stays unknown
-    assert np.isnan(back.dual_objective_)
-
-
 def test_model_file_keeps_the_dual(tmp_path):
     from onlinelearn.model_io import load_model, save_model
 
@@ -432,21 +418,3 @@ def test_growth_keeps_the_dual_of_the_halved_variables(step, seed):
     th, D = _reference_growth(Xa, y, step, C, 1.0)
     np.testing.assert_allclose(est._theta, th, rtol=1e-10, atol=1e-12)
     assert est.dual_objective_ == pytest.approx(D, rel=1e-10, abs=1e-10)
-
-
-def test_a_file_without_the_pa2_terms_loads_them_as_unknown_for_pa2_only():
-    from onlinelearn.shell.linear_state import estimator_from_state
-
-    X, y = _stream(2, n=120, K=3)
-    two = y < 2
-    for step in ("PA-I", "PA-II"):
-        est = PassiveAggressiveClassifier(variant=step).partial_fit(X[two], y[two])
-        meta, arrays = est._get_state()
-        back = estimator_from_state(meta, dict(arrays, st=arrays["st"][:10]))
-        assert back.dual_objective_ == est.dual_objective_
-        back.partial_fit(X[~two][:3], y[~two][:3])  # the third label: D / 2 (+ Q / 4)
-        est.partial_fit(X[~two][:3], y[~two][:3])
-        if step == "PA-II":
-            assert np.isnan(back.dual_objective_)
-        else:
-            assert back.dual_objective_ == est.dual_objective_

@@ -99,40 +99,6 @@ def test_fast_pass_equals_generic_pass(step, K, layout, dtype, average, b, warm)
     assert fast[4][ST.N_UPDATES] > state[3][ST.N_UPDATES]
 
 
-def _old_format(est, rng):
-    """The model file arrays of ``est`` as written before the one-array average (A and lastS
-    with arbitrary timestamps: A = lastS * theta - U gives the same sums)."""
-    meta, arrays = est._get_state()
-    arrays = {k: np.array(v) for k, v in arrays.items()}  # a file's arrays: no shared memory
-    U = arrays.pop("U")
-    lastS = np.floor(rng.random(U.shape) * (est._st[ST.S_SUM] + 1.0))
-    arrays["lastS"] = lastS
-    arrays["A"] = lastS * arrays["theta"].astype(np.float64) - U
-    return meta, arrays
-
-
-@pytest.mark.parametrize("name", ["PassiveAggressiveClassifier", "Perceptron", "COPA"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_old_average_files_load_into_u_and_continue_identically(name, dtype):
-    import onlinelearn
-    from onlinelearn.shell.linear_state import estimator_from_state
-
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(120, 8)).astype(dtype)
-    y = rng.integers(0, 3, size=120)
-    est = getattr(onlinelearn, name)(average=True).partial_fit(X[:60], y[:60])
-    assert est._lastS.shape == (1, 1)  # the Euclidean learners keep U only
-    meta, arrays = _old_format(est, rng)
-    old = estimator_from_state(meta, arrays)
-    np.testing.assert_allclose(old._A, est._A, rtol=1e-12, atol=1e-9)
-    np.testing.assert_allclose(old.coef_, est.coef_, rtol=1e-6, atol=1e-7)
-    old.partial_fit(X[60:], y[60:])
-    est.partial_fit(X[60:], y[60:])
-    np.testing.assert_array_equal(old._theta, est._theta)
-    np.testing.assert_allclose(old.coef_, est.coef_, rtol=1e-6, atol=1e-7)
-    assert old.t_ == est.t_ == 120
-
-
 def test_u_average_equals_the_mean_of_the_iterates_through_growth_and_merge():
     """avg w = sum_t t^2 w_t / sum_t t^2 after each round (the default average_power=2), checked
     against iterates recorded row by row,

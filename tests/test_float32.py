@@ -94,7 +94,7 @@ def test_the_weights_keep_their_dtype_across_batches_and_growth():
 
 
 @pytest.mark.parametrize("make", [lambda **k: Perceptron(average=True, **k), COPA, Winnow])
-def test_model_state_keeps_float32_and_old_float64_states_load(make):
+def test_model_state_keeps_float32_and_float64_weights(make):
     X, y = _stream(400, 12, 3, seed=3)
     clf = make().fit(X, y)
     meta, arrays = clf._get_state()
@@ -103,10 +103,10 @@ def test_model_state_keeps_float32_and_old_float64_states_load(make):
     assert back._theta.dtype == np.float32
     assert np.array_equal(back.coef_, clf.coef_)
     np.testing.assert_array_equal(back.predict(X), clf.predict(X))
-    # a state written before float32 weights: float64 arrays, no 'dtype' among the params
-    old = make(dtype="float64").fit(X, y)
+    # dtype=None on float64 rows: float64 weights, kept as such
+    old = make().fit(X.astype(np.float64), y)
     meta, arrays = old._get_state()
-    del meta["params"]["dtype"]
+    assert arrays["theta"].dtype == np.float64 and meta["params"]["dtype"] is None
     back = estimator_from_state(meta, arrays)
     assert back._theta.dtype == np.float64 and back.dtype is None
     assert np.array_equal(back.coef_, old.coef_)

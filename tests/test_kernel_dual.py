@@ -248,7 +248,7 @@ def test_nan_where_the_dual_is_not_kept():
     assert np.isnan(lowered.dual_objective_)
 
 
-def test_model_files_keep_the_dual_and_old_files_load_with_nan(tmp_path):
+def test_model_files_keep_the_dual(tmp_path):
     from onlinelearn.model_io import load_model, save_model
 
     X, y = _stream(4, Kc=3)
@@ -260,13 +260,6 @@ def test_model_files_keep_the_dual_and_old_files_load_with_nan(tmp_path):
     back.partial_fit(X[50:], y[50:])
     est.partial_fit(X[50:], y[50:])
     assert back.dual_objective_ == est.dual_objective_
-    # the state layout before the kept dual (8 scalars)
-    meta, arrays = est._get_state()
-    old = type(est)._from_state(meta, dict(arrays, st=arrays["st"][:8]))
-    assert np.isnan(old.dual_objective_)
-    np.testing.assert_array_equal(old.decision_function(X), est.decision_function(X))
-    old.partial_fit(X[:5], y[:5])  # learning goes on; the dual stays unknown
-    assert np.isnan(old.dual_objective_)
 
 
 def test_bad_input_leaves_the_dual_as_it_was():
@@ -440,13 +433,3 @@ def test_instance_ranker_weak_duality_on_dna():
         # the kept sum against D = sum alpha b - 1/2 ||w||^2 of the kept gain
         w = est.coef_
         assert est.dual_objective_ == pytest.approx(est._st[3] - 0.5 * w @ w, rel=1e-9)
-
-
-def test_instance_ranker_old_state_has_unknown_dual():
-    X, y, qid = _queries(1)
-    est = InstanceRanker(update="subgradient").partial_fit(X, y, qid=qid)
-    assert np.isfinite(est.dual_objective_)
-    est._st = est._st[:8].copy()  # a model pickled before the kept dual
-    assert np.isnan(est.dual_objective_)
-    est.partial_fit(X, y, qid=qid)
-    assert np.isnan(est.dual_objective_) and est._st.shape == (9,)

@@ -439,7 +439,7 @@ def test_one_vs_one_needs_greedy_and_bad_input_changes_nothing():
     np.testing.assert_array_equal(clf.decision_function(X), before)
 
 
-def test_one_vs_one_model_file_and_older_files(tmp_path):
+def test_one_vs_one_model_file(tmp_path):
     from onlinelearn.model_io import load_model, save_model
 
     X, y = _problem(32, n=30, K_=4)
@@ -448,12 +448,6 @@ def test_one_vs_one_model_file_and_older_files(tmp_path):
     back = load_model(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.predict(X), clf.predict(X))
     np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
-    # a file written before 'ovo' existed has no such key: it is read as what it was
-    ovr = KernelSVC(K.RBF(0.5), multi_class="ovr").fit(X, y)
-    meta, arrays = ovr._get_state()
-    del meta["ovo"]
-    old = KernelSVC._from_state(meta, arrays)
-    np.testing.assert_array_equal(old.decision_function(X), ovr.decision_function(X))
 
 
 def test_one_vs_one_accuracy_close_to_sklearn_svc_on_pendigits_subsample():

@@ -190,7 +190,7 @@ def test_default_is_difference_and_one_hot_differs():
     assert not np.allclose(runs["one-hot"][1], runs["difference"][1])
 
 
-def test_one_hot_model_file_and_old_files(tmp_path):
+def test_one_hot_model_file(tmp_path):
     X, y, K, b, _ = _instance("plain", 5)
     h = len(y) // 2
     a = WeightedMinMax(margin="adaptive", b=b, label_encoding="one-hot").partial_fit(X[:h], y[:h])
@@ -201,15 +201,6 @@ def test_one_hot_model_file_and_old_files(tmp_path):
         c.partial_fit_predict(X[h:], y[h:]), a.partial_fit_predict(X[h:], y[h:])
     )
     np.testing.assert_array_equal(c.coef_, a.coef_)
-    # a file written before the parameter existed: its params have no label_encoding
-    old = WeightedMinMax(margin="adaptive", b=b).partial_fit(X[:h], y[:h])
-    meta, arrays = old._get_state()
-    del meta["params"]["label_encoding"]
-    back = WeightedMinMax._from_state(meta, arrays)
-    assert back.label_encoding == "difference"
-    np.testing.assert_array_equal(
-        back.partial_fit_predict(X[h:], y[h:]), old.partial_fit_predict(X[h:], y[h:])
-    )
 
 
 def test_bad_encoding_is_refused_and_model_unchanged():

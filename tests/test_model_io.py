@@ -90,7 +90,7 @@ def test_save_writes_exactly_the_given_path_and_no_pickle(tmp_path, dna):
         header = json.loads(npz["__header__"].tobytes())
         assert all(npz[k].dtype != object for k in npz.files)
     assert header["magic"] == "onlinelearn-model"
-    assert header["format_version"] == FORMAT_VERSION == 1
+    assert header["format_version"] == FORMAT_VERSION == 2
     assert header["meta"]["class"] == "Perceptron"
     assert isinstance(header["library_version"], str)
 
@@ -332,15 +332,29 @@ def test_checksum_binds_dtype_and_shape(tmp_path, small_model_bytes):
         load_model(tmp_path / "reshaped.npz")
 
 
-@pytest.mark.parametrize("version", [0, 2, 99, "1", None])
-def test_unknown_format_version(tmp_path, small_model_bytes, version):
+@pytest.mark.parametrize(
+    "version,says",
+    [
+        (1, "format_version 1 was written by a development version of onlinelearn"),
+        (0, "format_version 0 was written by a development version of onlinelearn"),
+        (3, "format_version 3 was written by onlinelearn .*, newer than this one"),
+        (99, "format_version 99 was written by onlinelearn .*, newer than this one"),
+        ("2", "format_version '2' is not a version of onlinelearn"),
+        (None, "format_version None is not a version of onlinelearn"),
+        (True, "format_version True is not a version of onlinelearn"),
+        (2.0, "format_version 2.0 is not a version of onlinelearn"),
+    ],
+)
+def test_other_format_versions_are_refused_in_one_line(tmp_path, small_model_bytes, version, says):
     _, data = small_model_bytes
     entries = _entries(data)
     header = _header(entries)
     header["format_version"] = version
     _rewrite(tmp_path / "v.npz", entries, header=header)  # valid checksum: only the version is off
-    with pytest.raises(ModelFileError, match="format_version .* is not supported"):
+    with pytest.raises(ModelFileError, match=f"^.*v.npz: model file {says}") as info:
         load_model(tmp_path / "v.npz")
+    message = str(info.value)
+    assert "\n" not in message and "train the model again and save it" in message
 
 
 def test_missing_or_extra_array(tmp_path, small_model_bytes):

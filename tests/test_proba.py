@@ -588,7 +588,7 @@ def test_a_rejected_call_leaves_the_calibration_bit_identical(bad):
     np.testing.assert_array_equal(est.predict_proba(X), proba)
 
 
-def test_model_files_keep_the_calibration_and_old_files_say_what_to_do(tmp_path):
+def test_model_files_keep_the_calibration_or_its_absence(tmp_path):
     from onlinelearn.model_io import load_model
 
     X, y = _blobs(n=300, K=3, seed=8)
@@ -603,17 +603,17 @@ def test_model_files_keep_the_calibration_and_old_files_say_what_to_do(tmp_path)
         for i in range(250, 300):
             e.partial_fit(X[i : i + 1], y[i : i + 1])
     np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
-    # a file without calibration (as written before it was stored)
+    # a model that kept no calibration is saved and loaded without one
     meta, arrays, _ = read_model_file(path)
     assert "calibration" in meta and "calibration.scores" in arrays
-    old = tmp_path / "old.npz"
+    bare = tmp_path / "bare.npz"
     plain = PassiveAggressiveClassifier(random_state=0).fit(X[:200], y[:200])
     del plain.__dict__["calibration_"]
-    save_model(plain, old)
-    assert "calibration" not in read_model_file(old)[0]
-    loaded = load_model(old)
+    save_model(plain, bare)
+    assert "calibration" not in read_model_file(bare)[0]
+    loaded = load_model(bare)
     np.testing.assert_array_equal(loaded.predict(X), plain.predict(X))
-    with pytest.raises(NotFittedError, match="model file written before"):
+    with pytest.raises(NotFittedError, match="has no probability calibration"):
         loaded.predict_proba(X)
     loaded.partial_fit(X[200:210], y[200:210])  # learning again starts the calibration
     assert loaded.calibration_.count == 10

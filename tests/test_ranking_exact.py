@@ -293,22 +293,3 @@ def test_inexact_steps_are_counted_and_warned_once_per_call(monkeypatch):
         est.set_params(n_epochs=3).fit(X[:40], Y[:40])  # fit: three passes, one warning
     assert sum(issubclass(w.category, ConvergenceWarning) for w in rec) == 1
     assert est.n_inexact_steps_ == 6
-
-
-def test_a_model_file_without_the_new_counters_loads_and_predicts_as_before(tmp_path):
-    """Files written before ``n_inexact_steps_`` hold 7 counters: they load with the two new
-    ones at 0 and predict exactly as the model that wrote them."""
-    from onlinelearn.model_io import load_model, save_model
-
-    X, Y = _enron()
-    est = LabelRanker(update="III", complexity="entropy").partial_fit(X[:100], Y[:100])
-    meta, arrays = est._get_state()
-    arrays = dict(arrays, st=arrays["st"][: RK.N_ST_V1])
-    old = LabelRanker._from_state(meta, arrays)
-    assert old.n_inexact_steps_ == 0 and old._st.shape == (RK.N_ST,)
-    np.testing.assert_array_equal(
-        old.decision_function(X[100:150]), est.decision_function(X[100:150])
-    )
-    save_model(old, tmp_path / "m.npz")
-    again = load_model(tmp_path / "m.npz")
-    np.testing.assert_array_equal(again.predict(X[100:150]), est.predict(X[100:150]))

@@ -13,8 +13,6 @@ their mean after every round.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -25,7 +23,6 @@ from onlinelearn.framework import EpsInsensitive, OnlineRegressor, Squared
 from onlinelearn.framework.steps import Aggressive
 from onlinelearn.model_io import load_model, save_model
 
-OLD = Path(__file__).parent / "data" / "regression_before_dual"
 VARIANTS = ("PA", "PA-I", "PA-II", "squared")
 
 
@@ -285,52 +282,3 @@ def test_model_file_round_trip_keeps_the_dual(tmp_path):
     back.partial_fit(X, y)
     est.partial_fit(X, y)
     assert back.dual_objective_ == est.dual_objective_
-
-
-def _old_models():
-    return {
-        "pa1_average": PassiveAggressiveRegressor(average=True, shuffle=False),
-        "pa2": PassiveAggressiveRegressor(loss="squared_epsilon_insensitive", random_state=0),
-        "prox": OnlineLeastSquares(solver="proximal", C=0.5, shuffle=False),
-        "rls": OnlineLeastSquares(alpha=0.5),
-    }
-
-
-def _old_data():
-    rng = np.random.default_rng(2026)
-    X = rng.normal(size=(50, 4))
-    y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.3 + rng.normal(scale=0.1, size=50)
-    return X, y, rng.normal(size=(10, 4))
-
-
-def _write_old():  # pragma: no cover - run by hand, with the version before the kept dual
-    X, y, probe = _old_data()
-    OLD.mkdir(parents=True, exist_ok=True)
-    expected = {}
-    for name, est in _old_models().items():
-        est.fit(X[:30], y[:30])
-        save_model(est, OLD / f"{name}.npz")
-        expected[name] = est.predict(probe)
-    np.savez(OLD / "expected.npz", **expected)
-
-
-@pytest.mark.parametrize("name", sorted(_old_models()))
-def test_a_file_from_before_the_dual_loads_with_nan_and_predicts_as_before(name):
-    X, y, probe = _old_data()
-    with np.load(OLD / "expected.npz") as arrays:
-        expected = arrays[name]
-    with np.load(OLD / f"{name}.npz") as raw:
-        assert raw["st"].shape == (2,), "the stored file is not of the old layout"
-    est = load_model(OLD / f"{name}.npz")
-    assert np.isnan(est.dual_objective_)
-    np.testing.assert_array_equal(est.predict(probe), expected)
-    # it continues with the same weights as the model fitted now; D stays unknown
-    fresh = _old_models()[name].fit(X[:30], y[:30])
-    est.partial_fit(X[30:], y[30:])
-    fresh.partial_fit(X[30:], y[30:])
-    # (RLS sums in an order that can differ from one process to the next in the last bit,
-    # before this change as well: it is compared to rounding)
-    rtol = 1e-12 if name == "rls" else 0.0
-    np.testing.assert_allclose(est.predict(probe), fresh.predict(probe), rtol=rtol, atol=0.0)
-    np.testing.assert_array_equal(est._st[:2], fresh._st[:2])
-    assert np.isnan(est.dual_objective_)

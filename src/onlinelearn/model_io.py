@@ -3,7 +3,7 @@
 Layout of a model file (a zip archive written by :func:`numpy.savez_compressed`):
 
 ``__header__``
-    uint8 array holding UTF-8 JSON: ``{"magic": "onlinelearn-model", "format_version": 1,
+    uint8 array holding UTF-8 JSON: ``{"magic": "onlinelearn-model", "format_version": 2,
     "library_version": ..., "meta": <estimator metadata>, "arrays": [<names>]}``.
 ``__sha256__``
     uint8 array of 32 bytes: SHA-256 over the header bytes and, for each array in sorted name
@@ -14,6 +14,11 @@ Layout of a model file (a zip archive written by :func:`numpy.savez_compressed`)
 Loading uses ``allow_pickle=False`` throughout, so a model file can never execute code, and checks
 the magic string, the format version and the checksum before the estimator is rebuilt.  Any
 problem raises :class:`ModelFileError` (a :class:`ValueError`) that says what is wrong.
+
+Only files of :data:`FORMAT_VERSION` are read.  Files of format version 1 were written by
+development versions of onlinelearn (0.1.0, never released), whose layouts changed without a
+change of version; they are refused with one line that says to train the model again, and no
+file is converted on load.
 
 The estimator side is ``est._get_state() -> (meta, arrays)`` and
 ``onlinelearn.shell.linear_state.estimator_from_state(meta, arrays)`` (see ``docs/CONTRACT.md``).
@@ -33,12 +38,12 @@ from .shell.atomic import atomic_write
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "read_model_file", "save_model"]
 
-#: Version of the file layout written by :func:`save_model`.
-FORMAT_VERSION = 1
+#: Version of the file layout written by :func:`save_model`, the only one :func:`load_model` reads.
+FORMAT_VERSION = 2
 #: the prefix of the arrays of a classifier's probability calibration (``meta["calibration"]``
-#: holds its scalars; absent from files written before calibrations were stored)
+#: holds its scalars; absent when the estimator has none, e.g. native probabilities)
 _CALIBRATION = "calibration."
-SUPPORTED_FORMAT_VERSIONS = frozenset({1})
+SUPPORTED_FORMAT_VERSIONS = frozenset({FORMAT_VERSION})
 MAGIC = "onlinelearn-model"
 _HEADER = "__header__"
 _DIGEST = "__sha256__"
@@ -194,6 +199,28 @@ def save_model(estimator, path) -> None:
         np.savez_compressed(f, **entries)
 
 
+def _version_message(name, version, written_by) -> str:
+    """The one line that refuses a file of another format version than :data:`FORMAT_VERSION`."""
+    here = _library_version()
+    written_by = " ".join(str(written_by).split())  # one line, whatever the header holds
+    again = "train the model again and save it"
+    if type(version) is int and version < FORMAT_VERSION:
+        return (
+            f"{name}: model file format_version {version} was written by a development version "
+            f"of onlinelearn ({written_by}) and is not read by this one; {again}"
+        )
+    if type(version) is int:
+        return (
+            f"{name}: model file format_version {version} was written by onlinelearn "
+            f"{written_by}, newer than this one ({here}), which reads format_version "
+            f"{FORMAT_VERSION} only; upgrade onlinelearn, or {again} with this version"
+        )
+    return (
+        f"{name}: model file format_version {version!r} is not a version of onlinelearn "
+        f"(this one, {here}, reads format_version {FORMAT_VERSION}); {again}"
+    )
+
+
 def read_model_file(path) -> tuple[dict, dict[str, np.ndarray], dict]:
     """Read and verify a model file without rebuilding the estimator.
 
@@ -244,12 +271,8 @@ def read_model_file(path) -> tuple[dict, dict[str, np.ndarray], dict]:
     if not isinstance(header, dict) or header.get("magic") != MAGIC:
         raise ModelFileError(f"{name}: not an onlinelearn model file (wrong magic string)")
     version = header.get("format_version")
-    if version not in SUPPORTED_FORMAT_VERSIONS:
-        raise ModelFileError(
-            f"{name}: model format_version {version!r} is not supported by onlinelearn "
-            f"{_library_version()} (supported: {sorted(SUPPORTED_FORMAT_VERSIONS)}); it was "
-            f"written by onlinelearn {header.get('library_version', '?')}"
-        )
+    if type(version) is not int or version not in SUPPORTED_FORMAT_VERSIONS:
+        raise ModelFileError(_version_message(name, version, header.get("library_version", "?")))
     listed = header.get("arrays")
     if not isinstance(listed, list) or sorted(listed) != sorted(entries):
         raise ModelFileError(
@@ -275,14 +298,15 @@ def load_model(path):
     FileNotFoundError
         If ``path`` does not exist.
     ModelFileError
-        If the file is truncated, corrupted, edited, not a model file, of an unsupported
-        ``format_version``, or describes an estimator this version cannot rebuild.
+        If the file is truncated, corrupted, edited, not a model file, of another
+        ``format_version`` than :data:`FORMAT_VERSION` (one line: train the model again), or
+        describes an estimator this version cannot rebuild.
     """
     meta, arrays, header = read_model_file(path)
     from onlinelearn.shell.linear_state import estimator_from_state
 
     try:
-        # the probability calibration, which files written before it was stored lack
+        # the probability calibration (absent when the estimator kept none)
         calibration = meta.pop("calibration", None)
         cal_arrays = {k[len(_CALIBRATION):]: arrays.pop(k) for k in list(arrays)
                       if k.startswith(_CALIBRATION)}  # fmt: skip
@@ -290,7 +314,7 @@ def load_model(path):
         if hasattr(est, "_set_calibration_state"):
             est._set_calibration_state(calibration, cal_arrays)
         return est
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(
             f"{os.fsdecode(path)}: cannot rebuild the estimator "
             f"(written by onlinelearn {header.get('library_version', '?')}): "

@@ -45,8 +45,6 @@ VSQ = 10  # tuned kernel, Euclidean link: ||v||^2
 CUM_LOSS = 11  # tuned kernel, squared hinge: sum_i s_i [gamma - z_i(w_i)]_+^2, the online losses
 QUAD = 12  # tuned kernel, squared hinge: sum_i alpha_i^2 / (4 s_i), the conjugates' quadratic part
 N_ST = 13
-#: the st slots of the files written before the squared hinge (CUM_LOSS and QUAD start at 0)
-N_ST_V1 = 11
 
 # ---- store columns
 SGN = 0

@@ -63,7 +63,6 @@ from .ranking_state import (  # noqa: F401 (re-export)
     N_INEXACT,
     N_MISTAKES,
     N_ST,
-    N_ST_V1,
     N_UPDATES,
     NO_CONSTRAINT,
     NONFINITE,

@@ -22,8 +22,6 @@ IP_CALLS = 6
 N_INEXACT = 7  # rounds of update III (entropy) whose step misses its certified tolerance
 N_EXACT = 8  # rounds of update III (entropy) whose interior point step was not certified
 N_ST = 9
-#: files written before the last two slots existed hold the first N_ST_V1 (both counts 0)
-N_ST_V1 = 7
 
 #: constraints on every weight vector, applied after each update (a projected update)
 NO_CONSTRAINT = 0

@@ -30,8 +30,7 @@ life of the model), the mean of the iterates w_2 .. w_{T+1} is ((T + 1) w_{T+1} 
 
 State scalars ``st``: ``T`` rounds seen, ``N_UPDATES`` rounds whose weights changed, ``DUAL``
 the dual objective D kept as the sum of the rounds' increments (:func:`dual_increment`; the
-closed-form passes add it, the shell sets NaN after a pass whose configuration keeps none, and
-model files written before this slot load with NaN).
+closed-form passes add it, the shell sets NaN after a pass whose configuration keeps none).
 
 The kept dual.  With alpha_t = ``step`` of round t (the signed step: w_{t+1} = w_t + alpha_t x_t,
 so w = sum_t alpha_t x_t from w = 0) and C_t = C times the row's weight, the batch problem over
@@ -74,8 +73,6 @@ T = 0
 N_UPDATES = 1
 DUAL = 2
 N_ST = 3
-#: the length of ``st`` in model files written before the kept dual objective
-N_ST_V1 = 2
 
 
 @njit

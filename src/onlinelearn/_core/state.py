@@ -16,11 +16,10 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
     M_COUNT     M_t, the number of updates of self-tuned Winnow
     THETA_MAX   max |theta_jk| seen
     DUAL        the dual objective D kept as the sum of the rounds' dual increments (see
-                :func:`dual_increment`); NaN when the configuration keeps none (model files
-                written before this slot load with NaN)
+                :func:`dual_increment`); NaN when the configuration keeps none
     DUAL_QUAD   Q = sum_t tau_t^2 / (4 C_t), the PA-II terms of D (0 for the other steps):
                 when a binary model meets a third label its variables halve and D becomes
-                D / 2 + Q / 4 (files written before this slot: 0, or NaN for PA-II)
+                D / 2 + Q / 4
 
 ``ip`` int64[N_IP] -- integer parameters:
     IP_LINK, IP_STEP, IP_AVERAGE (0/1), IP_BALANCED (0/1), IP_PREDICT_AVERAGE (0/1: the
@@ -53,10 +52,6 @@ THETA_MAX = 8
 DUAL = 9
 DUAL_QUAD = 10
 N_ST = 11
-#: the length of ``st`` in model files written before the kept dual objective
-N_ST_V1 = 9
-#: ... and before the kept PA-II terms (DUAL_QUAD)
-N_ST_V2 = 10
 
 # ip
 IP_LINK = 0

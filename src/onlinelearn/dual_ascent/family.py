@@ -458,15 +458,11 @@ class DualAscentFamily(
         est._init_state(np.asarray(arrays["classes_"]), est.n_features_in_, est._plan())
         for k, ref in est._state.items():
             a = np.ascontiguousarray(arrays["s_" + k], dtype=ref.dtype)
-            if k == "st" and a.shape == (DA.N_ST_V1,):
-                # files before the squared hinge: its two slots (CUM_LOSS, QUAD) at their start
-                a = np.concatenate([a, np.zeros(DA.N_ST - DA.N_ST_V1)])
             if a.ndim != ref.ndim or (k in ("theta", "V", "st") and a.shape != ref.shape):
                 raise ValueError(f"model state is inconsistent: {k} has shape {a.shape}")
             est._state[k] = a
-        if "class_counts" in arrays:  # (files before class weights: no counts, zeros)
-            counts = np.asarray(arrays["class_counts"], dtype=np.int64)
-            if counts.shape != est.class_counts_.shape or (counts < 0).any():
-                raise ValueError("model state is inconsistent: class_counts")
-            est.class_counts_ = counts
+        counts = np.asarray(arrays["class_counts"], dtype=np.int64)
+        if counts.shape != est.class_counts_.shape or (counts < 0).any():
+            raise ValueError("model state is inconsistent: class_counts")
+        est.class_counts_ = counts
         return est

@@ -108,10 +108,8 @@ class _AxesInModelFiles:
         return meta, arrays
 
     @classmethod
-    def _params_from_file(cls, params):
-        parent = getattr(super(), "_params_from_file", None)
-        if parent is not None:
-            params = parent(params)
+    def _decode_params(cls, params):
+        """The parameters of a model file with their link, loss and step objects rebuilt."""
         return {k: _decode(v) for k, v in params.items()}
 
 
@@ -241,7 +239,7 @@ class OnlineLearner(
     def _route_from_state(cls, meta, arrays):
         """A model of another family than the linear one, rebuilt by that family (None for
         the linear family, which :mod:`onlinelearn.shell.linear_state` rebuilds)."""
-        params = cls._params_from_file(params_from_json(meta["params"]))
+        params = cls._decode_params(params_from_json(meta["params"]))
         family = cls(**params)._family()
         if family is None:
             return None
@@ -405,5 +403,5 @@ class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        return super()._from_state({**meta, "params": cls._params_from_file(meta["params"])},
+        return super()._from_state({**meta, "params": cls._decode_params(meta["params"])},
                                    arrays)  # fmt: skip

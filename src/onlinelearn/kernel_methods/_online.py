@@ -47,7 +47,7 @@ _COMMON_DOC = """
         without one.  With a budget, a removed vector takes its share of the average with it:
         the average over all T rounds of the hypotheses restricted to the vectors still in the
         set.  ``partial_fit_predict`` predicts with the current iterate.  Model files keep the
-        value they were saved with (``False`` in files written before this default).
+        value they were saved with.
     random_state : int, RandomState or None, default=None
     fit_intercept : bool, default=True
         Learn a bias as the weight of a constant feature of value b = ``intercept_scaling``,

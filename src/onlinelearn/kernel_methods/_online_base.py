@@ -22,6 +22,7 @@ from ..kernels._program import Program, Rows
 from ..shell import validation as V
 from ..shell.meta import (
     ScoresClassifier,
+    check_shape,
     counter,
     decision_values,
     estimator_from_meta,
@@ -471,10 +472,9 @@ class KernelOnlineClassifier(
         binary model meets a third label its columns become (-c/2, c/2): the same variables,
         tau_t / 2, on the multiclass hinge (D is updated exactly, PA-II included).
 
-        NaN for KernelCOPA (as :class:`onlinelearn.COPA`), once a support vector has been
+        NaN for KernelCOPA (as :class:`onlinelearn.COPA`) and once a support vector has been
         removed by the budget (f then forgets some tau_t u_t, so it is no longer the primal
-        point of these variables; with a budget never reached D is kept), and for models read
-        from files written before this attribute."""
+        point of these variables; with a budget never reached D is kept)."""
         if "classes_" not in self.__dict__:
             check_is_fitted(self, "classes_")
         return float(self._st[O.DUAL])
@@ -504,9 +504,7 @@ class KernelOnlineClassifier(
         classes = np.asarray(arrays["classes_"])
         est._init_state(classes, est.n_features_in_, meta["sparse_input"])
         st = np.asarray(arrays["st"], dtype=np.float64)
-        if st.shape == (O.N_ST_V1,):
-            # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
-            st = np.concatenate([st, [np.nan, np.nan]])
+        check_shape("st", st, (O.N_ST,))
         n = int(st[O.N_SV])
         p = np.asarray(arrays["sv_indptr"], dtype=np.int64)
         est._pool_d = np.ascontiguousarray(arrays["sv_data"], dtype=np.float64)
@@ -520,7 +518,7 @@ class KernelOnlineClassifier(
         est._st = st
         est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
         n_cols = 1 if (len(classes) <= 2 and not cls._always_multiclass) else len(classes)
-        if est._coef.shape != (n, n_cols) or p.shape != (n + 1,) or st.shape != (O.N_ST,):
+        if est._coef.shape != (n, n_cols) or p.shape != (n + 1,):
             raise ValueError("model state is inconsistent: support set arrays of wrong shapes")
         st[O.POOL_USED] = p[-1]
         return est

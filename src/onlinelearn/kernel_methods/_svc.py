@@ -123,7 +123,7 @@ class KernelSVC(KernelSVCModelMixin, ScoresClassifier):
     k(sv_i, x) + intercept_[p]; decision_function is (n, n_classes) for more than two classes
     (one-vs-one: votes plus squashed confidences),
     intercept_ (b^2 times the sum of each row of dual_coef_), n_iter_ (epochs), converged_
-    (every problem reached ``tol``; None for a model file written before it was recorded),
+    (every problem reached ``tol``),
     history_ (one dict per epoch: epoch, primal, dual, gap, time; summed over problems),
     duality_gap_, cache_hits_, cache_misses_.
 

@@ -129,9 +129,9 @@ class KernelSVCModelMixin:
         est._sv_label = np.asarray(arrays["sv_label"], dtype=np.int64)
         est._n_train = int(meta["n_train"])
         est._cs = bool(meta["cs"])
-        est._ovo = bool(meta.get("ovo", False))  # absent in files saved before 'ovo' existed
+        est._ovo = bool(meta["ovo"])
         est.n_iter_ = int(meta["n_iter_"])
-        est.converged_ = meta.get("converged_")  # absent in files saved before it was kept
+        est.converged_ = meta["converged_"]
         est._sparse_input = bool(meta["sparse_input"])
         est.history_ = []
         kernel = kernel_param(est.kernel, est)

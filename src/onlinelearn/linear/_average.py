@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..shell.params import Param
 
-__all__ = ["AVERAGE_POWER", "DEFAULT_AVERAGE_POWER", "AveragePowerMixin"]
+__all__ = ["AVERAGE_POWER", "DEFAULT_AVERAGE_POWER"]
 
 #: the default of ``average_power`` (docs/defaults.md: one pass and ``fit`` on the shared sets)
 DEFAULT_AVERAGE_POWER = 2.0
@@ -34,17 +34,3 @@ MAX_AVERAGE_POWER = 10.0
 AVERAGE_POWER = Param(
     DEFAULT_AVERAGE_POWER, Interval(numbers.Real, 0, MAX_AVERAGE_POWER, closed="both")
 )
-
-
-class AveragePowerMixin:
-    """Model files written before ``average_power`` existed load with ``average_power=0.0``
-    (the uniform average they were trained with); put before the other bases."""
-
-    @classmethod
-    def _params_from_file(cls, params):
-        parent = getattr(super(), "_params_from_file", None)
-        if parent is not None:
-            params = parent(params)
-        if "average_power" not in params:
-            params = {**params, "average_power": 0.0}
-        return params

@@ -15,7 +15,7 @@ from ..shell import validation as V
 from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.params import CONFUSION_CLASS_WEIGHT, Param, parameters
 from ..shell.snapshot import restoring
-from ._average import AVERAGE_POWER, AveragePowerMixin
+from ._average import AVERAGE_POWER
 
 __all__ = ["COPA"]
 
@@ -29,7 +29,7 @@ LOSSES = ("squared", "hinge")
     LINEAR, class_weight=CONFUSION_CLASS_WEIGHT, average=True, average_power=AVERAGE_POWER,
     loss=Param("squared", StrOptions(set(LOSSES))),
 )  # fmt: skip
-class COPA(AveragePowerMixin, OnlineLinearClassifier):
+class COPA(OnlineLinearClassifier):
     """COPA, COnfusion Passive-Aggressive (Ralaivola, NIPS 2012, Algorithm 1).
 
     What
@@ -96,7 +96,6 @@ class COPA(AveragePowerMixin, OnlineLinearClassifier):
         The per-round loss: ``'squared'`` the paper's squared confusion hinge (problem (18),
         closed form of Theorem 3); ``'hinge'`` the plain confusion hinge with cost C (see
         above), which separates the effect of the loss from that of the confusion cost.
-        Model files written before this parameter existed load as ``'squared'``.
     class_weight : dict, 'balanced', 'confusion' or None, default=None
         Multiplies C for the examples of each class: a dict {label: weight}; 'balanced' =
         n / (n_classes * n_class); 'confusion' = 1 / n_class^2, the cost of paper eq. (17).
@@ -120,8 +119,7 @@ class COPA(AveragePowerMixin, OnlineLinearClassifier):
     average_power : float in [0, 10], default=2.0
         eta of the weighted average sum_t t^eta W_t / sum_t t^eta (with ``average=True``), as
         in :class:`onlinelearn.Perceptron`: 0.0 is the uniform average of Algorithm 1, eta > 0
-        the polynomial-decay averaging of Shamir & Zhang (ICML 2013).  Model files written
-        before this parameter existed load with 0.0.
+        the polynomial-decay averaging of Shamir & Zhang (ICML 2013).
     random_state : int, RandomState or None, default=None
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True

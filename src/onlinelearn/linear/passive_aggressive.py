@@ -9,7 +9,7 @@ from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.intercept import typical_value_scaling
 from ..shell.params import CONSTRAINT, parameters
 from ..shell.stop import STOP, ConvergenceStopMixin
-from ._average import AVERAGE_POWER, AveragePowerMixin
+from ._average import AVERAGE_POWER
 from ._constraint import ProjectedUpdatesMixin
 
 
@@ -20,7 +20,7 @@ from ._constraint import ProjectedUpdatesMixin
     average_power=AVERAGE_POWER,
 )  # fmt: skip
 class PassiveAggressiveClassifier(
-    AveragePowerMixin, ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier
+    ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier
 ):
     """Passive-Aggressive PA, PA-I and PA-II (Crammer et al. 2006), binary and multiclass.
 
@@ -69,15 +69,13 @@ class PassiveAggressiveClassifier(
         6-75 epochs on the shared sets (docs/defaults.md).
     tol, n_iter_no_change : float >= 0 or None, int >= 1, default=1e-3, 5
         The convergence stop of :meth:`fit`, as in :class:`onlinelearn.Perceptron`, on the
-        summed hinge loss [margin - margin_t(w_t)]_+ of each epoch.  Model files written
-        before these parameters existed load with ``tol=None``.
+        summed hinge loss [margin - margin_t(w_t)]_+ of each epoch.
     shuffle, average, random_state, fit_intercept, class_weight, dtype, constraint, radius
         As in :class:`onlinelearn.Perceptron`.
     average_power : float in [0, 10], default=2.0
         eta of the weighted average sum_t t^eta w_t / sum_t t^eta (with ``average=True``), as
         in :class:`onlinelearn.Perceptron`: 0.0 is the uniform average, eta > 0 the
-        polynomial-decay averaging of Shamir & Zhang (ICML 2013).  Model files written
-        before this parameter existed load with 0.0.
+        polynomial-decay averaging of Shamir & Zhang (ICML 2013).
     intercept_scaling : float > 0 or 'auto', default='auto'
         Value b of the intercept feature (the intercept is b times its weight; b^2 enters
         ||x||^2).  ``'auto'`` (the default since the defaults review; was 1.0): b = the power
@@ -94,8 +92,7 @@ class PassiveAggressiveClassifier(
         (``SPARSE_INTERCEPT_DECAY = 0.01``).  No shared data set moves by more than 0.003
         otherwise.  A stream whose first call is a single row of text may get 0.01 or 1;
         give a number to fix b.  Before this release ``'auto'`` was 0.1 for any CSR and 1 for
-        any dense first batch.  Model files keep the value they were saved with (files of
-        the former default, 1.0, load with 1.0).
+        any dense first batch.  Model files keep the value they were saved with.
 
     Attributes
     ----------
@@ -125,15 +122,6 @@ class PassiveAggressiveClassifier(
 
     def _configuration(self):
         return Euclidean(), Hinge(self.margin), Aggressive(self.C, self.variant)
-
-    @classmethod
-    def _params_from_file(cls, params):
-        """Parameters of a model file: one that does not name ``intercept_scaling`` was
-        written when its default was 1.0, and keeps it (the stop's rule for ``tol`` too)."""
-        params = super()._params_from_file(params)
-        if "intercept_scaling" not in params:
-            params = {**params, "intercept_scaling": 1.0}
-        return params
 
     def _auto_intercept_scaling(self, batch, fit_mode=True):
         """b of ``intercept_scaling='auto'``: the power of ten nearest the rms of the nonzero

@@ -14,7 +14,7 @@ from ..shell.base import LINEAR, OnlineLinearClassifier
 from ..shell.intercept import _nonzero_sumsq
 from ..shell.params import CONSTRAINT, POSITIVE, Param, parameters
 from ..shell.stop import STOP, ConvergenceStopMixin
-from ._average import AVERAGE_POWER, AveragePowerMixin
+from ._average import AVERAGE_POWER
 from ._constraint import ProjectedUpdatesMixin
 
 
@@ -24,9 +24,7 @@ from ._constraint import ProjectedUpdatesMixin
     LINEAR, STOP, CONSTRAINT, n_epochs=100, average=True, average_power=AVERAGE_POWER,
     intercept_scaling=Param("fit", POSITIVE, StrOptions({"auto", "fit"})),
 )  # fmt: skip
-class Perceptron(
-    AveragePowerMixin, ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier
-):
+class Perceptron(ConvergenceStopMixin, ProjectedUpdatesMixin, OnlineLinearClassifier):
     """Perceptron (Rosenblatt 1958), binary and true multiclass (max-score update).
 
     What
@@ -63,8 +61,7 @@ class Perceptron(
         ``n_iter_no_change`` epochs in a row whose summed online loss (each row's loss made by
         the weights before its update: [-margin]_+ here) fails to fall below the best sum so
         far minus ``tol`` times the number of rows.  It cannot stop before
-        ``n_iter_no_change + 1`` epochs; None: no stop.  Model files written before this
-        parameter existed load with ``tol=None`` (they made exactly ``n_epochs`` passes).
+        ``n_iter_no_change + 1`` epochs; None: no stop.
     n_iter_no_change : int >= 1, default=5
         Epochs without improvement that stop :meth:`fit`.
     shuffle : bool, default=True
@@ -85,7 +82,6 @@ class Perceptron(
         average; eta > 0 the polynomial-decay averaging of Shamir & Zhang (ICML 2013), eta = 1
         that of Lacoste-Julien, Schmidt & Bach (2012), which lean on the later, better
         iterates (:mod:`onlinelearn.linear._average`).  Same cost as the uniform average.
-        Model files written before this parameter existed load with 0.0.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling; the same seed gives the same weights, bit for bit.
     fit_intercept : bool, default=True

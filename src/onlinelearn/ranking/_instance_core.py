@@ -54,8 +54,6 @@ N_INEXACT = 6
 N_PAIRS = 7
 DUAL = 8  # the kept dual objective (module docstring); NaN once unknown
 N_ST = 9
-#: the length of ``st`` before the kept dual objective
-N_ST_V1 = 8
 
 
 @njit

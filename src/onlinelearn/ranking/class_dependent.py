@@ -10,6 +10,7 @@ from .._core import ranking as RK
 from ..shell import validation as V
 from ..shell.meta import (
     ScoresClassifier,
+    check_shape,
     counter,
     estimator_from_meta,
     float_arrays,
@@ -181,6 +182,7 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
     def _from_state(cls, meta, arrays):
         est = estimator_from_meta(cls, meta, arrays)
         est.coef_, est._st = float_arrays(arrays, "coef", "st")
+        check_shape("st", est._st, (RK.N_ST,))
         if est.coef_.shape != (len(est.classes_) * est.n_features_in_,):
             raise ValueError("model state is inconsistent: coef_ has the wrong shape")
         return est

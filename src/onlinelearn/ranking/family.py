@@ -37,7 +37,14 @@ from ..framework.links import Entropy, Euclidean
 from ..framework.losses import RankingHinge
 from ..framework.steps import Aggressive, Conservative, RoundOptimal
 from ..shell import validation as V
-from ..shell.meta import SparseInputMixin, counter, estimator_from_meta, float_arrays, state_meta
+from ..shell.meta import (
+    SparseInputMixin,
+    check_shape,
+    counter,
+    estimator_from_meta,
+    float_arrays,
+    state_meta,
+)
 from ..shell.online import OnlineMixin
 from ..shell.proba import ProbabilityMixin
 from ..shell.readout import WeightsReadoutMixin
@@ -405,11 +412,10 @@ class LabelRankingFamily(
         est._n_relevant = float(meta["n_relevant"])
         est._since_exact = int(meta["since_exact"])
         est._theta, est._lZ, est._st = float_arrays(arrays, "theta", "lZ", "st")
-        if est._st.shape == (RK.N_ST_V1,):  # written before the inexact-step counters
-            est._st = np.concatenate([est._st, np.zeros(RK.N_ST - RK.N_ST_V1)])
+        check_shape("st", est._st, (RK.N_ST,))
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         K = len(est.classes_)
-        if est._theta.shape != (R, K) or est._lZ.shape != (K,) or est._st.shape != (RK.N_ST,):
+        if est._theta.shape != (R, K) or est._lZ.shape != (K,):
             raise ValueError(
                 f"model state is inconsistent: weights {est._theta.shape}, expected {(R, K)}"
             )

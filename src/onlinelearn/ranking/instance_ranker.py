@@ -189,9 +189,6 @@ class InstanceRanker(BaseEstimator):
         X.sum_duplicates()
         w = np.zeros(X.shape[1]) if first else self.coef_.copy()
         st = np.zeros(IC.N_ST) if first else self._st.copy()
-        if st.shape[0] == IC.N_ST_V1:
-            # a model from before the kept dual objective (e.g. unpickled): the dual is unknown
-            st = np.concatenate([st, [np.nan]])
         nq = qptr.shape[0] - 1
         mistakes = np.zeros(nq, dtype=np.int8)
         losses = np.zeros(nq)
@@ -302,10 +299,9 @@ class InstanceRanker(BaseEstimator):
         system (``update='optimal'``, ``loss='max'``, taken when the projected-gradient
         iterate cannot certify the gap) is a least-squares solution whose variables may be
         negative or sum above C (rounding up to 1e-12 C is accepted); then D would not be a
-        certificate, and it stays NaN.  Also NaN for a model made before this attribute."""
+        certificate, and it stays NaN."""
         check_is_fitted(self, "coef_")
-        st = self._st
-        return float(st[IC.DUAL]) if st.shape[0] > IC.DUAL else float("nan")
+        return float(self._st[IC.DUAL])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

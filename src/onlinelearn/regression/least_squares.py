@@ -75,8 +75,7 @@ class OnlineLeastSquares(OnlineLinearRegressor):
     coef_, intercept_, n_features_in_, t_, n_updates_
         As in :class:`onlinelearn.PassiveAggressiveRegressor`.
     dual_objective_ : float
-        D above after the last round (proximal solver without a constraint; NaN otherwise and
-        for models read from files written before this attribute).
+        D above after the last round (proximal solver without a constraint; NaN otherwise).
 
     Examples
     --------

@@ -88,8 +88,7 @@ class PassiveAggressiveRegressor(OnlineLinearRegressor):
     intercept_ : float
     n_features_in_, t_ (rows seen), n_updates_ (rows that changed the weights)
     dual_objective_ : float
-        D above after the last round (NaN with a constraint, and for models read from files
-        written before this attribute).
+        D above after the last round (NaN with a constraint).
 
     Examples
     --------

@@ -21,6 +21,7 @@ from .._core import second_order as SO
 from ..shell import validation as V
 from ..shell.meta import (
     ScoresClassifier,
+    check_shape,
     counter,
     decision_values,
     estimator_from_meta,
@@ -269,6 +270,7 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         """Rebuild a fitted estimator from :meth:`_get_state` output."""
         est = estimator_from_meta(cls, meta, arrays)
         st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
+        check_shape("st", st, (SO.N_ST,))
         state_arrays = {
             k[len("state_") :]: np.ascontiguousarray(v, dtype=np.float64)
             for k, v in arrays.items()
@@ -277,7 +279,7 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         est._set_extra_meta(meta)
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         ref = est._new_state(R, est._n_cols_for(len(est.classes_)))
-        bad = st.shape != (SO.N_ST,) or set(state_arrays) != set(ref.arrays)
+        bad = set(state_arrays) != set(ref.arrays)
         bad = bad or any(state_arrays[k].shape != v.shape for k, v in ref.arrays.items())
         if bad:
             raise ValueError(

@@ -429,7 +429,7 @@ class Calibration:
             raise ValueError("model state is inconsistent: calibration window")
         cal.add(S, codes, w)
         cal.since_fit, cal.at_fit = int(meta["since_fit"]), int(meta["at_fit"])
-        cal.offered = int(meta.get("offered", 0))
+        cal.offered = int(meta["offered"])
         return cal
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
-from .._core.euclid_pass import power_weight_sum, u_from_timestamps
+from .._core.euclid_pass import power_weight_sum
 from .._core.online_loop import (
     recompute_aggregate,
 )
@@ -25,15 +25,13 @@ from .._core.state import (
     N_MISTAKES,
     N_ROUNDS,
     N_ST,
-    N_ST_V1,
-    N_ST_V2,
     N_UPDATES,
     S_SUM,
     X_MAX,
 )
 from . import validation as V
 from .base import OnlineLinearClassifier, _exp_shift
-from .meta import params_from_json
+from .meta import check_shape, params_from_json
 from .snapshot import _WEIGHT_DTYPES
 
 __all__ = ["estimator_from_state", "merge_models"]
@@ -62,22 +60,27 @@ def estimator_from_state(meta, arrays):
         if est is not None:
             return est
     params = params_from_json(meta["params"])
-    from_file = getattr(cls, "_params_from_file", None)
-    if from_file is not None:  # a learner whose later parameters change older files' meaning
-        params = from_file(params)
+    decode = getattr(cls, "_decode_params", None)
+    if decode is not None:  # link, loss and step objects written as JSON (engine.learner)
+        params = decode(params)
     est = cls(**params)
     est.n_features_in_ = int(meta["n_features_in_"])
-    if "n_iter_" in meta:  # the passes of the last fit or partial_fit (files since n_iter_)
+    if "n_iter_" in meta:  # the passes of the last fit or partial_fit (learners that count them)
         n_iter = meta["n_iter_"]
         if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
             raise ValueError(f"model state is inconsistent: n_iter_ = {n_iter!r}")
         est.n_iter_ = n_iter
     est.classes_ = np.asarray(arrays["classes_"])
     theta = np.asarray(arrays["theta"])
-    # the weights keep the dtype they were saved in (files written before float32 weights hold
-    # float64); averaging sums and scalars are float64
+    # the weights keep the dtype they were saved in (float32 or float64); averaging sums and
+    # scalars are float64
     wdt = theta.dtype if theta.dtype in _WEIGHT_DTYPES else np.dtype(np.float64)
     est._theta = np.ascontiguousarray(theta, dtype=wdt)
+    if ("U" in arrays) != est._u_layout():
+        raise ValueError(
+            "model state is inconsistent: averaging arrays of another layout (the Euclidean "
+            "average is one array U; the other links and average=False keep A and lastS)"
+        )
     if "U" in arrays:
         est._A = np.ascontiguousarray(arrays["U"], dtype=np.float64)
         est._lastS = np.zeros((1, 1))
@@ -85,14 +88,7 @@ def estimator_from_state(meta, arrays):
         est._A = np.ascontiguousarray(arrays["A"], dtype=np.float64)
         est._lastS = np.ascontiguousarray(arrays["lastS"], dtype=np.float64)
     est._st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
-    if est._st.shape == (N_ST_V1,):
-        # a file written before the kept dual objective: dual_objective_ is unknown (NaN)
-        est._st = np.concatenate([est._st, [np.nan]])
-    if est._st.shape == (N_ST_V2,):
-        # before the kept PA-II terms: 0 for the other steps, unknown for PA-II (a label
-        # growth then makes the dual unknown, not wrong)
-        pa2 = getattr(est, "variant", None) == "PA-II"
-        est._st = np.concatenate([est._st, [np.nan if pa2 else 0.0]])
+    check_shape("st", est._st, (N_ST,))
     est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
     if isinstance(est.intercept_scaling, str) and est.fit_intercept:
         if "intercept_scaling_" not in arrays:
@@ -105,7 +101,7 @@ def estimator_from_state(meta, arrays):
     R = est.n_features_in_ + (1 if est.fit_intercept else 0)
     K = len(est.classes_)
     n_cols = 1 if (K <= 2 and not est._always_multiclass) else K
-    if est._theta.shape != (R, n_cols) or est._st.shape != (N_ST,):
+    if est._theta.shape != (R, n_cols):
         raise ValueError(
             f"model state is inconsistent: weights of shape {est._theta.shape}, expected "
             f"{(R, n_cols)} for {K} classes and {est.n_features_in_} features"
@@ -115,11 +111,6 @@ def estimator_from_state(meta, arrays):
         or ("U" not in arrays and est._lastS.shape != est._theta.shape)
     ):
         raise ValueError("model state is inconsistent: averaging arrays have the wrong shape")
-    if est._u_layout() and "U" not in arrays:
-        # a file written before the one-array average of the Euclidean pass: U = lastS theta - A
-        U = np.empty_like(est._A)
-        u_from_timestamps(est._theta, est._A, est._lastS, U)
-        est._A, est._lastS = U, np.zeros((1, 1))
     est._weights_matrix()
     return est
 

@@ -19,6 +19,7 @@ __all__ = [
     "LabelsFromScoresMixin",
     "ScoresClassifier",
     "SparseInputMixin",
+    "check_shape",
     "counter",
     "decision_values",
     "estimator_from_meta",
@@ -150,3 +151,12 @@ def estimator_from_meta(cls, meta, arrays=None, decode=params_from_json):
 def float_arrays(arrays, *names):
     """The arrays ``names`` of a model file as C-contiguous float64 arrays, in that order."""
     return [np.ascontiguousarray(arrays[name], dtype=np.float64) for name in names]
+
+
+def check_shape(name, a, shape):
+    """Refuse the array ``name`` of a model file unless its shape is ``shape`` (the estimator's
+    state has no other: a file is never padded or converted on load)."""
+    if np.shape(a) != tuple(shape):
+        raise ValueError(
+            f"model state is inconsistent: {name} has shape {np.shape(a)}, expected {tuple(shape)}"
+        )

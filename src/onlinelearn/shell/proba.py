@@ -71,9 +71,11 @@ Two cases.
 Multi-label targets (``LabelRanker`` on label sets) have no ``predict_proba`` (the method is
 absent, as scikit-learn's ``available_if`` makes it).
 
-Model files store the map and the window (``onlinelearn.model_io``).  A file written before
-this module existed has neither: ``predict_proba`` then raises :class:`NotFittedError`
-until the model learns from labelled rows again (``partial_fit``), which starts the window.
+Model files store the map and the window (``onlinelearn.model_io``), or nothing when the model
+keeps none (native probabilities, one class, label sets).  A classifier without a map whose
+``predict_proba`` needs one (e.g. after ``set_params`` left its native probabilities) raises
+:class:`NotFittedError` until it learns from labelled rows again (``partial_fit``), which starts
+the window.
 
 A call that fails changes nothing: the scores are computed before the learner's call and the
 window and map change only after it succeeded.
@@ -241,10 +243,9 @@ class ProbabilityMixin:
         cal = self.__dict__.get("calibration_")
         if cal is None:
             raise NotFittedError(
-                f"{type(self).__name__} has no probability calibration: it was read from a "
-                "model file written before onlinelearn stored calibrations. Let it learn from "
-                "a few labelled rows (partial_fit), which starts the calibration, or fit it "
-                "again."
+                f"{type(self).__name__} has no probability calibration: it learned none with "
+                "these parameters. Let it learn from a few labelled rows (partial_fit), which "
+                "starts the calibration, or fit it again."
             )
         if cal.kind != kind:  # labels grew and no row was scored since: the map so far
             a = float(np.sqrt(np.prod(cal.params)))
@@ -450,7 +451,7 @@ class ProbabilityMixin:
         return None if cal is None else cal.to_state()
 
     def _set_calibration_state(self, meta, arrays):
-        if meta is None:  # a file written before calibrations were stored
+        if meta is None:  # the model kept none (native probabilities, one class, label sets)
             self.__dict__.pop("calibration_", None)
             return
         self.calibration_ = Calibration.from_state(meta, arrays)

@@ -345,8 +345,7 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         classifiers' increment with gamma - margin replaced by the loss).  x_t includes the
         intercept feature of value ``intercept_scaling`` (a regularised weight like the others).
         So D <= P(w) for every w (weak duality), the averaged weights included.  NaN when the
-        configuration keeps none (a constraint, RLS, a loss without a closed-form step) and for
-        models read from files written before this attribute."""
+        configuration keeps none (a constraint, RLS, a loss without a closed-form step)."""
         return float(self._stats()[CR.DUAL])
 
     def predict(self, X):
@@ -370,8 +369,6 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         est._init_state(est.n_features_in_)
         for name in ("w", "U", "P", "st"):
             a = np.ascontiguousarray(arrays[name], dtype=np.float64)
-            if name == "st" and a.shape == (CR.N_ST_V1,):  # written before the kept dual
-                a = np.concatenate([a, [np.nan]])
             if a.shape != getattr(est, "_" + name).shape:
                 raise ValueError(
                     f"model state is inconsistent: {name} has shape {a.shape}, expected "

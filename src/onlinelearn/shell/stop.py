@@ -50,14 +50,6 @@ class ConvergenceStopMixin:
     training loss stops improving (:class:`LossStop`) or after ``n_epochs``, and records the
     epochs it made in ``n_iter_``."""
 
-    @classmethod
-    def _params_from_file(cls, params):
-        """Parameters of a model file: one written before ``tol`` existed made exactly
-        ``n_epochs`` passes, and keeps doing so (``tol=None``)."""
-        if "tol" not in params:
-            params = {**params, "tol": None}
-        return params
-
     def _epoch_stop_rule(self, n_rows):
         rule = LossStop(self.tol, self.n_iter_no_change, n_rows)
         self._stop_rule = rule

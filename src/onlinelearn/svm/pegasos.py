@@ -13,6 +13,7 @@ from .._core.svm import pegasos as PG
 from ..shell import validation as V
 from ..shell.meta import (
     ScoresClassifier,
+    check_shape,
     estimator_from_meta,
     float_arrays,
     state_meta,
@@ -280,11 +281,12 @@ class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassi
         est = estimator_from_meta(cls, meta, arrays)
         est.n_updates_ = int(meta["n_updates_"])
         est._V, est._P, est._st = float_arrays(arrays, "V", "P", "st")
+        check_shape("st", est._st, (PG.N_ST,))
         est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
         K = len(est.classes_)
         R = est.n_features_in_ + (1 if est.fit_intercept else 0)
         Kc = 1 if K <= 2 else K
-        if est._V.shape != (R, Kc) or est._st.shape != (PG.N_ST,):
+        if est._V.shape != (R, Kc):
             raise ValueError(
                 f"model state is inconsistent: weights of shape {est._V.shape}, expected "
                 f"{(R, Kc)} for {K} classes and {est.n_features_in_} features"

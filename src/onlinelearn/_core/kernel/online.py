@@ -72,8 +72,6 @@ BIRTHS = 7
 DUAL = 8
 DUAL_QUAD = 9
 N_ST = 10
-#: the length of ``st`` in model files written before the kept dual objective
-N_ST_V1 = 8
 
 REMOVE_OLDEST = 0
 REMOVE_SMALLEST = 1
