@@ -1,0 +1,231 @@
+"""Dict rows (feature name -> value) as rows of a fixed number of columns, for
+:mod:`onlinelearn.river` (the module docstring there says how names become columns)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["DictRows"]
+
+#: rows narrower than this are dense arrays, wider ones CSR
+_DENSE_MAX = 4096
+
+
+class DictRows:
+    """Dict rows to the columns of the wrapped learner (module docstring)."""
+
+    def __init__(self, n_features, hashing):
+        if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral):
+            raise TypeError(f"n_features must be an int, got {n_features!r}")
+        if n_features < 1:
+            raise ValueError(f"n_features must be >= 1, got {n_features}")
+        self.n_features = int(n_features)
+        self.hashing = bool(hashing)
+        self.index: dict = {}
+
+    def _column(self, name, grow):
+        if self.hashing:
+            from sklearn.utils import murmurhash3_32
+
+            return murmurhash3_32(str(name), seed=0, positive=True) % self.n_features
+        j = self.index.get(name)
+        if j is None:
+            if not grow:
+                return None  # a feature never learned from has weight 0
+            if len(self.index) >= self.n_features:
+                raise ValueError(
+                    f"feature {name!r} is new and all n_features={self.n_features} columns "
+                    "are taken; pass a larger n_features or hashing=True"
+                )
+            j = self.index[name] = len(self.index)
+        return j
+
+    def _pairs(self, x, grow):
+        cols, vals = [], []
+        for k, v in x.items():
+            if v is None:
+                continue
+            if isinstance(v, str):
+                k, v = f"{k}={v}", 1.0
+            j = self._column(k, grow)
+            if j is not None:
+                cols.append(j)
+                vals.append(float(v))
+        return cols, vals
+
+    def _check_new_names(self, rows):
+        """Raise before anything changes if the new names of ``rows`` do not fit."""
+        if self.hashing:
+            return
+        new = {(f"{k}={v}" if isinstance(v, str) else k) for x in rows for k, v in x.items()
+               if v is not None} - self.index.keys()  # fmt: skip
+        if len(self.index) + len(new) > self.n_features:
+            raise ValueError(
+                f"{len(new)} new features and {len(self.index)} known ones do not fit in "
+                f"n_features={self.n_features} columns; pass a larger n_features or hashing=True"
+            )
+
+    def matrix(self, rows, grow):
+        """The rows as one (n, n_features) array or CSR matrix."""
+        if grow:
+            self._check_new_names(rows)
+        n = len(rows)
+        if self.n_features <= _DENSE_MAX:
+            X = np.zeros((n, self.n_features))
+            for i, x in enumerate(rows):
+                cols, vals = self._pairs(x, grow)
+                if self.hashing:  # colliding names add up
+                    np.add.at(X[i], cols, vals)
+                else:
+                    X[i, cols] = vals
+            return X
+        indptr, indices, data = [0], [], []
+        for x in rows:
+            cols, vals = self._pairs(x, grow)
+            indices += cols
+            data += vals
+            indptr.append(len(indices))
+        X = sp.csr_matrix(
+            (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), indptr),
+            shape=(n, self.n_features),
+        )
+        X.sum_duplicates()
+        return X
+
+    def row(self, x, grow):
+        """One dict row as a (1, n_features) matrix: the preallocated dense row ``self.buf``
+        (the caller zeroes it again with :meth:`clear`), or a CSR row.  The one-row protocol's
+        path: :meth:`matrix` without its lists of rows (same values, same columns)."""
+        index, hashing = self.index, self.hashing
+        cols, vals = [], []
+        for k, v in x.items():
+            if v is None:
+                continue
+            if isinstance(v, str):
+                k, v = f"{k}={v}", 1.0
+            if hashing:
+                j = self._column(k, grow)
+            else:
+                j = index.get(k)
+                if j is None:
+                    if not grow:
+                        continue  # a feature never learned from has weight 0
+                    j = self._column(k, grow)
+            cols.append(j)
+            vals.append(float(v))
+        if self.n_features > _DENSE_MAX:
+            X = sp.csr_matrix((np.asarray(vals, dtype=np.float64),
+                               np.asarray(cols, dtype=np.int64), [0, len(cols)]),
+                              shape=(1, self.n_features))  # fmt: skip
+            X.sum_duplicates()
+            return X
+        buf = self.__dict__.get("buf")
+        if buf is None:
+            buf = self.buf = np.zeros((1, self.n_features))
+        b = buf[0]
+        if hashing:  # colliding names add up (in the order of the row, as np.add.at)
+            for j, v in zip(cols, vals, strict=True):
+                b[j] += v
+        else:
+            for j, v in zip(cols, vals, strict=True):
+                b[j] = v
+        return buf
+
+    def entries(self, x, grow):
+        """One dict row as (float64 values, int32 columns) in the row's order, colliding hashed
+        names added up in that order (the values :meth:`row` writes); names not known and not
+        ``grow``: left out (weight 0).  The last row's entries are kept with a copy of it: a
+        ``learn_one`` after a ``predict_one`` of an equal row, keys in the same order (River's
+        test-then-train), reuses them (the arrays are never written)."""
+        last = self.__dict__.get("last")
+        if last is not None and (last[4] or not grow) and last[0] == x and last[1] == list(x):
+            return last[2], last[3]
+        index, hashing = self.index, self.hashing
+        complete = True  # every name has its column
+        if hashing:
+            acc = {}
+            for k, v in x.items():
+                if v is None:
+                    continue
+                if isinstance(v, str):
+                    k, v = f"{k}={v}", 1.0
+                j = self._column(k, grow)
+                acc[j] = acc.get(j, 0.0) + float(v)
+            cols, vals = list(acc), list(acc.values())
+        else:
+            cols, vals = [], []
+            for k, v in x.items():
+                if v is None:
+                    continue
+                if isinstance(v, str):
+                    k, v = f"{k}={v}", 1.0
+                j = index.get(k)
+                if j is None:
+                    if not grow:
+                        complete = False
+                        continue  # a feature never learned from has weight 0
+                    j = self._column(k, grow)
+                cols.append(j)
+                vals.append(v)
+        try:
+            data = np.array(vals, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature values must be numbers, got {x!r}") from None
+        idx = np.array(cols, dtype=np.int32)
+        self.last = (dict(x), list(x), data, idx, complete)
+        return data, idx
+
+    def csr(self, data, idx):
+        """The (1, n_features) CSR row of :meth:`entries`."""
+        return sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])),
+                             shape=(1, self.n_features))  # fmt: skip
+
+    def clear(self):
+        """Zero the dense row again after the call that read it."""
+        if self.n_features <= _DENSE_MAX:
+            self.buf.fill(0.0)
+
+    def forget(self, n):
+        """Drop the names given columns >= n (a rejected call adds none)."""
+        self.__dict__.pop("last", None)
+        if len(self.index) > n:
+            self.index = {k: j for k, j in self.index.items() if j < n}
+
+    def frame(self, X, grow):
+        """A pandas DataFrame (columns: feature names; NaN: missing) as a matrix: numeric
+        columns are copied as blocks, the others (strings) go through the dict rows."""
+        num = X.select_dtypes(include=["number", "bool"])
+        other = X.drop(columns=num.columns)
+        other_rows = [{k: v for k, v in r.items() if not _missing(v)}
+                      for r in other.to_dict(orient="records")] if other.shape[1] else None
+        if grow and not self.hashing:
+            new = [k for k in num.columns if k not in self.index]
+            names = [{k: 1.0 for k in new}] + (other_rows or [])
+            self._check_new_names(names)
+        cols = [self._column(k, grow) for k in num.columns]
+        keep = [i for i, j in enumerate(cols) if j is not None]
+        cols = np.asarray([cols[i] for i in keep], dtype=np.int64)
+        V = np.nan_to_num(num.to_numpy(dtype=np.float64)[:, keep], nan=0.0)
+        n = len(X)
+        if self.n_features <= _DENSE_MAX:
+            M = np.zeros((n, self.n_features))
+            if self.hashing:  # colliding names add up
+                np.add.at(M.T, cols, V.T)
+            else:
+                M[:, cols] = V
+            if other_rows is not None:
+                M += self.matrix(other_rows, grow)
+            return M
+        r, c = np.nonzero(V)
+        M = sp.csr_matrix((V[r, c], (r, cols[c])), shape=(n, self.n_features))
+        if other_rows is not None:
+            M = M + self.matrix(other_rows, grow)
+        M.sum_duplicates()
+        return M
+
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and v != v)
