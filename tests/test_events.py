@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import onlinelearn
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
 from onlinelearn._core import one_row
 from onlinelearn.shell import events
@@ -314,3 +315,31 @@ def test_a_row_changed_between_predict_one_and_learn_one_is_learned_as_it_is_the
     r = dict(reversed(list(x.items())))
     a.learn_one(r, 1)
     assert events.event(a).last[1] == [3, 2, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: onlinelearn.AROW(), lambda: onlinelearn.KernelPerceptron(),
+             lambda: onlinelearn.PassiveAggressiveRegressor(), lambda: onlinelearn.Pegasos()],
+    ids=["AROW", "KernelPerceptron", "PassiveAggressiveRegressor", "Pegasos"],
+)  # fmt: skip
+def test_every_online_estimator_learns_and_predicts_one_row(make):
+    """learn_one / predict_one (and predict_proba_one) on every online estimator: partial_fit
+    and predict of that row, River's conventions before any learning."""
+    from sklearn.base import is_classifier
+
+    X, y = _stream(40, 4, 2, seed=12)
+    a, b = make(), make()
+    if not is_classifier(a):
+        y = X @ np.arange(1.0, 5.0)
+    assert a.predict_one({0: 1.0}) == (None if is_classifier(a) else 0.0)
+    for i in range(40):
+        x = {j: float(X[i, j]) for j in np.flatnonzero(X[i])} if i else X[i]
+        if i:
+            p = a.predict_one(x)
+            assert p == b.predict(sp.csr_matrix(X[i : i + 1]))[0]
+        a.learn_one(x, y[i].item())
+        b.partial_fit(sp.csr_matrix(X[i : i + 1]) if i else X[i : i + 1], y[i : i + 1])
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    if hasattr(a, "predict_proba"):
+        P = a.predict_proba_one(X[3])
+        np.testing.assert_array_equal(list(P.values()), b.predict_proba(X[3:4])[0])

@@ -140,7 +140,7 @@ def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name, lean_calls):
     ref = make()
     names = list(dict.fromkeys(k for x, _ in rows for k in x))  # order of arrival
     lean = name in LEAN
-    csr = hasattr(ref, "learn_one")  # the adapter hands such a learner its CSR rows
+    csr = getattr(ref, "_event_partial_fit", None) is not None  # the adapter: CSR rows
     X = _dense([x for x, _ in rows], names, width)
     R = _csr_rows([x for x, _ in rows], names, width)
     for i, (x, y) in enumerate(rows):

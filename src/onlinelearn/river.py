@@ -99,9 +99,9 @@ class _Adapter:
             raise
 
     def _events(self):
-        """True when the learner takes single events itself (:mod:`onlinelearn.shell.events`:
+        """True when the learner has a compiled one-event road (:mod:`onlinelearn.shell.events`:
         the linear classifiers); its rows are then its own CSR rows of the dict's entries."""
-        return hasattr(self.estimator, "learn_one")
+        return getattr(self.estimator, "_event_partial_fit", None) is not None
 
     def _learn_row(self, x, y, w):
         """``partial_fit`` on one dict row: the learner's event road when it has one (the same

@@ -46,6 +46,7 @@ __all__ = [
     "event",
     "learn_entries",
     "learn_one",
+    "one_row_matrix",
     "partial_fit_row",
     "predict_entries",
     "predict_one",
@@ -243,6 +244,12 @@ def _dict_entries(ev, x, learning):
     except (TypeError, ValueError):
         raise ValueError("feature values must be numbers") from None
     return data, np.array(cols, dtype=np.int32), complete
+
+
+def one_row_matrix(est, x):
+    """The row ``x`` (a dict, a 1-D array, a one-row sparse matrix) as the (1, d) matrix that
+    ``partial_fit`` / ``predict`` take."""
+    return _matrix(est, x)
 
 
 def _matrix(est, x):

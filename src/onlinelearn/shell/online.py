@@ -16,6 +16,9 @@ scores before it, the calibration updated only after it succeeded.
 
 from __future__ import annotations
 
+import numpy as np
+from sklearn.utils.metaestimators import available_if
+
 from .proba import calibrating
 
 __all__ = ["OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_weight"]
@@ -50,6 +53,48 @@ class OnlineMixin:
         with calibrating(self, "partial", X, y, sample_weight, classes):
             self._learn(X, y, classes, sample_weight, fit_mode=False)
         return self
+
+
+    # -- one event at a time (River's names); a family with a compiled one-event road
+    # (the linear classifiers: onlinelearn.shell.events) defines its own
+    def learn_one(self, x, y):
+        """Learn one row ``x`` with target ``y``: ``partial_fit`` of that row.  ``x``: a dict
+        {column index: value} (or {feature name: value} on a model fitted with names), a 1-D
+        array of the model's width, or a one-row sparse matrix."""
+        from .events import one_row_matrix
+
+        self.partial_fit(one_row_matrix(self, x), np.array([y]))
+
+    def predict_one(self, x):
+        """``predict`` of one row ``x`` (as :meth:`learn_one` takes it); before any learning,
+        None for a classifier and 0.0 for a regressor (River's conventions)."""
+        from .events import one_row_matrix
+
+        if not _fitted(self):
+            return None if _is_classifier(self) else 0.0
+        out = self.predict(one_row_matrix(self, x))[0]
+        return out.item() if isinstance(out, np.generic) else out
+
+    @available_if(lambda est: hasattr(est, "predict_proba"))
+    def predict_proba_one(self, x):
+        """{label: probability} from ``predict_proba`` of one row ``x``; {} before learning."""
+        from .events import one_row_matrix
+
+        if not _fitted(self):
+            return {}
+        P = self.predict_proba(one_row_matrix(self, x))[0]
+        return {(c.item() if isinstance(c, np.generic) else c): float(p)
+                for c, p in zip(self.classes_, P, strict=True)}  # fmt: skip
+
+
+def _fitted(est):
+    return "n_features_in_" in est.__dict__
+
+
+def _is_classifier(est):
+    from sklearn.base import is_classifier
+
+    return is_classifier(est)
 
 
 class ProgressiveMixin(OnlineMixin):
