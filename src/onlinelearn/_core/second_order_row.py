@@ -14,8 +14,8 @@ step: each function below calls the pass that ``partial_fit`` runs, on the row g
   decides and says why);
 * the entries the pass can write are copied into ``saved`` (:data:`NEED_ROOM` when it is too
   small: the caller enlarges it and calls again), the counters into the scratch;
-* after the pass, the same check as the estimator's (every entry of the state finite), on
-  the entries it wrote (the rest was finite before: the caller checks the whole state once
+* after the pass, the same check as the estimator's (every entry of the state arrays finite),
+  on the entries it wrote (the rest was finite before: the caller checks the whole state once
   when it sets up its events); a failure puts the copies back and returns :data:`REFUSED`.
 
 What the pass can write, hence what is copied (R = d + 1 rows with an intercept, n the row's
@@ -57,21 +57,10 @@ from .second_order import (
 )
 
 __all__ = [
-    "BAD_INDEX",
-    "GENERAL",
-    "NEED_ROOM",
-    "NONFINITE_X",
-    "OK",
-    "REFUSED",
-    "UNSORTED",
-    "cw_diag_row",
-    "cw_full_row",
-    "exact_scores",
-    "mm_diag_row",
-    "mm_full_row",
-    "row_scores",
+    "BAD_INDEX", "GENERAL", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "UNSORTED",
+    "cw_diag_row", "cw_full_row", "exact_scores", "mm_diag_row", "mm_full_row", "row_scores",
     "scratch",
-]
+]  # fmt: skip
 
 OK = 0
 #: a value is NaN or infinite: nothing was changed
@@ -187,23 +176,9 @@ def _rows_finite(M, J, nJ, K):
 
 
 @njit
-def _save_counters(st, saved_st):
-    for s in range(N_ST):
-        saved_st[s] = st[s]
-
-
-@njit
-def _counters_finite(st):
-    for s in range(N_ST):
-        if not finite(st[s]):
-            return False
-    return True
-
-
-@njit
-def _restore_counters(st, saved_st):
-    for s in range(N_ST):
-        st[s] = saved_st[s]
+def _copy(src, dst):
+    for s in range(src.shape[0]):
+        dst[s] = src[s]
 
 
 @njit
@@ -271,26 +246,13 @@ def cw_full_row(data, indices, W, S, st, ib, fb, saved):
     if need > saved.shape[0]:
         ib[I_NEED] = need
         return NEED_ROOM
-    p = 0
-    for a in range(nJ):
-        s = J[a]
-        for k in range(K):
-            saved[p] = W[s, k]
-            p += 1
-        if whole:
-            for t in range(R):
-                saved[p] = S[s, t]
-                p += 1
-        else:
-            for c in range(nJ):
-                saved[p] = S[s, J[c]]
-                p += 1
-    _save_counters(st, saved_st)
+    _cw_copies(W, S, J, nJ, whole, saved, False)
+    _copy(st, saved_st)
     cw_pass_full(
         data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
         pred, jj, xx, Sx, f,
     )  # fmt: skip
-    ok = _counters_finite(st) and _rows_finite(W, J, nJ, K)
+    ok = _rows_finite(W, J, nJ, K)
     if ok:
         for a in range(nJ):
             s = J[a]
@@ -299,17 +261,32 @@ def cw_full_row(data, indices, W, S, st, ib, fb, saved):
                     ok = False
     if ok:
         return OK
+    _cw_copies(W, S, J, nJ, whole, saved, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _cw_copies(W, S, J, nJ, whole, saved, back):
+    """Copy the rows J of W and of Sigma (whole, or their entries in J) into ``saved``, or
+    back."""
+    R, K = W.shape
     p = 0
     for a in range(nJ):
         s = J[a]
         for k in range(K):
-            W[s, k] = saved[p]
+            if back:
+                W[s, k] = saved[p]
+            else:
+                saved[p] = W[s, k]
             p += 1
         for c in range(R if whole else nJ):
-            S[s, c if whole else J[c]] = saved[p]
+            t = c if whole else J[c]
+            if back:
+                S[s, t] = saved[p]
+            else:
+                saved[p] = S[s, t]
             p += 1
-    _restore_counters(st, saved_st)
-    return REFUSED
 
 
 @njit
@@ -338,33 +315,19 @@ def cw_diag_row(data, indices, W, S, st, ib, fb, saved):
     if nJ * (K + 1) > saved.shape[0]:
         ib[I_NEED] = nJ * (K + 1)
         return NEED_ROOM
-    p = 0
-    for a in range(nJ):
-        s = J[a]
-        saved[p] = S[s]
-        p += 1
-        for k in range(K):
-            saved[p] = W[s, k]
-            p += 1
-    _save_counters(st, saved_st)
+    _diag_copies((S,), (W,), J, nJ, saved, 0, False)
+    _copy(st, saved_st)
     cw_pass_diag(
         data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
         pred, jj, xx, f,
     )  # fmt: skip
-    ok = _counters_finite(st) and _rows_finite(W, J, nJ, K)
+    ok = _rows_finite(W, J, nJ, K)
     for a in range(nJ):
         ok = ok and finite(S[J[a]])
     if ok:
         return OK
-    p = 0
-    for a in range(nJ):
-        s = J[a]
-        S[s] = saved[p]
-        p += 1
-        for k in range(K):
-            W[s, k] = saved[p]
-            p += 1
-    _restore_counters(st, saved_st)
+    _diag_copies((S,), (W,), J, nJ, saved, 0, True)
+    _copy(saved_st, st)
     return REFUSED
 
 
@@ -414,22 +377,8 @@ def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
         ib[I_NEED] = need
         return NEED_ROOM
     _mm_trace(ib, fb, False, saved[0:4])
-    p = 4
-    for s in range(R):
-        for t in range(R):
-            saved[p] = P[s, t]
-            p += 1
-        for k in range(K):
-            saved[p] = W[s, k]
-            p += 1
-    for a in range(n):
-        for c in range(n):
-            saved[p] = A[J[a], J[c]]
-            p += 1
-        for k in range(K):
-            saved[p] = B[J[a], k]
-            p += 1
-    _save_counters(st, saved_st)
+    _mm_copies(P, A, B, W, J, n, saved, False)
+    _copy(st, saved_st)
     flags = ib[I_FLAGS]
     status = minmax_pass_full(
         data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
@@ -437,7 +386,7 @@ def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
         fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, Sx, f,
         (flags & 4) != 0,
     )  # fmt: skip
-    ok = status != NOT_PD and _counters_finite(st)
+    ok = status != NOT_PD
     for s in range(R):
         for t in range(R):
             ok = ok and finite(P[s, t])
@@ -451,23 +400,33 @@ def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
     if ok:
         return OK
     _mm_trace(ib, fb, True, saved[0:4])
-    p = 4
-    for s in range(R):
-        for t in range(R):
-            P[s, t] = saved[p]
-            p += 1
-        for k in range(K):
-            W[s, k] = saved[p]
-            p += 1
-    for a in range(n):
-        for c in range(n):
-            A[J[a], J[c]] = saved[p]
-            p += 1
-        for k in range(K):
-            B[J[a], k] = saved[p]
-            p += 1
-    _restore_counters(st, saved_st)
+    _mm_copies(P, A, B, W, J, n, saved, True)
+    _copy(saved_st, st)
     return REFUSED
+
+
+@njit
+def _mm_copies(P, A, B, W, J, n, saved, back):
+    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved``
+    (after the trace's 4 slots), or back."""
+    R, K = W.shape
+    p = 4
+    for s in range(R + n):
+        a = s - R
+        for c in range(R if s < R else n):
+            M, i, j = (P, s, c) if s < R else (A, J[a], J[c])
+            if back:
+                M[i, j] = saved[p]
+            else:
+                saved[p] = M[i, j]
+            p += 1
+        for k in range(K):
+            M, i = (W, s) if s < R else (B, J[a])
+            if back:
+                M[i, k] = saved[p]
+            else:
+                saved[p] = M[i, k]
+            p += 1
 
 
 @njit
@@ -488,39 +447,43 @@ def mm_diag_row(data, indices, P, A, B, W, st, ib, fb, saved):
         ib[I_NEED] = need
         return NEED_ROOM
     _mm_trace(ib, fb, False, saved[0:4])
-    p = 4
-    for a in range(n):
-        s = J[a]
-        saved[p] = P[s]
-        saved[p + 1] = A[s]
-        p += 2
-        for k in range(K):
-            saved[p] = B[s, k]
-            saved[p + 1] = W[s, k]
-            p += 2
-    _save_counters(st, saved_st)
+    _diag_copies((P, A), (B, W), J, n, saved, 4, False)
+    _copy(st, saved_st)
     flags = ib[I_FLAGS]
     status = minmax_pass_diag(
         data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
         (flags & 2) != 0, fb[F_R], st, pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1],
         ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, f, (flags & 4) != 0,
     )  # fmt: skip
-    ok = status != NOT_PD and _counters_finite(st)
+    ok = status != NOT_PD
     ok = ok and _rows_finite(B, J, n, K) and _rows_finite(W, J, n, K)
     for a in range(n):
         ok = ok and finite(P[J[a]]) and finite(A[J[a]])
     if ok:
         return OK
     _mm_trace(ib, fb, True, saved[0:4])
-    p = 4
+    _diag_copies((P, A), (B, W), J, n, saved, 4, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _diag_copies(vectors, matrices, J, n, saved, p, back):
+    """Copy the entries J of the vectors and the rows J of the matrices into ``saved`` from
+    position p, or back."""
+    K = matrices[0].shape[1]
     for a in range(n):
         s = J[a]
-        P[s] = saved[p]
-        A[s] = saved[p + 1]
-        p += 2
-        for k in range(K):
-            B[s, k] = saved[p]
-            W[s, k] = saved[p + 1]
-            p += 2
-    _restore_counters(st, saved_st)
-    return REFUSED
+        for M in vectors:
+            if back:
+                M[s] = saved[p]
+            else:
+                saved[p] = M[s]
+            p += 1
+        for M in matrices:
+            for k in range(K):
+                if back:
+                    M[s, k] = saved[p]
+                else:
+                    saved[p] = M[s, k]
+                p += 1
