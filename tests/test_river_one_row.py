@@ -1,7 +1,7 @@
 """The one-row paths of onlinelearn.river: ``learn_one`` row after row leaves the learner bit
-for bit as ``partial_fit`` on one row at a time does, for several families (the linear
-classifiers: their event road on the row's entries, against ``partial_fit`` of the CSR row;
-the others: a kept dense row buffer), and a rejected row changes nothing, the buffer
+for bit as ``partial_fit`` on one row at a time does, for several families (the linear and
+the second-order classifiers: their event road on the row's entries, against ``partial_fit``
+of the CSR row; the others: a kept dense row buffer), and a rejected row changes nothing, the buffer
 included."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from onlinelearn import (  # noqa: E402
     Winnow,
 )
 from onlinelearn.river import RiverClassifier, RiverRegressor  # noqa: E402
+from onlinelearn.second_order import _events as so_events  # noqa: E402
 from onlinelearn.shell import events  # noqa: E402
 from onlinelearn.shell.proba import calibrating  # noqa: E402
 
@@ -113,21 +114,23 @@ CLASSIFIERS = {
 
 
 #: the learners whose learn_one takes the event road (the others: partial_fit)
-LEAN = {"Perceptron", "PA (averaged)"}
+LEAN = {"Perceptron", "PA (averaged)", "AROW"}
 
 
 @pytest.fixture
 def lean_calls(monkeypatch):
-    """For each row offered to the event road: whether it took it (else partial_fit)."""
+    """For each row offered to an event road (the linear classifiers', the second-order
+    ones'): whether it took it (else partial_fit)."""
     calls = []
-    real = events.learn_entries
+    for module in (events, so_events):
+        real = module.learn_entries
 
-    def counting(est, data, idx, y):
-        took = real(est, data, idx, y)
-        calls.append(took)
-        return took
+        def counting(est, data, idx, y, real=real):
+            took = real(est, data, idx, y)
+            calls.append(took)
+            return took
 
-    monkeypatch.setattr(events, "learn_entries", counting)
+        monkeypatch.setattr(module, "learn_entries", counting)
     return calls
 
 

@@ -395,9 +395,17 @@ def cw_pass_full(
 
     Per round: Sx = Sigma x, v = kappa x' Sigma x, (alpha, beta) = cw_step(m, v);
     w += alpha y Sigma x (binary) or w_y += alpha Sigma x, w_r -= alpha Sigma x (K classes);
-    Sigma <- Sigma - beta Sigma x x' Sigma."""
+    Sigma <- Sigma - beta Sigma x x' Sigma.
+
+    The update is applied to the rows in the support J of Sigma x (its nonzero entries), and
+    to their entries in J unless J holds more than an eighth of the rows (then to the whole
+    row: one contiguous sweep): elsewhere it adds or subtracts an exact zero, so the state is
+    the same and a sparse row of a wide model costs O(nnz R + |J|^2 + |J| K), not O(R^2)
+    (:func:`support`).  On a rejected round (a non-finite Sigma x or step) J holds a
+    non-finite entry whose own terms are non-finite too, so the state's check still fails."""
     R = S.shape[0]
     K = W.shape[1]
+    J = np.empty(R, dtype=np.int64)
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
@@ -410,16 +418,35 @@ def cw_pass_full(
         if alpha == 0.0 and beta == 0.0:
             continue
         st[N_UPDATES] += 1.0
-        for s in range(R):
+        nJ = support(Sx, J)
+        for a in range(nJ):
+            s = J[a]
             if K == 1:
                 W[s, 0] += (alpha if yi == 1 else -alpha) * Sx[s]
             else:
                 W[s, yi] += alpha * Sx[s]
                 W[s, r] -= alpha * Sx[s]
             bs = beta * Sx[s]
-            for t in range(R):
-                S[s, t] -= bs * Sx[t]
+            if 8 * nJ >= R:  # a contiguous sweep of the row is faster than the scattered one
+                for t in range(R):
+                    S[s, t] -= bs * Sx[t]
+            else:
+                for b in range(nJ):
+                    t = J[b]
+                    S[s, t] -= bs * Sx[t]
     return OK
+
+
+@njit
+def support(v, J):
+    """Write the positions of the nonzero entries of v into J (in order); returns their
+    number.  A NaN is nonzero."""
+    n = 0
+    for s in range(v.shape[0]):
+        if v[s] != 0.0:
+            J[n] = s
+            n += 1
+    return n
 
 
 @njit

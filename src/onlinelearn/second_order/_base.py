@@ -32,6 +32,7 @@ from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.state_columns import spread_columns
+from . import _events
 
 #: the declarations of the second-order learners' parameters (:mod:`onlinelearn.shell.params`):
 #: one pass in the given order by default, the matrix kept full or diagonal, its initial scale
@@ -89,6 +90,20 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         n: SECOND_ORDER[n]
         for n in ("covariance", "fit_intercept", "n_epochs", "shuffle", "random_state")
     })  # fmt: skip
+
+    # ------------------------------------------------------------------ one event at a time
+    #: the event road (second_order._events): ``partial_fit`` on one row of a known label
+    #: (shell.online), the River adapter's rows (onlinelearn.river), River's methods
+    _event_road = _events
+    _event_partial_fit = _events.partial_fit_row
+    learn_one = _events.learn_one
+    predict_one = _events.predict_one
+    predict_proba_one = _events.predict_proba_one
+
+    def __setattr__(self, name, value):
+        if name in _events.param_names(type(self)):
+            self.__dict__.pop("_event", None)  # built again with the new value
+        super().__setattr__(name, value)
 
     # ------------------------------------------------------------------ hooks
     def _check_params(self):

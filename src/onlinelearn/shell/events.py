@@ -314,6 +314,18 @@ def _learn(est, ev, data, idx, code):
     return True
 
 
+def _add_one(cal, score, code):
+    """``cal.add`` of one row of weight 1 (the same slots and counters), in Python: the
+    families whose one-row step does not write the window itself."""
+    h = cal.head
+    cal.scores[h] = score
+    cal.codes[h] = code
+    cal.weights[h] = 1.0
+    cal.head = (h + 1) % cal.scores.shape[0]
+    cal.count = min(cal.scores.shape[0], cal.count + 1)
+    cal.since_fit += 1
+
+
 def learn_one(est, x, y):
     """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``."""
     ev = event(est)

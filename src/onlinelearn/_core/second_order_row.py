@@ -1,0 +1,489 @@
+"""One event of the second-order learners (AROW, SCW, the weighted min-max forecaster): the
+family's batch pass (:mod:`.second_order`) on a one-row batch, as one transaction in compiled
+code.
+
+As :mod:`.one_row` does for the Euclidean learners, this module does not compute a second
+step: each function below calls the pass that ``partial_fit`` runs, on the row given as
+(``data``, ``indices``), and wraps it with what the estimator does around the pass in Python
+(:meth:`onlinelearn.second_order._base.SecondOrderClassifier._learn`):
+
+* before anything changes, the row is checked: every index in [0, d) (:data:`BAD_INDEX`),
+  every value finite (:data:`NONFINITE_X`), the indices strictly increasing, as in the
+  canonical CSR row that ``partial_fit`` reads (:data:`UNSORTED`: the caller sorts them);
+  the min-max learner's ||x||^2 < b (:data:`GENERAL` near or past the bound: the general path
+  decides and says why);
+* the entries the pass can write are copied into ``saved`` (:data:`NEED_ROOM` when it is too
+  small: the caller enlarges it and calls again), the counters into the scratch;
+* after the pass, the same check as the estimator's (every entry of the state arrays finite),
+  on the entries it wrote (the rest was finite before: the caller checks the whole state once
+  when it sets up its events); a failure puts the copies back and returns :data:`REFUSED`.
+
+What the pass can write, hence what is copied (R = d + 1 rows with an intercept, n the row's
+entries with the intercept's, K columns):
+
+* AROW / SCW, full Sigma: the rows of W and of Sigma in the support of Sigma x, which lies in
+  J = {s: Sigma[j, s] != 0 for a column j of the row}; of Sigma, the J x J block, or the rows
+  J whole when |J| >= R / 8 (the pass then sweeps whole rows): O(|J|^2) or O(|J| R), O(R^2)
+  at worst, when Sigma is dense.  A wide model learning sparse rows copies little;
+* AROW / SCW, diagonal: the n rows of W and entries of Sigma;
+* min-max, full A^{-1}: the pass rewrites A^{-1} and W whole (and, every max(512, 4 R)
+  updates, recomputes them from A and B), so they are copied whole, O(R^2 + R K), with the
+  n x n block of A and the n rows of B;
+* min-max, diagonal: the n entries of A and A^{-1}, the n rows of B and W.
+
+The scores that the probability calibration keeps for a row are the model's before the row
+(``decision_function`` of the one-row batch, as ``partial_fit`` scores it):
+:func:`exact_scores` computes them on request, in the order and roundings of scipy's CSR
+product (compiled without fastmath).
+
+Scratch (:func:`scratch`): ``ib`` (int64) and ``fb`` (float64) hold the one-row batch's small
+arrays and the parameters of the step, at the ``I_*`` / ``F_*`` slots, then views taken
+inside (fewer arguments to unbox per call).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import njit
+from .fp import finite
+from .second_order import (
+    N_ST,
+    NOT_PD,
+    cw_pass_diag,
+    cw_pass_full,
+    minmax_pass_diag,
+    minmax_pass_full,
+)
+
+__all__ = [
+    "BAD_INDEX", "GENERAL", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "UNSORTED",
+    "cw_diag_row", "cw_full_row", "exact_scores", "mm_diag_row", "mm_full_row", "row_scores",
+    "scratch",
+]  # fmt: skip
+
+OK = 0
+#: a value is NaN or infinite: nothing was changed
+NONFINITE_X = 1
+#: the indices are not strictly increasing: nothing was changed (sort them and call again)
+UNSORTED = 2
+#: an index outside [0, d): nothing was changed
+BAD_INDEX = 3
+#: the state after the pass was not finite (or x' A^{-1} x >= 1): the copies were put back
+REFUSED = 4
+#: ``saved`` is too small (``ib[I_NEED]`` entries are needed): nothing was changed
+NEED_ROOM = 5
+#: a case the general path decides (the min-max bound ||x||^2 < b within rounding, or
+#: crossed): nothing was changed
+GENERAL = 6
+#: (row_scores) a score is not finite
+NONFINITE_SCORE = 7
+
+# ib slots
+I_PTR = 0  #: indptr of the one-row batch (2 slots)
+I_Y = 2  #: the row's label code
+I_PRED = 3  #: the pass's prediction (out)
+I_SCORE = 4  #: 1: put the row's scores before it is learned in the hold slots of fb
+I_D = 5  #: d, the number of features
+I_PARAM = 6  #: AROW / SCW: the variant; min-max: the refresh period of A^{-1}
+I_FLAGS = 7  #: min-max: 1 adaptive margin, 2 query, 4 one-hot labels
+I_NEED = 8  #: the room ``saved`` needs (out, with NEED_ROOM)
+I_UPD = 9  #: min-max: the round's update flag (out)
+I_RIVAL = 10  #: min-max: the round's rival class (out)
+I_HEAD = 16  #: then J (R slots), then jj (d + 2 slots)
+
+# fb slots
+F_BIAS = 0  #: the intercept feature's value (0: none)
+F_R = 1  #: AROW: r; min-max: c (the query parameter)
+F_C = 2  #: SCW: C; min-max: b (the bound on ||x||^2)
+F_PHI = 3  #: SCW: phi
+F_U = 4  #: min-max: the uniform draw of the query
+F_A = 5  #: min-max: a_t (out)
+F_DELTA = 6  #: min-max: Delta_t (out)
+F_HEAD = 8  #: then hold (K), f (K), xx (d + 2), Sx (R), the counters' copy (N_ST)
+
+#: relative margin kept from the min-max bound: closer, the general path decides
+_BOUND_MARGIN = 1e-12
+
+
+def scratch(K, R, d):
+    """(ib, fb) for K weight columns, R state rows and d features (module docstring)."""
+    ib = np.zeros(I_HEAD + R + d + 2, dtype=np.int64)
+    fb = np.zeros(F_HEAD + 2 * K + d + 2 + R + N_ST)
+    ib[I_D] = d
+    return ib, fb
+
+
+def hold_slice(K):
+    """The slots of fb where the scores of a row before it is learned are put."""
+    return slice(F_HEAD, F_HEAD + K)
+
+
+@njit
+def _check_row(data, indices, d):
+    """OK, BAD_INDEX, NONFINITE_X or UNSORTED (the first problem met; indices first)."""
+    prev = -1
+    ordered = True
+    for q in range(data.shape[0]):
+        j = indices[q]
+        if j < 0 or j >= d:
+            return BAD_INDEX
+        if not finite(data[q]):
+            return NONFINITE_X
+        if j <= prev:
+            ordered = False
+        prev = j
+    return OK if ordered else UNSORTED
+
+
+@njit(fastmath=False)
+def exact_scores(data, indices, W, d, b, out):
+    """out[k] = sum_q x_q W[j_q, k] (+ b W[d, k]): ``decision_function``'s scores of a CSR
+    row, in scipy's order (each column summed from 0 over the entries in order) and numpy's
+    intercept term added last; compiled without fastmath, so bit for bit the same."""
+    K = W.shape[1]
+    for k in range(K):
+        s = 0.0
+        for q in range(data.shape[0]):
+            s += data[q] * W[indices[q], k]
+        if b != 0.0:
+            s = s + b * W[d, k]
+        out[k] = s
+
+
+@njit(fastmath=False)
+def row_scores(data, indices, W, ib, fb, out):
+    """The scores of one row for prediction (:func:`exact_scores`); OK, BAD_INDEX,
+    NONFINITE_X, UNSORTED (scores computed in the given order) or NONFINITE_SCORE."""
+    status = _check_row(data, indices, ib[I_D])
+    if status != OK and status != UNSORTED:
+        return status
+    exact_scores(data, indices, W, ib[I_D], fb[F_BIAS], out)
+    for k in range(out.shape[0]):
+        if not finite(out[k]):
+            return NONFINITE_SCORE
+    return status
+
+
+@njit
+def _rows_finite(M, J, nJ, K):
+    for a in range(nJ):
+        s = J[a]
+        for k in range(K):
+            if not finite(M[s, k]):
+                return False
+    return True
+
+
+@njit
+def _copy(src, dst):
+    for s in range(src.shape[0]):
+        dst[s] = src[s]
+
+
+@njit
+def _views(ib, fb, K, R):
+    d = ib[I_D]
+    indptr = ib[I_PTR : I_PTR + 2]
+    y = ib[I_Y : I_Y + 1]
+    pred = ib[I_PRED : I_PRED + 1]
+    J = ib[I_HEAD : I_HEAD + R]
+    jj = ib[I_HEAD + R : I_HEAD + R + d + 2]
+    o = F_HEAD
+    hold = fb[o : o + K]
+    f = fb[o + K : o + 2 * K]
+    xx = fb[o + 2 * K : o + 2 * K + d + 2]
+    o += 2 * K + d + 2
+    Sx = fb[o : o + R]
+    saved_st = fb[o + R : o + R + N_ST]
+    return indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st
+
+
+@njit
+def _begin(data, indices, W, ib, fb):
+    """The checks before anything changes and the one-row batch's arrays; returns the status
+    (OK, NONFINITE_X, UNSORTED or BAD_INDEX)."""
+    status = _check_row(data, indices, ib[I_D])
+    if status != OK:
+        return status
+    ib[I_PTR] = 0
+    ib[I_PTR + 1] = data.shape[0]
+    ib[I_PRED] = 0
+    if ib[I_SCORE] != 0:
+        K = W.shape[1]
+        exact_scores(data, indices, W, ib[I_D], fb[F_BIAS], fb[F_HEAD : F_HEAD + K])
+    return OK
+
+
+@njit
+def cw_full_row(data, indices, W, S, st, ib, fb, saved):
+    """One row of AROW / SCW with a full Sigma: :func:`.second_order.cw_pass_full` on the
+    one-row batch, as a transaction (module docstring).  Returns OK, NONFINITE_X, UNSORTED,
+    BAD_INDEX, NEED_ROOM or REFUSED."""
+    R, K = W.shape
+    d = ib[I_D]
+    b = fb[F_BIAS]
+    status = _begin(data, indices, W, ib, fb)
+    if status != OK:
+        return status
+    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
+    # J: the rows of Sigma that a column of the row (the intercept's included) reaches
+    for s in range(R):
+        Sx[s] = 0.0
+    n = data.shape[0]
+    for q in range(n + (1 if b != 0.0 else 0)):
+        j = indices[q] if q < n else d
+        for s in range(R):
+            if S[j, s] != 0.0:
+                Sx[s] = 1.0
+    nJ = 0
+    for s in range(R):
+        if Sx[s] != 0.0:
+            J[nJ] = s
+            nJ += 1
+    whole = 8 * nJ >= R  # the pass sweeps whole rows of Sigma (cw_pass_full)
+    need = nJ * (R if whole else nJ) + nJ * K
+    if need > saved.shape[0]:
+        ib[I_NEED] = need
+        return NEED_ROOM
+    _cw_copies(W, S, J, nJ, whole, saved, False)
+    _copy(st, saved_st)
+    cw_pass_full(
+        data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
+        pred, jj, xx, Sx, f,
+    )  # fmt: skip
+    ok = _rows_finite(W, J, nJ, K)
+    if ok:
+        for a in range(nJ):
+            s = J[a]
+            for c in range(R if whole else nJ):
+                if not finite(S[s, c if whole else J[c]]):
+                    ok = False
+    if ok:
+        return OK
+    _cw_copies(W, S, J, nJ, whole, saved, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _cw_copies(W, S, J, nJ, whole, saved, back):
+    """Copy the rows J of W and of Sigma (whole, or their entries in J) into ``saved``, or
+    back."""
+    R, K = W.shape
+    p = 0
+    for a in range(nJ):
+        s = J[a]
+        for k in range(K):
+            if back:
+                W[s, k] = saved[p]
+            else:
+                saved[p] = W[s, k]
+            p += 1
+        for c in range(R if whole else nJ):
+            t = c if whole else J[c]
+            if back:
+                S[s, t] = saved[p]
+            else:
+                saved[p] = S[s, t]
+            p += 1
+
+
+@njit
+def _row_columns(indices, n, b, d, J):
+    """J = the row's columns, then d for the intercept feature; returns their number."""
+    for q in range(n):
+        J[q] = indices[q]
+    if b != 0.0:
+        J[n] = d
+        return n + 1
+    return n
+
+
+@njit
+def cw_diag_row(data, indices, W, S, st, ib, fb, saved):
+    """One row of AROW / SCW with a diagonal Sigma: :func:`.second_order.cw_pass_diag` on the
+    one-row batch, as a transaction (module docstring)."""
+    R, K = W.shape
+    d = ib[I_D]
+    b = fb[F_BIAS]
+    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
+    status = _begin(data, indices, W, ib, fb)
+    if status != OK:
+        return status
+    nJ = _row_columns(indices, data.shape[0], b, d, J)
+    if nJ * (K + 1) > saved.shape[0]:
+        ib[I_NEED] = nJ * (K + 1)
+        return NEED_ROOM
+    _diag_copies((S,), (W,), J, nJ, saved, 0, False)
+    _copy(st, saved_st)
+    cw_pass_diag(
+        data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
+        pred, jj, xx, f,
+    )  # fmt: skip
+    ok = _rows_finite(W, J, nJ, K)
+    for a in range(nJ):
+        ok = ok and finite(S[J[a]])
+    if ok:
+        return OK
+    _diag_copies((S,), (W,), J, nJ, saved, 0, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _mm_begin(data, indices, W, ib, fb):
+    """The min-max checks before anything changes: the row's and ||x||^2 < b with a margin
+    (module docstring)."""
+    status = _begin(data, indices, W, ib, fb)
+    if status != OK:
+        return status
+    b = fb[F_BIAS]
+    sq = b * b
+    for q in range(data.shape[0]):
+        sq += data[q] * data[q]
+    if not sq < fb[F_C] * (1.0 - _BOUND_MARGIN):
+        return GENERAL
+    return OK
+
+
+@njit
+def _mm_trace(ib, fb, back, keep):
+    """Copy the trace slots (update, rival, a, delta) into keep, or back."""
+    if back:
+        ib[I_UPD], ib[I_RIVAL] = int(keep[0]), int(keep[1])
+        fb[F_A], fb[F_DELTA] = keep[2], keep[3]
+    else:
+        keep[0], keep[1] = ib[I_UPD], ib[I_RIVAL]
+        keep[2], keep[3] = fb[F_A], fb[F_DELTA]
+
+
+@njit
+def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
+    """One row of the weighted min-max learner with a full A^{-1}:
+    :func:`.second_order.minmax_pass_full` on the one-row batch, as a transaction (module
+    docstring).  The round's trace (update flag, rival, a_t, Delta_t) is left in the
+    ``I_UPD``, ``I_RIVAL``, ``F_A``, ``F_DELTA`` slots (put back when refused)."""
+    R, K = W.shape
+    d = ib[I_D]
+    b = fb[F_BIAS]
+    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
+    status = _mm_begin(data, indices, W, ib, fb)
+    if status != OK:
+        return status
+    n = _row_columns(indices, data.shape[0], b, d, J)
+    need = 4 + R * R + R * K + n * n + n * K
+    if need > saved.shape[0]:
+        ib[I_NEED] = need
+        return NEED_ROOM
+    _mm_trace(ib, fb, False, saved[0:4])
+    _mm_copies(P, A, B, W, J, n, saved, False)
+    _copy(st, saved_st)
+    flags = ib[I_FLAGS]
+    status = minmax_pass_full(
+        data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
+        (flags & 2) != 0, fb[F_R], ib[I_PARAM], st, pred, ib[I_UPD : I_UPD + 1],
+        fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, Sx, f,
+        (flags & 4) != 0,
+    )  # fmt: skip
+    ok = status != NOT_PD
+    for s in range(R):
+        for t in range(R):
+            ok = ok and finite(P[s, t])
+        for k in range(K):
+            ok = ok and finite(W[s, k])
+    for a in range(n):
+        for c in range(n):
+            ok = ok and finite(A[J[a], J[c]])
+        for k in range(K):
+            ok = ok and finite(B[J[a], k])
+    if ok:
+        return OK
+    _mm_trace(ib, fb, True, saved[0:4])
+    _mm_copies(P, A, B, W, J, n, saved, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _mm_copies(P, A, B, W, J, n, saved, back):
+    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved``
+    (after the trace's 4 slots), or back."""
+    R, K = W.shape
+    p = 4
+    for s in range(R + n):
+        a = s - R
+        for c in range(R if s < R else n):
+            M, i, j = (P, s, c) if s < R else (A, J[a], J[c])
+            if back:
+                M[i, j] = saved[p]
+            else:
+                saved[p] = M[i, j]
+            p += 1
+        for k in range(K):
+            M, i = (W, s) if s < R else (B, J[a])
+            if back:
+                M[i, k] = saved[p]
+            else:
+                saved[p] = M[i, k]
+            p += 1
+
+
+@njit
+def mm_diag_row(data, indices, P, A, B, W, st, ib, fb, saved):
+    """One row of the weighted min-max learner with a diagonal A:
+    :func:`.second_order.minmax_pass_diag` on the one-row batch, as a transaction (module
+    docstring; the trace as :func:`mm_full_row`'s)."""
+    R, K = W.shape
+    d = ib[I_D]
+    b = fb[F_BIAS]
+    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
+    status = _mm_begin(data, indices, W, ib, fb)
+    if status != OK:
+        return status
+    n = _row_columns(indices, data.shape[0], b, d, J)
+    need = 4 + n * (2 + 2 * K)
+    if need > saved.shape[0]:
+        ib[I_NEED] = need
+        return NEED_ROOM
+    _mm_trace(ib, fb, False, saved[0:4])
+    _diag_copies((P, A), (B, W), J, n, saved, 4, False)
+    _copy(st, saved_st)
+    flags = ib[I_FLAGS]
+    status = minmax_pass_diag(
+        data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
+        (flags & 2) != 0, fb[F_R], st, pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1],
+        ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, f, (flags & 4) != 0,
+    )  # fmt: skip
+    ok = status != NOT_PD
+    ok = ok and _rows_finite(B, J, n, K) and _rows_finite(W, J, n, K)
+    for a in range(n):
+        ok = ok and finite(P[J[a]]) and finite(A[J[a]])
+    if ok:
+        return OK
+    _mm_trace(ib, fb, True, saved[0:4])
+    _diag_copies((P, A), (B, W), J, n, saved, 4, True)
+    _copy(saved_st, st)
+    return REFUSED
+
+
+@njit
+def _diag_copies(vectors, matrices, J, n, saved, p, back):
+    """Copy the entries J of the vectors and the rows J of the matrices into ``saved`` from
+    position p, or back."""
+    K = matrices[0].shape[1]
+    for a in range(n):
+        s = J[a]
+        for M in vectors:
+            if back:
+                M[s] = saved[p]
+            else:
+                saved[p] = M[s]
+            p += 1
+        for M in matrices:
+            for k in range(K):
+                if back:
+                    M[s, k] = saved[p]
+                else:
+                    saved[p] = M[s, k]
+                p += 1
