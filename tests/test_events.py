@@ -246,12 +246,12 @@ def test_an_update_refused_after_the_step_puts_the_state_back(make):
 
 
 def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
-    """The compiled transaction itself: a refused row restores theta, U and st exactly, a
-    repeated column included."""
+    """The compiled transaction itself: a refused row restores theta, U and st exactly; a row
+    whose columns are not increasing (repeated or unsorted) is refused before anything."""
     est, X, y = _fitted(Perceptron, n=80)
     ev = events.event(est)
     data = np.array([1.7e308, 1.7e308, 1.7e308])
-    idx = np.array([2, 2, 3], dtype=np.int32)
+    idx = np.array([2, 3, 5], dtype=np.int32)
     statuses = []
     for code in (0, 1):  # one of them is a mistake, whose update overflows
         before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
@@ -261,6 +261,13 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
             for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
                 assert np.array_equal(a, b, equal_nan=True)
     assert one_row.REFUSED in statuses
+    before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
+    for bad in ([2, 2, 3], [3, 2, 5]):
+        status = one_row.learn_row(data, np.array(bad, dtype=np.int32), 0, -1, ev.theta, ev.A,
+                                   ev.st, ev.ib, ev.fb, est.class_counts_, *events._NO_WINDOW)
+        assert status == one_row.UNSORTED
+        for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
+            assert np.array_equal(a, b, equal_nan=True)
 
 
 def test_named_features_map_through_the_model_vocabulary():
@@ -308,13 +315,17 @@ def test_a_row_changed_between_predict_one_and_learn_one_is_learned_as_it_is_the
         Xi = sp.csr_matrix((np.array(list(x.values())), idx, [0, 4]), shape=(1, 4))
         _general(b, Xi, y[i : i + 1])
     _same(a, b)
-    # the same entries in another order are converted again, in their order (partial_fit
-    # sorts a CSR row's columns: the same values to rounding, not bit for bit)
-    x = {j: float(X[0, j]) for j in range(4)}
-    a.predict_one(x)
-    r = dict(reversed(list(x.items())))
-    a.learn_one(r, 1)
-    assert events.event(a).last[1] == [3, 2, 1, 0]
+    _same(a, b)
+    # the same entries in another order are converted again, in their order, and learned as
+    # the canonical CSR row (columns sorted), as partial_fit learns them
+    for i in range(40):
+        x = {j: float(X[i, j]) for j in range(4)}
+        a.predict_one(x)
+        r = dict(reversed(list(x.items())))
+        a.learn_one(r, int(y[i]))
+        assert events.event(a).last[1] == [3, 2, 1, 0]
+        _general(b, sp.csr_matrix(X[i : i + 1]), y[i : i + 1])
+    _same(a, b)
 
 
 @pytest.mark.parametrize(

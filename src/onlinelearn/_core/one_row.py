@@ -47,6 +47,7 @@ __all__ = [
     "NONFINITE_X",
     "OK",
     "REFUSED",
+    "UNSORTED",
     "buffers",
     "learn_row",
     "row_scores",
@@ -58,6 +59,9 @@ BAD_INDEX = 3
 REFUSED = 4
 #: learned, and the calibration's next fit is due
 DUE = 5
+#: the row's columns are not in increasing order, or one is repeated: nothing was changed
+#: (``partial_fit`` learns a CSR row in its canonical form: the caller sorts and adds up)
+UNSORTED = 6
 
 
 @njit
@@ -181,6 +185,9 @@ def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_
             return BAD_INDEX
         if not finite(data[q]):
             return NONFINITE_X
+    for q in range(1, nnz):
+        if indices[q] <= indices[q - 1]:
+            return UNSORTED
     R, K = theta.shape
     n_st = st.shape[0]
     ip = ib[0:N_IP]

@@ -11,9 +11,8 @@ call, :func:`onlinelearn._core.one_row.learn_row`: the pass of ``partial_fit`` o
 batch inside a compiled transaction (a rejected row leaves the state bit for bit as it was),
 followed by the class count and the probability calibration's bookkeeping, the same steps in
 the same order as ``partial_fit``; so the model is bit for bit the one ``partial_fit`` gives on
-the same one-row batches (a dense row: the (1, d) array; a sparse row, or a dict whose columns
-come in increasing order: the CSR row of its entries; a dict in another order is learned in
-its order, the same values to rounding, since ``partial_fit`` sorts a CSR row's columns).
+the same one-row batches (a dense row: the (1, d) array; a dict or sparse row: the canonical CSR
+row of its entries, columns sorted and repeated ones added up, as ``partial_fit`` takes it).
 
 What the event road does not cover goes through ``partial_fit`` unchanged: an unfitted model,
 one class so far, a new label, ``class_weight``, a sample weight, the learners whose pass is not
@@ -35,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.euclid_pass import euclid_pass
-from .._core.one_row import BAD_INDEX, DUE, OK, buffers, learn_row, row_scores
+from .._core.one_row import BAD_INDEX, DUE, OK, UNSORTED, buffers, learn_row, row_scores
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
 from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
@@ -302,6 +301,13 @@ def _learn(est, ev, data, idx, code):
         window = (cal.scores, cal.codes, cal.weights, cal._n)
     status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A, ev.st,
                        ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
+    if status == UNSORTED:  # the canonical CSR row that partial_fit learns: sorted, summed
+        r = sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, ev.n_features))
+        r.sum_duplicates()
+        data = np.ascontiguousarray(r.data, dtype=np.float64)
+        idx = np.ascontiguousarray(r.indices, dtype=np.int32)
+        status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A,
+                           ev.st, ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
     if status == DUE:
         cal.refit()
     elif status != OK:
