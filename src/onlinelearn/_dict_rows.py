@@ -144,6 +144,19 @@ class DictRows:
         if last is not None and (last[4] or not grow) and last[0] == x and last[1] == list(x):
             return last[2], last[3]
         index, hashing = self.index, self.hashing
+        if not hashing:
+            # the common case in one go: every name known, every value a number
+            try:
+                cols = [index[k] for k in x]
+                vals = list(x.values())
+                data = np.array(vals)
+                if data.dtype.kind in "fiub" and data.ndim == 1:  # (a string: "k=v", below)
+                    data = data.astype(np.float64, copy=False)
+                    idx = np.array(cols, dtype=np.int32)
+                    self.last = (dict(x), list(x), data, idx, True)
+                    return data, idx
+            except (KeyError, TypeError, ValueError):
+                pass  # a new name, a string value: the loop below
         complete = True  # every name has its column
         if hashing:
             acc = {}
