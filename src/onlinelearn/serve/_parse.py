@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import numpy as np
+
+from .._core import svmlight as SK
+from .._core.config import njit
 
 
 class _Body(io.BytesIO):
@@ -22,6 +26,41 @@ class BadRequest(ValueError):
     def __init__(self, reason: str, status: int = 400):
         super().__init__(reason)
         self.status = status
+
+
+#: bodies up to this size are tried as one row in the event loop (larger ones: a worker thread)
+ROW_BYTES = 1 << 16
+
+
+class Row:
+    """One row on its way to the model's one-row step: float64 ``data`` and int32 0-based
+    ``indices`` (no matrix), its ``label`` (None for a prediction) and ``weight`` (None: 1)."""
+
+    __slots__ = ("data", "indices", "label", "weight")
+
+    def __init__(self, data, indices, label=None, weight=None):
+        self.data, self.indices, self.label, self.weight = data, indices, label, weight
+
+    @classmethod
+    def of(cls, X, y=None, w=None, i=0):
+        """Row ``i`` of a parsed request (a CSR matrix and its labels and weights)."""
+        a, b = X.indptr[i], X.indptr[i + 1]
+        data = np.ascontiguousarray(X.data[a:b], dtype=np.float64)
+        indices = np.ascontiguousarray(X.indices[a:b], dtype=np.int32)
+        label = None if y is None else y[i].item()
+        weight = None if w is None or w[i] == 1.0 else float(w[i])
+        return cls(data, indices, label, weight)
+
+    def matrix(self, n_features):
+        """The row as the (1, n_features) CSR matrix of the batch path."""
+        import scipy.sparse as sp
+
+        nnz = self.indices.shape[0]
+        return sp.csr_matrix((self.data, self.indices, np.array([0, nnz])), shape=(1, n_features))
+
+    def as_dict(self) -> dict:
+        """{column: value}, the row of a model's ``learn_one`` / ``predict_one``."""
+        return dict(zip(self.indices.tolist(), self.data.tolist(), strict=True))
 
 
 class _RequestParsing:
@@ -55,6 +94,62 @@ class _RequestParsing:
         if y is not None and self.regressor and not np.all(np.isfinite(y)):
             raise BadRequest("non-finite target value")
         return X, y, w
+
+    def parse_row(self, body: bytes, content_type: str, labelled: bool, fmt: str = "",
+                  quadratic=()) -> Row | None:  # fmt: skip
+        """The :class:`Row` of a body that is one plain svmlight line or a JSON body of one
+        row, read straight to (values, columns); None for anything else (several rows, Vowpal
+        Wabbit lines, a value outside the compiled reader's exact fast path, an error): then
+        :meth:`parse` reads the body and says what is wrong, as before."""
+        if len(body) > ROW_BYTES or fmt not in ("", "svmlight"):
+            return None
+        if content_type.startswith("text/x-vw"):
+            return None
+        if content_type.startswith("application/json"):
+            return self._json_one(body, labelled)
+        return self._svm_one(body, labelled)
+
+    def _svm_one(self, body: bytes, labelled: bool):
+        s = body.strip()
+        if not s or b"\n" in s:
+            return None
+        unlabelled = b":" in s.split(None, 1)[0]
+        if unlabelled and labelled:
+            return None  # parse() says the line needs one
+        status, v, data, indices, top = _svm_row(np.frombuffer(s, dtype=np.uint8), unlabelled)
+        if status != 0 or top >= self.n_features:
+            return None
+        label = None
+        if labelled:  # v NaN: a label left to Python's float()
+            if self.regressor and v == v:
+                label = v
+            elif v == v and v == round(v) and abs(v) < 2.0**53:
+                label = int(v)
+            else:
+                return None
+        return Row(data, indices, label)
+
+    def _json_one(self, body: bytes, labelled: bool):
+        try:
+            doc = json.loads(body)
+            rows = doc["rows"]
+            if type(rows) is not list or len(rows) != 1:
+                return None
+            idx, vals = self._json_row(rows[0], "row 0")
+            label = None
+            if labelled:
+                labels = doc["labels"]
+                if type(labels) is not list or len(labels) != 1:
+                    return None
+                label = self._json_labels(labels)[0].item()
+                if self.regressor and not math.isfinite(label):
+                    return None
+        except (BadRequest, ValueError, TypeError, KeyError, UnicodeDecodeError):
+            return None
+        data = np.array(vals, dtype=np.float64)
+        if not np.isfinite(data).all():
+            return None
+        return Row(data, np.array(idx, dtype=np.int32), label)
 
     def _parse_vw(self, body: bytes, labelled: bool, quadratic):
         from onlinelearn.io.vw import load_vw
@@ -124,31 +219,9 @@ class _RequestParsing:
         rows = doc["rows"]
         indptr, indices, values = [0], [], []
         for i, row in enumerate(rows):
-            if isinstance(row, dict):
-                items = []
-                for k, v in row.items():
-                    try:
-                        j = int(k)
-                    except ValueError:
-                        msg = f"row {i}: feature index {k!r} is not an integer"
-                        raise BadRequest(msg) from None
-                    if not 1 <= j <= self.n_features:
-                        raise BadRequest(f"row {i}: feature index {j} outside 1..{self.n_features}")
-                    items.append((j - 1, v))
-                items.sort()
-            elif isinstance(row, list):
-                if len(row) != self.n_features:
-                    raise BadRequest(
-                        f"row {i}: {len(row)} values, the model has {self.n_features} features"
-                    )
-                items = [(j, v) for j, v in enumerate(row) if v != 0]
-            else:
-                raise BadRequest(f"row {i}: a row is a list of numbers or an object index: value")
-            for j, v in items:
-                if isinstance(v, bool) or not isinstance(v, int | float):
-                    raise BadRequest(f"row {i}: value {v!r} is not a number")
-                indices.append(j)
-                values.append(float(v))
+            idx, vals = self._json_row(row, f"row {i}")
+            indices += idx
+            values += vals
             indptr.append(len(indices))
         X = sp.csr_matrix(
             (np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
@@ -159,13 +232,46 @@ class _RequestParsing:
             labels = doc.get("labels")
             if not isinstance(labels, list) or len(labels) != len(rows):
                 raise BadRequest('a learn body needs "labels", one per row')
-            try:
-                y = np.asarray(labels, dtype=np.float64 if self.regressor else np.int64)
-            except (TypeError, ValueError):
-                raise BadRequest("labels must be numbers (integers for a classifier)") from None
-            if y.ndim != 1:
-                raise BadRequest("labels must be a flat list")
+            y = self._json_labels(labels)
         return X, y
+
+    def _json_labels(self, labels: list, where: str = "") -> np.ndarray:
+        try:
+            y = np.asarray(labels, dtype=np.float64 if self.regressor else np.int64)
+        except (TypeError, ValueError):
+            raise BadRequest(f"{where}labels must be numbers (integers for a classifier)") from None
+        if y.ndim != 1:
+            raise BadRequest(f"{where}labels must be a flat list")
+        return y
+
+    def _json_row(self, row, where: str):
+        """(0-based columns, float values) of one JSON row: a dense list of ``n_features``
+        numbers or an object {"1-based index": value}; ``where`` names it in errors."""
+        at = f"{where}: " if where else ""
+        if isinstance(row, dict):
+            items = []
+            for k, v in row.items():
+                try:
+                    j = int(k)
+                except ValueError:
+                    raise BadRequest(f"{at}feature index {k!r} is not an integer") from None
+                if not 1 <= j <= self.n_features:
+                    raise BadRequest(f"{at}feature index {j} outside 1..{self.n_features}")
+                items.append((j - 1, v))
+            items.sort()
+        elif isinstance(row, list):
+            if len(row) != self.n_features:
+                raise BadRequest(f"{at}{len(row)} values, the model has {self.n_features} features")
+            items = [(j, v) for j, v in enumerate(row) if v != 0]
+        else:
+            raise BadRequest(f"{at}a row is a list of numbers or an object index: value")
+        indices, values = [], []
+        for j, v in items:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise BadRequest(f"{at}value {v!r} is not a number")
+            indices.append(j)
+            values.append(float(v))
+        return indices, values
 
 
 def _one_line(exc: BaseException) -> str:
@@ -175,3 +281,26 @@ def _one_line(exc: BaseException) -> str:
 def _plain_list(a) -> list:
     out = np.asarray(a).tolist()
     return [int(v) if isinstance(v, float) and v.is_integer() else v for v in out]
+
+
+@njit
+def _svm_row(line, unlabelled):
+    """One svmlight line (without its newline) through the compiled reader of
+    ``onlinelearn.io`` (``"0 "`` before it when ``unlabelled``): ``(status, label, data,
+    indices, largest index)``, status 0 when the reader took every token on its exact fast path
+    (the values are then finite), 1 otherwise (the general path reads the body again)."""
+    off = 2 if unlabelled else 0
+    n = line.shape[0] + off + 1
+    buf = np.empty(n + SK.PAD, dtype=np.uint8)
+    buf[0] = 48
+    buf[1] = 32
+    buf[off : n - 1] = line
+    buf[n - 1] = 10
+    room = SK.block_room(n)
+    data = np.empty(room, dtype=np.float64)
+    indices = np.empty(room, dtype=np.int32)
+    res = SK.parse_block(buf, n, False, False, False, data, indices, 0)
+    nnz = res[3]
+    if res[0] != SK.OK or res[8].shape[0] != 0 or res[4].shape[0] != 2:
+        return 1, np.nan, data[:0], indices[:0], -1
+    return 0, res[5][0], data[:nnz], indices[:nnz], res[11]
