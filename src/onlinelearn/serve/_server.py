@@ -1,6 +1,7 @@
 """The model server of ``onlinelearn serve``, without HTTP: the model, its readers-writer lock,
 the writer thread that applies the learn requests in arrival order, the snapshots and the
-counters of ``/metrics``."""
+counters of ``/metrics``.  A single-row request goes to the model's one-row step (``_road``);
+a stream's blocks of rows (``_stream``) are learned in order, call by call."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import queue
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._parse import BadRequest, _one_line, _plain_list, _RequestParsing
+from ._parse import BadRequest, Row, _one_line, _plain_list, _RequestParsing
+from ._road import Road, _plain
+from ._stream import _StreamParsing
 
 #: the largest request body accepted (bytes); larger bodies get 413
 DEFAULT_MAX_BODY = 16 * 2**20
@@ -37,10 +41,18 @@ class _RWLock:
                 self._cond.wait()
             self._readers += 1
 
+    def try_acquire_read(self) -> bool:
+        """acquire_read if no writer holds or waits for the lock, else False at once."""
+        with self._cond:
+            if self._writer or self._waiting_writers:
+                return False
+            self._readers += 1
+            return True
+
     def release_read(self):
         with self._cond:
             self._readers -= 1
-            if self._readers == 0:
+            if self._readers == 0 and self._waiting_writers:  # (only writers wait for readers)
                 self._cond.notify_all()
 
     def acquire_write(self):
@@ -59,19 +71,37 @@ class _RWLock:
 
 @dataclass
 class _Job:
-    X: object
-    y: np.ndarray
+    """A learn request in the writer's queue: a batch ``X`` (CSR) with labels ``y`` and
+    weights ``w``, one ``row`` for the one-row step, or a block of a stream (``stream`` set,
+    ``lines`` the line of each row in the stream)."""
+
+    X: object = None
+    y: np.ndarray | None = None
     w: np.ndarray | None = None
+    row: Row | None = None
+    stream: object = None
+    lines: np.ndarray | None = None
     done: threading.Event = field(default_factory=threading.Event)
     result: dict | None = None
     error: str | None = None
+    #: the line of the stream at which the block stopped (with ``error``)
+    error_line: int | None = None
+    #: called by the writer thread once the job is done (an event loop's wake-up)
+    waker: Callable | None = None
+
+    @property
+    def n(self) -> int:
+        return 1 if self.row is not None else self.X.shape[0]
+
+    def labels(self):
+        return np.array([self.row.label]) if self.row is not None else self.y
 
 
 def _is_regressor(est) -> bool:
     return getattr(est, "_estimator_type", None) == "regressor"
 
 
-class ModelServer(_RequestParsing):
+class ModelServer(_RequestParsing, _StreamParsing):
     """The model, its lock, the writer thread and the counters (no HTTP here)."""
 
     def __init__(
@@ -98,6 +128,7 @@ class ModelServer(_RequestParsing):
         self.estimator = estimator
         self.n_features = int(estimator.n_features_in_)
         self.regressor = _is_regressor(estimator)
+        self.road = Road(estimator)
         self.snapshot_path = snapshot_path
         self.snapshot_every = snapshot_every
         self.snapshot_seconds = snapshot_seconds
@@ -141,6 +172,20 @@ class ModelServer(_RequestParsing):
             self.rows_predicted += X.shape[0]
         return out
 
+    def predict_row(self, row: Row, proba: bool = False, locked: bool = False) -> dict | None:
+        """``predict`` of one row on the model's one-row step; None at once when a writer
+        holds or waits for the lock, unless the caller already holds a read lock
+        (``locked``: released here).  Call it from one thread only (``_road``)."""
+        if not locked and not self.lock.try_acquire_read():
+            return None
+        try:
+            out = self.road.predict(row, proba)
+        finally:
+            self.lock.release_read()
+        with self._stats_lock:
+            self.rows_predicted += 1
+        return out
+
     def model_bytes(self) -> bytes:
         from onlinelearn.model_io import save_model
 
@@ -182,8 +227,22 @@ class ModelServer(_RequestParsing):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def submit(self, X, y, sample_weight=None) -> _Job:
-        job = _Job(X, y, sample_weight)
+    def submit(self, X, y, sample_weight=None, waker=None) -> _Job:
+        """Queue a batch; ``waker`` (if given) is called by the writer when it is done."""
+        job = _Job(X, y, sample_weight, waker=waker)
+        self._queue.put(job)
+        return job
+
+    def submit_row(self, row: Row, waker=None) -> _Job:
+        """Queue one labelled row for the one-row step."""
+        job = _Job(row=row, waker=waker)
+        self._queue.put(job)
+        return job
+
+    def submit_block(self, stream, X, y, w, lines, waker=None) -> _Job:
+        """Queue a block of a stream (``_stream.Stream``): its rows, learned in calls of
+        ``stream.batch`` lines, unless an earlier block of the stream failed."""
+        job = _Job(X, y, w, stream=stream, lines=lines, waker=waker)
         self._queue.put(job)
         return job
 
@@ -211,29 +270,25 @@ class ModelServer(_RequestParsing):
         return before
 
     def _apply(self, jobs):
-        import scipy.sparse as sp
-
         t0 = time.perf_counter()
         self.lock.acquire_write()
         try:
-            try:
-                X = sp.vstack([j.X for j in jobs], format="csr") if len(jobs) > 1 else jobs[0].X
-                y = np.concatenate([j.y for j in jobs])
-                w = None
-                if any(j.w is not None for j in jobs):
-                    w = np.concatenate(
-                        [np.ones(j.X.shape[0]) if j.w is None else j.w for j in jobs]
-                    )
-                pred = self._learn(X, y, w)
-                parts = np.split(pred, np.cumsum([j.X.shape[0] for j in jobs])[:-1])
-                outcome = [(p, None) for p in parts]
-            except Exception:  # the batch was refused as a whole: one request at a time
-                outcome = []
-                for j in jobs:
-                    try:
-                        outcome.append((self._learn(j.X, j.y, j.w), None))
-                    except Exception as exc:  # noqa: BLE001 - reported to the client
-                        outcome.append((None, _one_line(exc)))
+            outcome = []  # per job: (predictions of the rows learned, error)
+            i = 0
+            while i < len(jobs):
+                job = jobs[i]
+                if job.row is not None:
+                    outcome.append(self._apply_row(job))
+                elif job.stream is not None:
+                    outcome.append(self._apply_block(job))
+                else:  # consecutive batches: one call
+                    k = i + 1
+                    while k < len(jobs) and jobs[k].row is None and jobs[k].stream is None:
+                        k += 1
+                    outcome += self._apply_batches(jobs[i:k])
+                    i = k
+                    continue
+                i += 1
         finally:
             self.lock.release_write()
         seconds = time.perf_counter() - t0
@@ -243,22 +298,90 @@ class ModelServer(_RequestParsing):
             for job, (pred, error) in zip(jobs, outcome, strict=True):
                 if error is not None:
                     job.error = error
-                    self.rows_refused += job.X.shape[0]
+                    # a stream's block: the row it stopped at (the rows after it were not tried)
+                    self.rows_refused += 1 if job.stream is not None else job.n
+                    if job.stream is None:
+                        continue
+                if pred is None:  # a block after a failed one: not tried
                     continue
-                n = job.X.shape[0]
+                n = len(pred)
                 learned += n
                 self.rows_learned += n
+                y = job.labels()[:n]
                 if self.regressor:
-                    se = float(np.sum((pred - job.y) ** 2))
+                    se = float(np.sum((np.asarray(pred, dtype=np.float64) - y) ** 2))
                     self.squared_error += se
                     job.result = {"learned": n, "squared_error": se}
                 else:
-                    wrong = int(np.sum(pred != job.y))
+                    wrong = int(np.sum(np.asarray(pred) != y))
                     self.mistakes += wrong
                     job.result = {"learned": n, "mistakes": wrong}
+                if job.stream is not None and job.stream.predictions:
+                    job.result["predictions"] = [_plain(p) for p in np.asarray(pred).tolist()]
         self._since_snapshot += learned
         for job in jobs:
             job.done.set()
+            if job.waker is not None:
+                job.waker()
+
+    def _apply_batches(self, jobs):
+        """Batches of rows, as one call when the model takes them all, else one by one (only
+        the refused request fails)."""
+        import scipy.sparse as sp
+
+        try:
+            X = sp.vstack([j.X for j in jobs], format="csr") if len(jobs) > 1 else jobs[0].X
+            y = np.concatenate([j.y for j in jobs])
+            w = None
+            if any(j.w is not None for j in jobs):
+                w = np.concatenate([np.ones(j.X.shape[0]) if j.w is None else j.w for j in jobs])
+            pred = self._learn(X, y, w)
+            parts = np.split(pred, np.cumsum([j.X.shape[0] for j in jobs])[:-1])
+            return [(p, None) for p in parts]
+        except Exception:  # the batch was refused as a whole: one request at a time
+            outcome = []
+            for j in jobs:
+                try:
+                    outcome.append((self._learn(j.X, j.y, j.w), None))
+                except Exception as exc:  # noqa: BLE001 - reported to the client
+                    outcome.append((None, _one_line(exc)))
+            return outcome
+
+    def _apply_row(self, job):
+        try:
+            return [self.road.learn(job.row, self._learn)], None
+        except Exception as exc:  # noqa: BLE001 - reported to the client
+            return None, _one_line(exc)
+
+    def _apply_block(self, job):
+        """A stream's block: its rows in calls of ``batch`` lines (one row: the one-row
+        step), in order; a refused call is applied row by row up to the refused row, the
+        stream then stops there."""
+        stream = job.stream
+        if stream.refused:
+            return None, None
+        X, y, w, lines = job.X, job.y, job.w, job.lines
+        n = X.shape[0]
+        calls = (lines - 1) // stream.batch
+        cuts = [0, *(np.flatnonzero(np.diff(calls)) + 1).tolist(), n]
+        preds = []
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            if b - a > 1:
+                try:
+                    part = None if w is None else w[a:b]
+                    preds.append(np.asarray(self._learn(X[a:b], y[a:b], part)))
+                    continue
+                except Exception:  # noqa: BLE001 - found again row by row below
+                    pass
+            for i in range(a, b):
+                try:
+                    preds.append(np.asarray([self.road.learn(Row.of(X, y, w, i), self._learn)]))
+                except Exception as exc:  # noqa: BLE001 - reported to the client
+                    stream.refused = True
+                    job.error_line = int(lines[i])
+                    done = np.concatenate(preds) if preds else np.empty(0)
+                    return done, f"line {int(lines[i])}: {_one_line(exc)}"
+        return (np.concatenate(preds) if preds else np.empty(0)), None
 
     def _write_loop(self):
         wait = min(1.0, self.snapshot_seconds or 1.0)
@@ -270,7 +393,7 @@ class ModelServer(_RequestParsing):
                 continue
             if job is self._stop:
                 break
-            jobs, rows = [job], job.X.shape[0]
+            jobs, rows = [job], job.n
             stop = False
             while rows < MAX_BATCH_ROWS:
                 try:
@@ -281,7 +404,7 @@ class ModelServer(_RequestParsing):
                     stop = True
                     break
                 jobs.append(more)
-                rows += more.X.shape[0]
+                rows += more.n
             self._apply(jobs)
             self._maybe_snapshot()
             if stop:
