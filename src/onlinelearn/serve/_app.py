@@ -149,9 +149,11 @@ def make_app(server: ModelServer):
                     row = Row.of(X, y, w)
         except BadRequest as exc:
             return exc.status, _dumps({"error": str(exc)})
-        fut, wake = waiter()
-        job = server.submit_row(row, wake) if row is not None else server.submit(X, y, w, wake)
-        await fut
+        job = server.learn_row_now(row) if row is not None else None
+        if job is None:
+            fut, wake = waiter()
+            job = server.submit_row(row, wake) if row is not None else server.submit(X, y, w, wake)
+            await fut
         if job.error is not None:
             return 422, _dumps({"error": job.error})
         return 200, _dumps(job.result)
