@@ -106,7 +106,10 @@ class _Job:
 
 
 def _is_regressor(est) -> bool:
-    return getattr(est, "_estimator_type", None) == "regressor"
+    # scikit-learn >= 1.6 says it in the estimator's tags (``_estimator_type`` is gone in 1.9)
+    from sklearn.base import is_regressor
+
+    return bool(is_regressor(est)) or getattr(est, "_estimator_type", None) == "regressor"
 
 
 class ModelServer(_RequestParsing, _StreamParsing):
