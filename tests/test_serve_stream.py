@@ -3,16 +3,17 @@
 Checked against an independent computation, on a real server in a subprocess:
 
 * a single-row ``/predict`` answers what the model's own ``predict`` gives, in every row
-  format (and ``predict_proba`` to rounding: the one-row step's map in Python floats); a single-row ``/learn`` leaves the model that ``partial_fit`` on the
-  same one-row batches gives, every attribute of the model file bit for bit (the calibration
-  too);
+  format (and ``predict_proba`` to rounding: the one-row step's map in Python floats);
+* a single-row ``/learn`` leaves the model that ``partial_fit`` on the same one-row batches
+  gives, every array of the model file bit for bit (the calibration too);
 * a stream leaves the model that ``partial_fit`` on each group of ``batch`` lines gives (the
-  whole model file), whose weights and counters are those of one ``partial_fit`` per row;
-  ``?batch=1`` is one ``partial_fit`` per row, the whole model file; the progressive
-  predictions are the model's ``predict`` just before each row;
+  whole model file), which for the linear classifiers is also one ``partial_fit`` per row
+  (their calibration follows the stream rule of docs/probabilities.md); ``?batch=1`` is one
+  ``partial_fit`` per row for every learner; the progressive predictions are the model's
+  ``predict`` just before each row;
 * a malformed line, a refused row and an over-long line stop the stream there: every row
   before the line is learned, none after; an empty stream learns nothing;
-* predictions made while a stream is being learned are whole.
+* predictions made while rows are learned are whole, and every row is learned once.
 """
 
 from __future__ import annotations
@@ -207,8 +208,10 @@ def test_stream_equals_partial_fit(server, dna, tmp_path, batch):
     assert reply["mistakes"] == int(np.sum(np.asarray(pred) != y[lo:hi]))
     got = server.model_now(tmp_path)
     _same_file(got, _offline(start, X[lo:hi], y[lo:hi], lines, batch or 1000), tmp_path)
-    # whatever the batch, the weights and counters are those of one partial_fit per row
+    # whatever the batch, the weights and counters are those of one partial_fit per row, and
+    # so is the calibration of the Euclidean learners (the stream rule of docs/probabilities)
     _same_weights(got, per_row)
+    _same_file(got, per_row, tmp_path)
 
 
 def test_stream_formats(tmp_path):
@@ -406,3 +409,111 @@ def test_lines_cut_anywhere(seed):
         first += n
     want = body if not body or body.endswith(b"\n") else body + b"\n"
     assert b"".join(p for _, p in parts) == want
+
+
+# ---------------------------------------------------------------------------- other learners
+@pytest.mark.parametrize("name", ["AROW", "PassiveAggressiveRegressor"])
+def test_other_learners_equal_partial_fit(name, dna, tmp_path):
+    """Learners without the linear classifiers' event road (the batch path for one row): a
+    one-row /learn and a stream with batch=1 are one partial_fit per row, a stream the
+    partial_fit of each group of batch lines, every array of the model file."""
+    import onlinelearn
+
+    X, y = dna
+    est = getattr(onlinelearn, name)()
+    if name.endswith("Regressor"):
+        y = y.astype(np.float64) / 2.0
+    model = tmp_path / "m.npz"
+    save_model(est.partial_fit(X[:300], y[:300]), model)
+    s = Server(model, "--snapshot-every", "1000000")
+    try:
+        offline = load_model(model)
+        for i in range(300, 360):
+            status, reply = s.request("POST", "/learn", _svm_lines(X[i], y[i : i + 1]))
+            assert status == 200 and reply["learned"] == 1, reply
+            offline.partial_fit(X[i], y[i : i + 1])
+        _same_file(s.model_now(tmp_path), offline, tmp_path)
+        for batch in (1, 40):
+            lo, hi = 360 + (batch > 1) * 200, 560 + (batch > 1) * 200
+            status, reply = _stream(s, _svm_lines(X[lo:hi], y[lo:hi]), f"batch={batch}")
+            assert status == 200 and reply["learned"] == hi - lo, reply
+            offline = _offline(offline, X[lo:hi], y[lo:hi], np.arange(1, hi - lo + 1), batch)
+            _same_file(s.model_now(tmp_path), offline, tmp_path)
+        got = s.request("POST", "/predict", _svm_lines(X[0]))[1]["predictions"]
+        assert got == offline.predict(X[0]).tolist()
+    finally:
+        s.stop()
+
+
+class _DictRows(PassiveAggressiveClassifier):
+    """A learner whose per-event API is its own (learn_one / predict_one on dict rows), as the
+    families other than the linear classifiers have it: the server hands it dict rows."""
+
+    calls = 0
+
+    def learn_one(self, x, y):
+        type(self).calls += 1
+        self.partial_fit(self._row(x), np.array([y]))
+
+    def predict_one(self, x):
+        return self.predict(self._row(x))[0].item()
+
+    def _row(self, x):
+        cols = np.array(list(x), dtype=np.int32)
+        return sp.csr_matrix((np.array(list(x.values())), cols, [0, len(cols)]),
+                             shape=(1, self.n_features_in_))  # fmt: skip
+
+
+def test_a_learner_with_its_own_learn_one_gets_dict_rows(dna):
+    from onlinelearn.serve import ModelServer
+    from onlinelearn.serve._parse import Row
+
+    X, y = dna
+    est = _DictRows(random_state=0).partial_fit(X[:300], y[:300])
+    ref = PassiveAggressiveClassifier(random_state=0).partial_fit(X[:300], y[:300])
+    server = ModelServer(est, snapshot_path=None)
+    try:
+        assert server.road.dicts and not server.road.entries
+        for i in range(300, 340):
+            row = Row.of(X, y, None, i)
+            assert server.predict_row(row)["predictions"] == ref.predict(X[i]).tolist()
+            job = server.learn_row_now(row) or server.submit_row(row)
+            job.done.wait()
+            assert job.result == {"learned": 1, "mistakes": int(ref.predict(X[i])[0] != y[i])}
+            ref.partial_fit(X[i], y[i : i + 1])
+        assert _DictRows.calls == 40
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+    finally:
+        server.close()
+
+
+def test_concurrent_single_rows(server, dna):
+    """8 clients learning single rows and 8 predicting at once (the event loop learns when
+    the writer is idle, the writer otherwise): every row learned once, every reply whole."""
+    X, y = dna
+    m0 = server.request("GET", "/metrics")[1]
+    errors = []
+
+    def writer(k):
+        for i in range(100 * k, 100 * k + 50):
+            s, r = server.request("POST", "/learn", _svm_lines(X[i], y[i : i + 1]))
+            if s != 200 or r["learned"] != 1:
+                errors.append((s, r))
+
+    def reader(k):
+        for i in range(50):
+            s, r = server.request("POST", "/predict", _svm_lines(X[k * 50 + i]))
+            if s != 200 or r["predictions"][0] not in (1, 2, 3):
+                errors.append((s, r))
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+    threads += [threading.Thread(target=reader, args=(k,)) for k in range(8)]
+    threads.append(threading.Thread(target=_stream, args=(server, _svm_lines(X[:500], y[:500]))))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    m = server.request("GET", "/metrics")[1]
+    assert m["rows_learned"] - m0["rows_learned"] == 900
+    assert m["t_"] - m0["t_"] == 900
