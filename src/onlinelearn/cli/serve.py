@@ -15,6 +15,12 @@ Serve a saved model over HTTP (needs pip install 'onlinelearn[serve]'):
                   {"rows": [...]}; returns {"predictions": [...]} (?proba=1: probabilities)
   POST /learn     labelled lines or JSON {"rows": [...], "labels": [...]}: learned online,
                   in arrival order, by one writer
+  POST /learn/stream
+                  labelled lines on one connection (svmlight, ?format=vw, or JSON lines
+                  {"row": ..., "label": y}), learned as they arrive in calls of ?batch= lines
+                  (default 1000); answered at the end with the counts (?predictions=1: each
+                  row's prediction before learning it); a bad line stops it there, the rows
+                  before it learned
   GET  /model     the current model file
   GET  /health    liveness
   GET  /metrics   rows seen, progressive-validation error, updates, rows/s
@@ -22,7 +28,8 @@ Serve a saved model over HTTP (needs pip install 'onlinelearn[serve]'):
 The model is written back atomically every --snapshot-every learned rows, every
 --snapshot-seconds seconds and on SIGTERM/SIGINT (to MODEL unless --snapshot FILE): after a
 crash, the same command resumes from the last snapshot.  A bad request gets a 4xx and one line
-of reason, and changes nothing.
+of reason, and changes nothing.  A single row goes to the model's one-row step.  See
+docs/serve.md.
 """
 
 _EPILOG = """\
@@ -30,6 +37,7 @@ example:
   onlinelearn serve model.npz --port 8000 --snapshot-every 1000
   curl -s localhost:8000/predict --data-binary $'1:0.5 7:1\\n3:2'
   curl -s localhost:8000/learn --data-binary $'1 1:0.5 7:1'
+  producer | curl -s -X POST -T - localhost:8000/learn/stream   # rows as they come
 """
 
 
@@ -62,7 +70,8 @@ def register(sub, fmt) -> None:
         "--max-body-bytes",
         type=_positive_int,
         default=16 * 2**20,
-        help="largest request body accepted (default 16 MiB; larger: 413)",
+        help="largest request body accepted, and longest line of a stream (default 16 MiB; "
+        "larger: 413)",
     )
     p.set_defaults(func=_cmd_serve)
 

@@ -9,12 +9,15 @@ svmlight lines (the default), Vowpal Wabbit lines (``?format=vw``, ``&q=ab``, or
 ``{"rows": [...], "labels": [...]}``.
 
 Calls.  The rows of lines 1..B, B+1..2B, ... (B = ``?batch=``, default :data:`DEFAULT_BATCH`)
-are each learned by one call of the batch pass, a call of one row by the model's one-row step.
-The weights and counters are then those of ``partial_fit`` on the same rows in the same order,
-however they are grouped; the probability calibration, whose window sees the rows of a call
-together, is that of ``partial_fit`` called on each group of B lines' rows; ``?batch=1`` is one
-call per row, so the whole model is that of one ``partial_fit`` per row.  Other learn requests
-arriving meanwhile are learned between two calls, never inside one.
+are each learned by one call of the batch pass (``partial_fit_predict``), a call of one row by
+the model's one-row step; the rows of one line (a JSON line of several rows) are never split.
+The model is then, every array of its model file, that of ``partial_fit`` called on each group
+of B lines' rows in turn.  Its weights and counters are those of one ``partial_fit`` per row
+whatever B; so is its probability calibration for the linear classifiers (Perceptron, PA,
+COPA: the stream rule of docs/probabilities.md), so for them the whole model is that of one
+``partial_fit`` per row.  The other learners' calibration sees a call's rows together:
+``?batch=1`` (one call per row, slower) gives them the model of one ``partial_fit`` per row.
+Other learn requests arriving meanwhile are learned between two calls, never inside one.
 
 Failures.  A malformed line (400), a row the model refuses (422) or a line longer than
 ``--max-body-bytes`` (413) stops the stream there: every row before that line is learned, none
