@@ -7,8 +7,8 @@ threads): requests/s and p50/p99 latency of /predict and /learn, and rows/s of t
   client process sending ``--stream-rows`` rows as one chunked stream (the producer's case: one
   connection, rows pushed as they come);
 * exactness: the model after the chunked stream is compared, every array of its model file,
-  with ``partial_fit`` on the same rows in calls of ``batch`` lines, and its weights with one
-  ``partial_fit`` per row; 300 single-row ``/learn`` requests with one ``partial_fit`` per row.
+  with ``partial_fit`` on the same rows in calls of ``batch`` lines and with one ``partial_fit``
+  per row; after 300 single-row ``/learn`` requests, with one ``partial_fit`` per row.
 
 The model is PA-I trained on the shipped DNA data (180 features, 3 classes); the bodies are
 svmlight lines of DNA rows.  wrk, the clients and the server share this machine's cores (the
@@ -296,7 +296,8 @@ def main(argv=None):
             per_row = _load(work, "start.npz")
             for i in range(n):
                 per_row.partial_fit(X[i % X.shape[0]], y[i % X.shape[0] : i % X.shape[0] + 1])
-            exact_rows = _same_weights(got, per_row)
+            exact_rows = _same_file(got, per_row, work)
+            exact_weights = _same_weights(got, per_row)
 
             # single-row /learn: one partial_fit per request, the whole model
             _quiet(port)
@@ -313,7 +314,8 @@ def main(argv=None):
     predict8 = figures.get(("/predict", "1 row", 8))
     results.update(
         stream_rows_per_s=stream_rows, wrk_stream_rows_per_s=wrk_stream,
-        exact_stream_file=exact_calls, exact_stream_weights=exact_rows,
+        exact_stream_calls=exact_calls, exact_stream_rows=exact_rows,
+        exact_stream_weights=exact_weights,
         exact_single_rows=exact_single, loadavg_after=_loadavg(),
     )  # fmt: skip
 
@@ -332,8 +334,8 @@ def main(argv=None):
         f"{verdict(max(stream_rows, wrk_stream) >= TARGET_STREAM_ROWS)})"
     )
     print(
-        f"  stream's model file == partial_fit in calls of {args.batch} lines: {exact_calls}; "
-        f"weights == one partial_fit per row: {exact_rows}"
+        f"  the stream's model file == partial_fit in calls of {args.batch} lines: {exact_calls}; "
+        f"== one partial_fit per row: {exact_rows} (weights and counters: {exact_weights})"
     )
     print(f"  300 single-row /learn: model file == one partial_fit per row: {exact_single}")
     print(f"load average after: {_loadavg()}")  # fmt: skip
