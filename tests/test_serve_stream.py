@@ -517,3 +517,34 @@ def test_concurrent_single_rows(server, dna):
     m = server.request("GET", "/metrics")[1]
     assert m["rows_learned"] - m0["rows_learned"] == 900
     assert m["t_"] - m0["t_"] == 900
+
+
+def test_readers_get_their_turn_between_writes():
+    """A writer that takes the lock again as soon as it lets it go (the writer thread during a
+    stream) does not keep a waiting reader out: the readers waiting at a release go first."""
+    from onlinelearn.serve._server import _RWLock
+
+    lock, stop = _RWLock(), threading.Event()
+
+    def writer():
+        while not stop.is_set():
+            lock.acquire_write()
+            time.sleep(0.001)
+            lock.release_write()
+
+    waits = []
+
+    def reader():
+        for _ in range(20):
+            t0 = time.monotonic()
+            lock.acquire_read()
+            waits.append(time.monotonic() - t0)
+            lock.release_read()
+
+    w, r = threading.Thread(target=writer), threading.Thread(target=reader, daemon=True)
+    w.start()
+    r.start()
+    r.join(timeout=30)
+    stop.set()
+    w.join()
+    assert len(waits) == 20 and max(waits) < 5.0, waits

@@ -72,6 +72,14 @@ def _header(scope, name: bytes, default=None):
     return default
 
 
+def _release_read_if_taken(lock):
+    def done(fut):
+        if not fut.cancelled() and fut.exception() is None:
+            lock.release_read()
+
+    return done
+
+
 def make_app(server: ModelServer):
     """The ASGI application of ``server``: Starlette, with ``POST /predict`` and
     ``POST /learn`` as plain ASGI endpoints."""
@@ -107,6 +115,16 @@ def make_app(server: ModelServer):
                 break
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
+    async def read_lock():
+        """Wait for the read lock in a worker thread; released again if this request is
+        cancelled meanwhile (the thread goes on and takes it)."""
+        fut = asyncio.get_running_loop().run_in_executor(None, server.lock.acquire_read)
+        try:
+            await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            fut.add_done_callback(_release_read_if_taken(server.lock))
+            raise
+
     def waiter():
         """(future, waker): the writer's call of waker() resolves the future in this loop."""
         loop = asyncio.get_running_loop()
@@ -130,7 +148,7 @@ def make_app(server: ModelServer):
             # model, a worker thread waits for the read lock
             out = server.predict_row(row, proba)
             if out is None:
-                await run_in_threadpool(server.lock.acquire_read)
+                await read_lock()
                 out = server.predict_row(row, proba, locked=True)
         except BadRequest as exc:
             return exc.status, _dumps({"error": str(exc)})

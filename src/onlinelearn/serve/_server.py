@@ -27,24 +27,36 @@ MAX_BATCH_ROWS = 20000
 
 
 class _RWLock:
-    """Many readers or one writer; a waiting writer goes before new readers."""
+    """Many readers or one writer.  A waiting writer goes before new readers, and the readers
+    waiting when a writer releases the lock go before its next write (the writer thread takes
+    the lock again at once while a stream keeps it busy: without their turn, they would wait
+    for the end of the stream)."""
 
     def __init__(self):
         self._cond = threading.Condition()
         self._readers = 0
         self._writer = False
         self._waiting_writers = 0
+        self._waiting_readers = 0
+        self._readers_turn = False
+
+    def _readable(self) -> bool:
+        return not self._writer and (self._readers_turn or not self._waiting_writers)
 
     def acquire_read(self):
         with self._cond:
-            while self._writer or self._waiting_writers:
+            self._waiting_readers += 1
+            while not self._readable():
                 self._cond.wait()
+            self._waiting_readers -= 1
             self._readers += 1
+            if not self._waiting_readers:
+                self._readers_turn = False
 
     def try_acquire_read(self) -> bool:
-        """acquire_read if no writer holds or waits for the lock, else False at once."""
+        """acquire_read if it would not wait, else False at once."""
         with self._cond:
-            if self._writer or self._waiting_writers:
+            if not self._readable():
                 return False
             self._readers += 1
             return True
@@ -58,7 +70,7 @@ class _RWLock:
     def acquire_write(self):
         with self._cond:
             self._waiting_writers += 1
-            while self._writer or self._readers:
+            while self._writer or self._readers or self._readers_turn:
                 self._cond.wait()
             self._waiting_writers -= 1
             self._writer = True
@@ -66,7 +78,7 @@ class _RWLock:
     def try_acquire_write(self) -> bool:
         """acquire_write if no one holds or waits for the lock, else False at once."""
         with self._cond:
-            if self._writer or self._readers or self._waiting_writers:
+            if self._writer or self._readers or self._waiting_writers or self._readers_turn:
                 return False
             self._writer = True
             return True
@@ -74,6 +86,7 @@ class _RWLock:
     def release_write(self):
         with self._cond:
             self._writer = False
+            self._readers_turn = self._waiting_readers > 0
             self._cond.notify_all()
 
 
