@@ -522,7 +522,7 @@ def test_concurrent_single_rows(server, dna):
 def test_readers_get_their_turn_between_writes():
     """A writer that takes the lock again as soon as it lets it go (the writer thread during a
     stream) does not keep a waiting reader out: the readers waiting at a release go first."""
-    from onlinelearn.serve._server import _RWLock
+    from onlinelearn.serve._lock import _RWLock
 
     lock, stop = _RWLock(), threading.Event()
 

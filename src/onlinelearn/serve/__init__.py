@@ -50,12 +50,13 @@ resumes from the last snapshot, having lost at most the rows of one interval.
 
 from __future__ import annotations
 
-# _parse: request bodies into rows, BadRequest; _road: one row to the model's one-row step;
-# _stream: /learn/stream's lines, blocks and replies; _server: ModelServer (lock, writer
-# thread, snapshots, counters); _app: the ASGI app and the uvicorn runner.  Imports go one way,
-# _parse <- _road, _stream <- _server <- _app.  Every name of the former single module is
-# importable from here.
+# _lock: the readers-writer lock; _parse: request bodies into rows, BadRequest; _road: one row
+# to the model's one-row step; _stream: /learn/stream's lines, blocks and replies; _server:
+# ModelServer (lock, writer thread, snapshots, counters); _app: the ASGI app and the uvicorn
+# runner.  Imports go one way, _lock, _parse <- _road, _stream <- _server <- _app.  Every name
+# of the former single module is importable from here.
 from ._app import _announce_when_listening, make_app, run  # noqa: F401
+from ._lock import _RWLock  # noqa: F401
 from ._parse import BadRequest, _Body, _one_line, _plain_list  # noqa: F401
 from ._server import (  # noqa: F401
     DEFAULT_MAX_BODY,
@@ -63,7 +64,6 @@ from ._server import (  # noqa: F401
     ModelServer,
     _is_regressor,
     _Job,
-    _RWLock,
 )
 
 __all__ = ["ModelServer", "make_app", "run"]
