@@ -1,15 +1,17 @@
 """One row to the model's one-row step, for the requests of ``onlinelearn serve``.
 
-A model with the per-event API (``learn_one`` / ``predict_one``) gets a single-row request's
-row as it was read, (values, columns), without a one-row matrix: the linear classifiers
-through :mod:`onlinelearn.shell.events` (``learn_entries``, ``predict_entries``,
-``predict_proba_entries``), any other family through its own ``learn_one`` / ``predict_one``
-on the dict {column: value}.  A model without it takes the row as a (1, d) matrix through
-``predict`` / ``partial_fit``, as before.
+A learner with a compiled one-event road (``_event_partial_fit``: the linear classifiers
+through :mod:`onlinelearn.shell.events`, AROW, SCW and WeightedMinMax through their
+``_event_road`` module) gets a single-row request's row as it was read, (values, columns),
+without a one-row matrix: ``learn_entries``, ``predict_entries``, ``predict_proba_entries``.  A
+learner whose own ``learn_one`` / ``predict_one`` is something else than ``partial_fit`` /
+``predict`` of a one-row matrix gets the dict {column: value}.  Any other takes the row as a
+(1, d) matrix through ``partial_fit_predict`` / ``predict``, which is what its ``learn_one``
+would do.
 
-The event road of the linear classifiers keeps one scratch buffer per model for the scores of
-a row, so two predictions on it must not run at once: the server makes every road prediction
-in one thread (the event loop's) and learns under the write lock (module ``_server``).
+The event roads keep scratch buffers per model, so two predictions on a model must not run at
+once: the server makes every road prediction in one thread (the event loop's) and learns under
+the write lock (module ``_server``).
 """
 
 from __future__ import annotations
@@ -30,13 +32,19 @@ class Road:
 
     def __init__(self, est):
         from onlinelearn.shell import events
+        from onlinelearn.shell.online import OnlineMixin
 
         self.est = est
-        self.events = events
-        #: the linear classifiers' event road, straight from (values, columns)
-        self.entries = getattr(type(est), "learn_one", None) is events.learn_one
-        #: another family's learn_one / predict_one on dict rows
-        self.dicts = not self.entries and hasattr(est, "learn_one") and hasattr(est, "predict_one")
+        #: the compiled road's module (learn_entries, predict_entries, predict_proba_entries)
+        self.events = None
+        if getattr(est, "_event_partial_fit", None) is not None:
+            self.events = getattr(est, "_event_road", events)
+        self.entries = self.events is not None
+        #: a learn_one / predict_one of the learner's own, on dict rows
+        own = getattr(type(est), "learn_one", OnlineMixin.learn_one)
+        self.dicts = (
+            not self.entries and own is not OnlineMixin.learn_one and hasattr(est, "predict_one")
+        )
         self.n_features = int(est.n_features_in_)
 
     # -- predictions (the caller holds the read lock)
