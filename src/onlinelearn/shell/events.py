@@ -302,10 +302,13 @@ def _learn(est, ev, data, idx, code):
     status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A, ev.st,
                        ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
     if status == UNSORTED:  # the canonical CSR row that partial_fit learns: sorted, summed
-        r = sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, ev.n_features))
-        r.sum_duplicates()
-        data = np.ascontiguousarray(r.data, dtype=np.float64)
-        idx = np.ascontiguousarray(r.indices, dtype=np.int32)
+        order = np.argsort(idx, kind="stable")
+        idx, data = idx[order], data[order]
+        if (idx[1:] == idx[:-1]).any():  # a repeated column: scipy adds them up
+            r = sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, ev.n_features))
+            r.sum_duplicates()
+            data = np.ascontiguousarray(r.data, dtype=np.float64)
+            idx = np.ascontiguousarray(r.indices, dtype=np.int32)
         status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A,
                            ev.st, ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
     if status == DUE:
