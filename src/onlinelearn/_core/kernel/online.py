@@ -251,13 +251,14 @@ def kernel_pass(
                             pool_d[p] = xv
                             pool_i[p] = j
                             p += 1
-                else:
+                else:  # (explicit zeros are left out, as for a dense row)
                     for q in range(a0, a1):
-                        if p >= pool_d.shape[0]:
-                            return FULL
-                        pool_d[p] = data[q]
-                        pool_i[p] = indices[q]
-                        p += 1
+                        if data[q] != 0.0:
+                            if p >= pool_d.shape[0]:
+                                return FULL
+                            pool_d[p] = data[q]
+                            pool_i[p] = indices[q]
+                            p += 1
                 sv_hi[s] = p
                 st[POOL_USED] = p
                 for q in range(sv_norm.shape[1]):
