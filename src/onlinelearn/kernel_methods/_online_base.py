@@ -206,12 +206,20 @@ class KernelOnlineClassifier(
         return d, i, p
 
     def _ensure_capacity(self, n_rows, nnz):
-        """Room for ``n_rows`` more slots (at most the budget) and ``nnz`` more pool entries."""
+        """Room for ``n_rows`` more slots (at most the budget) and ``nnz`` more pool entries.
+
+        Both grow with room to spare, so that a stream of one-row calls that insert vectors
+        reallocates rarely: the slots double (up to the budget), and the pool, when compacted,
+        gets as much room again as its live entries (a quarter more with a budget, where a
+        removal leaves its entries behind until the next compaction).  Before, with a budget,
+        the slots grew by one and the pool was compacted at every call after an insertion."""
         n = self._n_sv
         need = n + n_rows if self.budget is None else min(self.budget, n + n_rows)
         cap = self._coef.shape[0]
         if need > cap:
-            new_cap = max(need, 2 * cap) if self.budget is None else need
+            new_cap = max(need, 2 * cap)
+            if self.budget is not None:
+                new_cap = min(self.budget, new_cap)
             for a in _SLOT_ARRAYS:
                 old = getattr(self, a)
                 new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
@@ -221,7 +229,7 @@ class KernelOnlineClassifier(
         live = int((self._sv_hi[:n] - self._sv_lo[:n]).sum())
         if used + nnz > self._pool_d.shape[0] or used > 2 * live + 1024:
             d, i, p = self._compact()
-            size = max(live + nnz, 2 * (live + nnz) if self.budget is None else live + nnz)
+            size = live + nnz + ((live + nnz) if self.budget is None else (live + nnz) // 4)
             self._pool_d = np.zeros(size)
             self._pool_i = np.zeros(size, dtype=np.int32)
             self._pool_d[:live] = d
