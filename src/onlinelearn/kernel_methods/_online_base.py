@@ -40,6 +40,8 @@ __all__ = [
 ]  # fmt: skip
 
 _RULES = {"oldest": O.REMOVE_OLDEST, "smallest": O.REMOVE_SMALLEST}
+#: the pass computes every kernel value itself (``kernel_pass``'s ``kv``)
+_NO_VALUES = np.zeros(0)
 
 #: the declarations of the kernel learners' parameters (:mod:`onlinelearn.shell.params`): the
 #: shared ones (averaged by default, as the linear twins), the kernel (checked when learning
@@ -297,7 +299,7 @@ class KernelOnlineClassifier(
             slot_of_row, self._st, pred, loss,
             np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K),
             np.zeros(prog.ops.shape[0] + 1), bool(predict_average), np.zeros(K),
-            keep_dual, self._dual_margin(),
+            keep_dual, self._dual_margin(), _NO_VALUES,
         )  # fmt: skip
         if status == O.FULL:  # pragma: no cover - capacity is reserved above
             raise RuntimeError("internal error: support set capacity exhausted")
