@@ -23,7 +23,8 @@ otherwise (so a wide hashed space costs the row's nonzeros, not its width).
 
 ``learn_one(x, y)`` is ``partial_fit`` on one row (the learner's label set grows as labels
 arrive).  A learner with its own per-event methods (the linear classifiers,
-:mod:`onlinelearn.shell.events`) gets the row's entries (values and columns) and learns them
+:mod:`onlinelearn.shell.events`; the kernel online learners, whose class names its family's
+module as ``_event_road``) gets the row's entries (values and columns) and learns them
 in one compiled call: the same model, bit for bit, as ``partial_fit`` on the CSR row of those
 entries, and the same errors.  Other learners get the row written into a kept dense buffer
 (CSR when wide).  ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba``
@@ -323,8 +324,14 @@ class _Adapter:
 
     def _events(self):
         """True when the learner takes single events itself (:mod:`onlinelearn.shell.events`:
-        the linear classifiers); its rows are then its own CSR rows of the dict's entries."""
+        the linear classifiers; ``onlinelearn.kernel_methods._events``: the kernel online
+        learners); its rows are then its own CSR rows of the dict's entries."""
         return hasattr(self.estimator, "learn_one")
+
+    def _road(self):
+        """The module of the learner's per-event calls on entries (its family's
+        ``_event_road``; the linear classifiers': :mod:`onlinelearn.shell.events`)."""
+        return getattr(type(self.estimator), "_event_road", events)
 
     def _learn_row(self, x, y, w):
         """``partial_fit`` on one dict row: the learner's event road when it has one (the same
@@ -334,7 +341,7 @@ class _Adapter:
         try:
             if self._events():
                 data, idx = rows.entries(x, True)
-                if w is None and events.learn_entries(self.estimator, data, idx, y):
+                if w is None and self._road().learn_entries(self.estimator, data, idx, y):
                     return
                 kw = {} if w is None else {"sample_weight": np.array([w], dtype=np.float64)}
                 self.estimator.partial_fit(rows.csr(data, idx), np.array([y]), **kw)
@@ -415,7 +422,8 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
         if not self._fitted():
             return {}
         if self._events():
-            return events.predict_proba_entries(self.estimator, *self._rows.entries(x, False))
+            return self._road().predict_proba_entries(self.estimator,
+                                                      *self._rows.entries(x, False))
         P = self._one(self.estimator.predict_proba, x)
         return {_plain(c): float(p) for c, p in zip(self.estimator.classes_, P, strict=True)}
 
@@ -424,7 +432,7 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
         if not self._fitted():
             return None
         if self._events():
-            return events.predict_entries(self.estimator, *self._rows.entries(x, False))
+            return self._road().predict_entries(self.estimator, *self._rows.entries(x, False))
         return _plain(self._one(self.estimator.predict, x))
 
     def predict_proba_many(self, X):
