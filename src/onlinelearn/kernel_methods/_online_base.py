@@ -30,10 +30,11 @@ from ..shell.meta import (
 )
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
-from ..shell.params import SHARED, Param, constraints_of, validate_once
+from ..shell.params import SHARED, Param, constraints_of, param_names, validate_once
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
+from . import _events
 
 __all__ = [
     "KERNEL_ONLINE", "KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json",
@@ -63,6 +64,9 @@ _STATE = (
     "_pool_d", "_pool_i", "_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last",
     "_born", "_label", "_sv_src", "class_counts_", "_validated",
 )  # fmt: skip
+#: setting one of these (or a parameter) drops the kept event state (``_events``): the class
+#: counts and the parameters found valid are not part of it
+_EVENT_STATE = frozenset(_STATE) - {"class_counts_", "_validated"}
 _SLOT_ARRAYS = ("_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born",
                 "_label", "_sv_src")  # fmt: skip
 
@@ -146,9 +150,29 @@ class KernelOnlineClassifier(
     def _kernel(self):
         return kernel_param(self.kernel, self)
 
+    # ------------------------------------------------------------------ one event at a time
+    #: ``partial_fit`` on one row of a known label: the event road (shell.online, ._events)
+    _event_partial_fit = _events.partial_fit_row
+    learn_one = _events.learn_one
+    predict_one = _events.predict_one
+    predict_proba_one = _events.predict_proba_one
+    #: the River adapter's per-event calls on rows of entries (``onlinelearn.river``)
+    _event_road = _events
+
+    def __setattr__(self, name, value):
+        if name in _EVENT_STATE or name in param_names(type(self)):
+            self.__dict__.pop("_event", None)  # built again from the new value
+        super().__setattr__(name, value)
+
     # ------------------------------------------------------------------ state
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_event", None)  # addresses of this process (._events)
+        return state
+
     def __setstate__(self, state):
         super().__setstate__(state)
+        self.__dict__.pop("_event", None)
         # an estimator unpickled from read-only memory maps gets arrays it can write to
         for name, value in list(self.__dict__.items()):
             if isinstance(value, np.ndarray):
@@ -272,6 +296,7 @@ class KernelOnlineClassifier(
         return save_attrs(self, _STATE, copy.deepcopy)
 
     def _restore(self, snap):
+        self.__dict__.pop("_event", None)
         restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ the pass
