@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from test_events import _general, _known_label_rows, _ref_batch  # the linear road's reference
 
 from onlinelearn import KernelCOPA, KernelPassiveAggressive, KernelPerceptron
 from onlinelearn import kernels as Kn
@@ -26,7 +27,6 @@ from onlinelearn._core.kernel import one_row
 from onlinelearn._core.kernel import online as O
 from onlinelearn.kernel_methods import _events
 from onlinelearn.shell import validation as V
-from onlinelearn.shell.proba import calibrating
 
 LEARNERS = {
     "Perceptron rbf budget": lambda: KernelPerceptron(budget=12),
@@ -41,13 +41,6 @@ LEARNERS = {
         Kn.RBF(gamma=0.2) + 0.5 * Kn.Polynomial(degree=2), budget=15),
     "COPA rbf budget": lambda: KernelCOPA(budget=10, intercept_scaling=0.5),
 }  # fmt: skip
-
-
-def _general(est, X, y):
-    """partial_fit through the general path (never the event road): OnlineMixin.partial_fit's
-    body after its event test."""
-    with calibrating(est, "partial", X, y):
-        est._learn(X, y, None, None, fit_mode=False)
 
 
 def _state(est):
@@ -94,13 +87,6 @@ def _row(X, i, kind, rng=None):
     return sp.csr_matrix(X[i : i + 1])
 
 
-def _ref_batch(X, i, kind):
-    """The one-row batch that partial_fit gets for the same row."""
-    if kind == "dense":
-        return X[i : i + 1]
-    return sp.csr_matrix(X[i : i + 1])
-
-
 @pytest.fixture
 def road(monkeypatch):
     """The rows that took the compiled event step."""
@@ -113,14 +99,6 @@ def road(monkeypatch):
 
     monkeypatch.setattr(one_row, "learn_row", counting)
     return calls
-
-
-def _known_label_rows(y, first):
-    seen, n = set(y[:first].tolist()), 0
-    for lab in y[first:].tolist():
-        n += len(seen) >= 2 and lab in seen
-        seen.add(lab)
-    return n
 
 
 def _score_bound(est, X):

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._core.kernel import one_row as R
 from ..shell import events as E
@@ -100,17 +99,18 @@ def _build(est):
         return None
     nf = int(est.n_features_in_)
     n_ib, n_fb = R.buffer_sizes(K, prog.ops.shape[0], nf)
-    n_sf, n_si = R.saved_sizes(K, L, nf)
+    slots_f, slots_i, saved_f, saved_i = R.saved_shapes(K, L, nf)
     ev = Event()
     ev.ib = np.zeros(n_ib, dtype=np.int64)
     ev.fb = np.zeros(n_fb)
     ev.ib[: len(ints)] = [int(v) for v in ints]
     ev.fb[: len(floats)] = floats
-    ev.kv = ev.cu = None
+    ev.kv = ev.cu = ev.tab = None
     ev.out = ev.fb[R.F_K + 4 * K : R.F_K + 5 * K]
     ev.rest = [np.zeros(nf), np.zeros(nf, dtype=np.int32), np.zeros(nf),
-               np.zeros(nf, dtype=np.int32), np.zeros(n_sf), np.zeros(n_si, dtype=np.int64),
-               np.zeros((1, L)), np.zeros(2 * nf)]  # fmt: skip
+               np.zeros(nf, dtype=np.int32), np.zeros(slots_f), np.zeros(slots_i, np.int64),
+               np.zeros(saved_f), np.zeros(saved_i, np.int32), np.zeros((1, L)),
+               np.zeros(2 * nf)]  # fmt: skip
     if not _attach(est, ev):
         return None
     ev.classes = classes
@@ -160,7 +160,7 @@ def _attach(est, ev):
     prog = d["_prog"]
     arrays = state + [prog.ops, prog.par, prog.ranges, ev.ib, ev.fb, ev.kv, ev.cu] + ev.rest
     try:
-        ev.tab = R.table(arrays)
+        ev.tab = R.table(arrays, None if ev.tab is None else (ev.arrays, ev.tab))
     except ValueError:
         return False  # a read-only or non-contiguous array: the general path
     ev.arrays = arrays
@@ -169,18 +169,16 @@ def _attach(est, ev):
 
 
 def event(est):
-    """The current :class:`Event` of ``est`` (built when needed), or None."""
+    """The current :class:`Event` of ``est`` (built when needed), or None.  (Setting a state
+    array drops it; the identities checked here guard the arrays the table points into
+    against a write of the estimator's ``__dict__`` that bypassed that.)"""
     d = est.__dict__
     ev = d.get("_event")
-    if (
-        ev is not None
-        and d.get("_st") is ev.st
-        and d.get("_coef") is ev.coef
-        and d.get("_pool_d") is ev.pool_d
-    ):
-        return ev
-    d.pop("_event", None)
-    return _build(est)
+    if ev is None or not (ev.st is d.get("_st") and ev.coef is d.get("_coef")
+                          and ev.pool_d is d.get("_pool_d")):  # fmt: skip
+        d.pop("_event", None)
+        ev = _build(est)
+    return ev
 
 
 # ---------------------------------------------------------------------------- learning
@@ -265,61 +263,20 @@ def _score_before(cal, ev, code):
 
 def learn_one(est, x, y):
     """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``."""
-    ev = event(est)
-    if ev is not None and ev.learns:
-        code = E._label_code(ev, y)
-        if code is not None:
-            data, idx = E._entries(ev, x, True)
-            if _learn(est, ev, data, idx, code):
-                return
-    est.partial_fit(E._matrix(est, x), E._label_array(est, y))
+    E.learn_one(est, x, y, event, _learn)
 
 
 def learn_entries(est, data, idx, y):
     """The event road for a row given as float64 values and int32 columns (the River adapter's
     rows); False when the general path must take it (nothing was changed)."""
-    ev = event(est)
-    if ev is None or not ev.learns:
-        return False
-    code = E._label_code(ev, y)
-    if code is None:
-        return False
-    return _learn(est, ev, data, idx, code)
+    return E.learn_entries(est, data, idx, y, event, _learn)
 
 
 def partial_fit_row(est, X, y):
     """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
     canonical CSR row) of a known label, on the event road; False when the general path must
     take it (nothing was changed)."""
-    if type(X) is np.ndarray:
-        if X.ndim != 2 or X.shape[0] != 1 or X.dtype != np.float64 or not X.flags.c_contiguous:
-            return False
-    elif not (isinstance(X, sp.csr_matrix | sp.csr_array) and X.shape[0] == 1
-              and X.dtype == np.float64 and X.has_canonical_format):
-        return False  # fmt: skip
-    if type(y) is np.ndarray:
-        if y.shape != (1,):
-            return False
-        lab = y[0]
-    elif type(y) is list and len(y) == 1:
-        lab = y[0]
-    else:
-        return False
-    ev = event(est)
-    if ev is None or not ev.learns or ev.names is not None or X.shape[1] != ev.n_features:
-        return False
-    if isinstance(lab, np.generic):
-        lab = lab.item()
-    code = E._label_code(ev, lab)
-    if code is None or ev.classes[code] != lab:
-        return False
-    if type(X) is np.ndarray:
-        data, idx = X[0], ev.dense_idx
-    else:
-        a, b = int(X.indptr[0]), int(X.indptr[1])
-        data = np.ascontiguousarray(X.data[a:b])
-        idx = np.ascontiguousarray(X.indices[a:b])
-    return _learn(est, ev, data, idx, code)
+    return E.partial_fit_row(est, X, y, event, _learn)
 
 
 # ---------------------------------------------------------------------------- prediction

@@ -92,10 +92,12 @@ NONFINITE_SCORE = 7
 (POOL_D, POOL_I, SV_LO, SV_HI, SV_NORM, SV_KXX, COEF, AVG, LAST, BORN, LABEL, SV_SRC, ST,
  OPS, PAR, RANGES) = range(16)  # fmt: skip
 # the event's buffers: ints, floats, kernel values (cap + 1), coefficients in use (cap, K), the
-# row (n_features), the row of ``kv`` (n_features), the copies, the row's norms (1, n_leaves),
-# the zeros of row_values (2 n_features)
-IB, FB, KV, CU, ROW_D, ROW_I, KEY_D, KEY_I, SAVED_F, SAVED_I, NORMS, ZEROS = range(16, 28)
-N_TAB = 28
+# row (n_features), the row of ``kv`` (n_features), the copies (two slots, then the counters
+# and the pool entries: :func:`saved_shapes`), the row's norms (1, n_leaves), the zeros of
+# row_values (2 n_features)
+(IB, FB, KV, CU, ROW_D, ROW_I, KEY_D, KEY_I, SLOTS_F, SLOTS_I, SAVED_F, SAVED_I, NORMS,
+ ZEROS) = range(16, 30)  # fmt: skip
+N_TAB = 30
 
 #: ``IB``: the step's codes, n_features, the scored flag (in), the support vectors before the
 #: step and the row's nonzeros (out), the cache of ``kv`` (valid, its row's length, dense),
@@ -114,13 +116,14 @@ N_K_BLOCKS = 6
 
 def buffer_sizes(K, n_ops, n_features):
     """Lengths of ``IB`` and ``FB`` for K score columns, a program of n_ops codes and rows of
-    n_features columns, and of ``SAVED_F`` / ``SAVED_I`` for n_leaves (added by the caller)."""
+    n_features columns."""
     return I_WORK + K, F_K + N_K_BLOCKS * K + n_ops + 1
 
 
-def saved_sizes(K, n_leaves, n_features):
-    """Lengths of ``SAVED_F`` and ``SAVED_I``: two slots, the counters and the pool entries."""
-    return 2 * (n_leaves + 2 * K + 3) + N_ST + n_features, 8 + n_features
+def saved_shapes(K, n_leaves, n_features):
+    """Shapes of ``SLOTS_F``, ``SLOTS_I`` (two slots), ``SAVED_F`` (the counters and the pool
+    entries' values) and ``SAVED_I`` (their columns)."""
+    return (2, n_leaves + 2 * K + 3), (2, 4), (N_ST + n_features,), (n_features,)
 
 
 # ---------------------------------------------------------------------------- the row
@@ -290,43 +293,20 @@ def row_scores(data, indices, tab):
 
 # ---------------------------------------------------------------------------- learning
 @njit
-def _save_slot(s, q, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src, sf, si):
-    """Copy slot s into the q-th record of (sf, si)."""
-    L = sv_norm.shape[1]
-    K = coef.shape[1]
-    o = q * (L + 2 * K + 3)
-    for j in range(L):
-        sf[o + j] = sv_norm[s, j]
-    for k in range(K):
-        sf[o + L + k] = coef[s, k]
-        sf[o + L + K + k] = A[s, k]
-    sf[o + L + 2 * K] = sv_kxx[s]
-    sf[o + L + 2 * K + 1] = last[s]
-    sf[o + L + 2 * K + 2] = born[s]
-    si[4 * q] = sv_lo[s]
-    si[4 * q + 1] = sv_hi[s]
-    si[4 * q + 2] = label[s]
-    si[4 * q + 3] = sv_src[s]
-
-
-@njit
-def _put_slot(s, q, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src, sf, si):
-    """Put the q-th record of (sf, si) back into slot s."""
-    L = sv_norm.shape[1]
-    K = coef.shape[1]
-    o = q * (L + 2 * K + 3)
-    for j in range(L):
-        sv_norm[s, j] = sf[o + j]
-    for k in range(K):
-        coef[s, k] = sf[o + L + k]
-        A[s, k] = sf[o + L + K + k]
-    sv_kxx[s] = sf[o + L + 2 * K]
-    last[s] = sf[o + L + 2 * K + 1]
-    born[s] = sf[o + L + 2 * K + 2]
-    sv_lo[s] = si[4 * q]
-    sv_hi[s] = si[4 * q + 1]
-    label[s] = si[4 * q + 2]
-    sv_src[s] = si[4 * q + 3]
+def _copy_slot(dst, to, src, frm):
+    """Slot ``src`` of the slot arrays ``frm`` into slot ``dst`` of ``to`` (each a tuple
+    sv_lo, sv_hi, label, sv_src, sv_norm, sv_kxx, coef, A, last, born): the copies of
+    :func:`learn_row` into its records, and back."""
+    to[0][dst] = frm[0][src]
+    to[1][dst] = frm[1][src]
+    to[2][dst] = frm[2][src]
+    to[3][dst] = frm[3][src]
+    to[4][dst, :] = frm[4][src, :]
+    to[5][dst] = frm[5][src]
+    to[6][dst, :] = frm[6][src, :]
+    to[7][dst, :] = frm[7][src, :]
+    to[8][dst] = frm[8][src]
+    to[9][dst] = frm[9][src]
 
 
 @njit
@@ -374,21 +354,23 @@ def learn_row(data, indices, code, tab):
     full = budget > 0 and n >= budget
     s_new = n - 1 if full else n
     victim = _victim(rule, coef, born, n) if full else s_new
-    sf = _f1(tab, SAVED_F)
-    si = _i1(tab, SAVED_I)
-    _save_slot(victim, 0, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
-               sf, si)  # fmt: skip
-    _save_slot(s_new, 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
-               sf, si)  # fmt: skip
     L = sv_norm.shape[1]
     K = coef.shape[1]
-    o = 2 * (L + 2 * K + 3)
+    rf = _f2(tab, SLOTS_F)  # two records of a slot: sv_norm, coef, A, sv_kxx, last, born
+    ri = _i2(tab, SLOTS_I)  # sv_lo, sv_hi, label, sv_src
+    slots = (sv_lo, sv_hi, label, sv_src, sv_norm, sv_kxx, coef, A, last, born)
+    records = (ri[:, 0], ri[:, 1], ri[:, 2], ri[:, 3], rf[:, :L], rf[:, L + 2 * K],
+               rf[:, L : L + K], rf[:, L + K : L + 2 * K], rf[:, L + 2 * K + 1],
+               rf[:, L + 2 * K + 2])  # fmt: skip
+    _copy_slot(0, records, victim, slots)
+    _copy_slot(1, records, s_new, slots)
+    sf = _f1(tab, SAVED_F)  # the counters, then the pool entries past the used ones
+    si = _i32(tab, SAVED_I)
     for q in range(N_ST):
-        sf[o + q] = st[q]
-    o += N_ST
+        sf[q] = st[q]
     for q in range(nz):
-        sf[o + q] = pool_d[used + q]
-        si[8 + q] = pool_i[used + q]
+        sf[N_ST + q] = pool_d[used + q]
+        si[q] = pool_i[used + q]
     # ---- the pass on the one-row batch, its scratch at zero as _run's
     y = ib[I_Y : I_Y + 1]
     order = ib[I_ORDER : I_ORDER + 1]
@@ -434,17 +416,13 @@ def learn_row(data, indices, code, tab):
                 if not finite(coef[s, k]):
                     ok = False
     if not ok:
-        _put_slot(s_new, 1, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
-                  sf, si)  # fmt: skip
-        _put_slot(victim, 0, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label,
-                  sv_src, sf, si)  # fmt: skip
-        o = 2 * (L + 2 * K + 3)
+        _copy_slot(s_new, slots, 1, records)  # (the last first: victim may be s_new)
+        _copy_slot(victim, slots, 0, records)
         for q in range(N_ST):
-            st[q] = sf[o + q]
-        o += N_ST
+            st[q] = sf[q]
         for q in range(nz):
-            pool_d[used + q] = sf[o + q]
-            pool_i[used + q] = si[8 + q]
+            pool_d[used + q] = sf[N_ST + q]
+            pool_i[used + q] = si[q]
         return REFUSED
     if not keep_dual:
         st[DUAL] = math.nan  # this round is not in any kept dual
