@@ -236,7 +236,7 @@ class KernelOnlineClassifier(
 
         Both grow with room to spare, so that a stream of one-row calls that insert vectors
         reallocates rarely: the slots double (up to the budget), and the pool, when compacted,
-        gets as much room again as its live entries (a quarter more with a budget, where a
+        gets as much room again as its live entries (half as much with a budget, where a
         removal leaves its entries behind until the next compaction).  Before, with a budget,
         the slots grew by one and the pool was compacted at every call after an insertion."""
         n = self._n_sv
@@ -255,7 +255,7 @@ class KernelOnlineClassifier(
         live = int((self._sv_hi[:n] - self._sv_lo[:n]).sum())
         if used + nnz > self._pool_d.shape[0] or used > 2 * live + 1024:
             d, i, p = self._compact()
-            size = live + nnz + ((live + nnz) if self.budget is None else (live + nnz) // 4)
+            size = live + nnz + ((live + nnz) if self.budget is None else (live + nnz) // 2)
             self._pool_d = np.zeros(size)
             self._pool_i = np.zeros(size, dtype=np.int32)
             self._pool_d[:live] = d
