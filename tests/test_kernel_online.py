@@ -472,3 +472,20 @@ def test_predict_with_average_is_predict_row_by_row(make):
     a.set_params(average=False)
     with pytest.raises(ValueError, match="average=True"):
         a.partial_fit_predict(X[:2], y[:2], predict_with="average")
+
+
+def test_explicit_zeros_of_a_csr_row_are_not_stored():
+    """A CSR row's explicit zeros (River's dict rows carry them) are left out of the support
+    set, as a dense row's zeros: the room reserved for a call counts nonzeros (with a budget,
+    the row used to overflow it: 'support set capacity exhausted')."""
+    X = sp.csr_matrix((np.array([1.0, 0.0, 2.0]), np.array([0, 1, 2]), np.array([0, 3])),
+                      shape=(1, 3))  # fmt: skip
+    first = np.array([[1.0, 2, 3], [0, 1, -1]])
+    clf = KernelPerceptron(budget=2).partial_fit(sp.csr_matrix(first), [0, 1])
+    ref = KernelPerceptron(budget=2).partial_fit(first, [0, 1])
+    for i in range(6):
+        clf.partial_fit(X, [i % 2])
+        ref.partial_fit(X.toarray(), [i % 2])
+    assert clf.support_vectors_.nnz == np.count_nonzero(clf.support_vectors_.toarray())
+    np.testing.assert_array_equal(clf.support_vectors_.toarray(), ref.support_vectors_)
+    np.testing.assert_array_equal(clf.dual_coef_, ref.dual_coef_)

@@ -23,8 +23,9 @@ otherwise (so a wide hashed space costs the row's nonzeros, not its width).
 
 ``learn_one(x, y)`` is ``partial_fit`` on one row (the learner's label set grows as labels
 arrive).  A learner with its own per-event methods (the linear classifiers,
-:mod:`onlinelearn.shell.events`; the second-order ones, :mod:`onlinelearn.second_order._events`)
-gets the row's entries (values and columns) and learns them
+:mod:`onlinelearn.shell.events`; the second-order ones, :mod:`onlinelearn.second_order._events`;
+the kernel online learners, :mod:`onlinelearn.kernel_methods._events`) gets the row's entries
+(values and columns) and learns them
 in one compiled call: the same model, bit for bit, as ``partial_fit`` on the CSR row of those
 entries, and the same errors.  Other learners get the row written into a kept dense buffer
 (CSR when wide).  ``predict_one`` is ``predict``, ``predict_proba_one`` is ``predict_proba``
@@ -102,14 +103,15 @@ class _Adapter:
     def _events(self):
         """True when the learner has a compiled one-event road (``_event_partial_fit``:
         :mod:`onlinelearn.shell.events` for the linear classifiers,
-        :mod:`onlinelearn.second_order._events` for AROW, SCW, WeightedMinMax); its rows are
+        :mod:`onlinelearn.second_order._events` for AROW, SCW, WeightedMinMax,
+        :mod:`onlinelearn.kernel_methods._events` for the kernel online learners); its rows are
         then its own CSR rows of the dict's entries."""
         return getattr(self.estimator, "_event_partial_fit", None) is not None
 
     def _road(self):
-        """The module of the learner's event road: its ``_event_road``, else the linear
-        classifiers' (:mod:`onlinelearn.shell.events`)."""
-        return getattr(self.estimator, "_event_road", events)
+        """The module of the learner's per-event calls on entries (its family's
+        ``_event_road``; the linear classifiers': :mod:`onlinelearn.shell.events`)."""
+        return getattr(type(self.estimator), "_event_road", events)
 
     def _learn_row(self, x, y, w):
         """``partial_fit`` on one dict row: the learner's event road when it has one (the same

@@ -31,16 +31,19 @@ from ..shell.meta import (
 )
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import ProgressiveMixin, check_predict_with
-from ..shell.params import SHARED, Param, constraints_of, validate_once
+from ..shell.params import SHARED, Param, constraints_of, param_names, validate_once
 from ..shell.snapshot import restore_attrs, restoring, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
+from . import _events
 
 __all__ = [
     "KERNEL_ONLINE", "KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json",
 ]  # fmt: skip
 
 _RULES = {"oldest": O.REMOVE_OLDEST, "smallest": O.REMOVE_SMALLEST}
+#: the pass computes every kernel value itself (``kernel_pass``'s ``kv``)
+_NO_VALUES = np.zeros(0)
 
 #: the declarations of the kernel learners' parameters (:mod:`onlinelearn.shell.params`): the
 #: shared ones (averaged by default, as the linear twins), the kernel (checked when learning
@@ -62,6 +65,9 @@ _STATE = (
     "_pool_d", "_pool_i", "_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last",
     "_born", "_label", "_sv_src", "class_counts_", "_validated",
 )  # fmt: skip
+#: setting one of these (or a parameter) drops the kept event state (``_events``): the class
+#: counts and the parameters found valid are not part of it
+_EVENT_STATE = frozenset(_STATE) - {"class_counts_", "_validated"}
 _SLOT_ARRAYS = ("_sv_lo", "_sv_hi", "_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born",
                 "_label", "_sv_src")  # fmt: skip
 
@@ -145,9 +151,29 @@ class KernelOnlineClassifier(
     def _kernel(self):
         return kernel_param(self.kernel, self)
 
+    # ------------------------------------------------------------------ one event at a time
+    #: ``partial_fit`` on one row of a known label: the event road (shell.online, ._events)
+    _event_partial_fit = _events.partial_fit_row
+    learn_one = _events.learn_one
+    predict_one = _events.predict_one
+    predict_proba_one = _events.predict_proba_one
+    #: the River adapter's per-event calls on rows of entries (``onlinelearn.river``)
+    _event_road = _events
+
+    def __setattr__(self, name, value):
+        if name in _EVENT_STATE or name in param_names(type(self)):
+            self.__dict__.pop("_event", None)  # built again from the new value
+        super().__setattr__(name, value)
+
     # ------------------------------------------------------------------ state
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_event", None)  # addresses of this process (._events)
+        return state
+
     def __setstate__(self, state):
         super().__setstate__(state)
+        self.__dict__.pop("_event", None)
         # an estimator unpickled from read-only memory maps gets arrays it can write to
         for name, value in list(self.__dict__.items()):
             if isinstance(value, np.ndarray):
@@ -207,12 +233,20 @@ class KernelOnlineClassifier(
         return d, i, p
 
     def _ensure_capacity(self, n_rows, nnz):
-        """Room for ``n_rows`` more slots (at most the budget) and ``nnz`` more pool entries."""
+        """Room for ``n_rows`` more slots (at most the budget) and ``nnz`` more pool entries.
+
+        Both grow with room to spare, so that a stream of one-row calls that insert vectors
+        reallocates rarely: the slots double (up to the budget), and the pool, when compacted,
+        gets as much room again as its live entries (half as much with a budget, where a
+        removal leaves its entries behind until the next compaction).  Before, with a budget,
+        the slots grew by one and the pool was compacted at every call after an insertion."""
         n = self._n_sv
         need = n + n_rows if self.budget is None else min(self.budget, n + n_rows)
         cap = self._coef.shape[0]
         if need > cap:
-            new_cap = max(need, 2 * cap) if self.budget is None else need
+            new_cap = max(need, 2 * cap)
+            if self.budget is not None:
+                new_cap = min(self.budget, new_cap)
             for a in _SLOT_ARRAYS:
                 old = getattr(self, a)
                 new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
@@ -222,7 +256,7 @@ class KernelOnlineClassifier(
         live = int((self._sv_hi[:n] - self._sv_lo[:n]).sum())
         if used + nnz > self._pool_d.shape[0] or used > 2 * live + 1024:
             d, i, p = self._compact()
-            size = max(live + nnz, 2 * (live + nnz) if self.budget is None else live + nnz)
+            size = live + nnz + ((live + nnz) if self.budget is None else (live + nnz) // 2)
             self._pool_d = np.zeros(size)
             self._pool_i = np.zeros(size, dtype=np.int32)
             self._pool_d[:live] = d
@@ -263,6 +297,7 @@ class KernelOnlineClassifier(
         return save_attrs(self, _STATE, copy.deepcopy)
 
     def _restore(self, snap):
+        self.__dict__.pop("_event", None)
         restore_attrs(self, _STATE, snap)
 
     # ------------------------------------------------------------------ the pass
@@ -290,7 +325,7 @@ class KernelOnlineClassifier(
             slot_of_row, self._st, pred, loss,
             np.zeros(K), np.zeros(K), np.zeros(K, dtype=np.int64), np.zeros(K),
             np.zeros(prog.ops.shape[0] + 1), bool(predict_average), np.zeros(K),
-            keep_dual, self._dual_margin(),
+            keep_dual, self._dual_margin(), _NO_VALUES,
         )  # fmt: skip
         if status == O.FULL:  # pragma: no cover - capacity is reserved above
             raise RuntimeError("internal error: support set capacity exhausted")

@@ -335,19 +335,21 @@ def _add_one(cal, score, code):
     cal.since_fit += 1
 
 
-def learn_one(est, x, y):
-    """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``."""
+def learn_one(est, x, y, event=event, learn=_learn):
+    """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``.
+    (``event``, ``learn``: the family's :func:`event` and :func:`_learn`; another family's
+    road, e.g. ``onlinelearn.kernel_methods._events``, passes its own.)"""
     ev = event(est)
     if ev is not None and ev.learns:
         code = _label_code(ev, y)
         if code is not None:
             data, idx = _entries(ev, x, True)
-            if _learn(est, ev, data, idx, code):
+            if learn(est, ev, data, idx, code):
                 return
     est.partial_fit(_matrix(est, x), _label_array(est, y))
 
 
-def learn_entries(est, data, idx, y):
+def learn_entries(est, data, idx, y, event=event, learn=_learn):
     """The event road for a row given as float64 values and int32 columns (the River adapter's
     rows); False when the general path must take it (nothing was changed)."""
     ev = event(est)
@@ -356,7 +358,7 @@ def learn_entries(est, data, idx, y):
     code = _label_code(ev, y)
     if code is None:
         return False
-    return _learn(est, ev, data, idx, code)
+    return learn(est, ev, data, idx, code)
 
 
 def _label_array(est, y):
@@ -366,7 +368,7 @@ def _label_array(est, y):
     return np.array([y])
 
 
-def partial_fit_row(est, X, y):
+def partial_fit_row(est, X, y, event=event, learn=_learn):
     """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
     canonical CSR row) of a known label, on the event road; False when the general path must
     take it (nothing was changed)."""
@@ -401,7 +403,7 @@ def partial_fit_row(est, X, y):
         if idx.dtype != np.int32 or not (data.flags.c_contiguous and idx.flags.c_contiguous):
             data = np.ascontiguousarray(data)
             idx = np.ascontiguousarray(idx, dtype=np.int32)
-    return _learn(est, ev, data, idx, code)
+    return learn(est, ev, data, idx, code)
 
 
 # ---------------------------------------------------------------------------- prediction
