@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dict_rows import DictRows
 from .shell import events
+from .shell.dict_rows import DictRows
 
 try:
     from river import base as river_base

@@ -158,7 +158,7 @@ def _build(est):
     ev.trace = False
     if family == "cw":
         ev.arrays = (W, arrays["S"], state.st)
-        ev.step = SR.cw_full_row if full else SR.cw_diag_row
+        ev.step = "cw_full_row" if full else "cw_diag_row"
         ev.ib[SR.I_PARAM] = int(est._variant)
         ev.fb[SR.F_R], ev.fb[SR.F_C], ev.fb[SR.F_PHI] = params
         room = 4 * (R + K) if full else R * (K + 1)
@@ -166,7 +166,7 @@ def _build(est):
         from .minmax import REFRESH_EVERY
 
         ev.arrays = (arrays["P"], arrays["A"], arrays["B"], W, state.st)
-        ev.step = SR.mm_full_row if full else SR.mm_diag_row
+        ev.step = "mm_full_row" if full else "mm_diag_row"
         ev.query = est.query == "margin"
         ev.ib[SR.I_PARAM] = max(REFRESH_EVERY, 4 * R)
         ev.ib[SR.I_FLAGS] = (
@@ -250,7 +250,7 @@ def _trace(ev):
 def _step(ev, data, idx):
     """The compiled transaction on the row (:func:`_again` when it asks for more room or
     sorted columns).  Returns its status (None: a repeated column, nothing was changed)."""
-    status = ev.step(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
+    status = getattr(SR, ev.step)(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
     return status if status == OK else _again(ev, data, idx, status)
 
 
@@ -263,10 +263,10 @@ def _again(ev, data, idx, status):
         if idx.shape[0] > 1 and not (idx[1:] > idx[:-1]).all():
             return None  # scipy sums a repeated column's entries in an order of its own
         data = np.ascontiguousarray(data[order])
-        status = ev.step(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
+        status = getattr(SR, ev.step)(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
     while status == SR.NEED_ROOM:
         ev.saved = np.zeros(int(ev.ib[SR.I_NEED]))
-        status = ev.step(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
+        status = getattr(SR, ev.step)(data, idx, *ev.arrays, ev.ib, ev.fb, ev.saved)
     return status
 
 
@@ -294,7 +294,7 @@ def _learn(est, ev, data, idx, code, dense):
         rng = d["_rng"]
         before = rng.bit_generator.state
         ev.fb[SR.F_U] = rng.random(1)[0]  # the general path's u = rng.random(n)
-    status = ev.step(data, idx, *ev.arrays, ib, ev.fb, ev.saved)
+    status = getattr(SR, ev.step)(data, idx, *ev.arrays, ib, ev.fb, ev.saved)
     if status != OK:
         status = _again(ev, data, idx, status)
     if status != OK:
