@@ -53,7 +53,7 @@ class DictRows:
             j = self._column(k, grow)
             if j is not None:
                 cols.append(j)
-                vals.append(float(v))
+                vals.append(v)
         return cols, vals
 
     def _check_new_names(self, rows):
@@ -99,39 +99,15 @@ class DictRows:
         """One dict row as a (1, n_features) matrix: the preallocated dense row ``self.buf``
         (the caller zeroes it again with :meth:`clear`), or a CSR row.  The one-row protocol's
         path: :meth:`matrix` without its lists of rows (same values, same columns)."""
-        index, hashing = self.index, self.hashing
-        cols, vals = [], []
-        for k, v in x.items():
-            if v is None:
-                continue
-            if isinstance(v, str):
-                k, v = f"{k}={v}", 1.0
-            if hashing:
-                j = self._column(k, grow)
-            else:
-                j = index.get(k)
-                if j is None:
-                    if not grow:
-                        continue  # a feature never learned from has weight 0
-                    j = self._column(k, grow)
-            cols.append(j)
-            vals.append(float(v))
+        data, idx = self.entries(x, grow)  # (colliding hashed names already added up)
         if self.n_features > _DENSE_MAX:
-            X = sp.csr_matrix((np.asarray(vals, dtype=np.float64),
-                               np.asarray(cols, dtype=np.int64), [0, len(cols)]),
-                              shape=(1, self.n_features))  # fmt: skip
-            X.sum_duplicates()
+            X = self.csr(data, idx)
+            X.sum_duplicates()  # (sorted columns)
             return X
         buf = self.__dict__.get("buf")
         if buf is None:
             buf = self.buf = np.zeros((1, self.n_features))
-        b = buf[0]
-        if hashing:  # colliding names add up (in the order of the row, as np.add.at)
-            for j, v in zip(cols, vals, strict=True):
-                b[j] += v
-        else:
-            for j, v in zip(cols, vals, strict=True):
-                b[j] = v
+        buf[0, idx] = data  # the columns are distinct
         return buf
 
     def entries(self, x, grow):
@@ -157,32 +133,14 @@ class DictRows:
                     return data, idx
             except (KeyError, TypeError, ValueError):
                 pass  # a new name, a string value: the loop below
-        complete = True  # every name has its column
-        if hashing:
+        cols, vals = self._pairs(x, grow)
+        # every name has its column (names never learned from, not grow: left out)
+        complete = len(cols) == sum(v is not None for v in x.values())
+        if hashing and len(set(cols)) < len(cols):  # colliding names add up, in row order
             acc = {}
-            for k, v in x.items():
-                if v is None:
-                    continue
-                if isinstance(v, str):
-                    k, v = f"{k}={v}", 1.0
-                j = self._column(k, grow)
+            for j, v in zip(cols, vals, strict=True):
                 acc[j] = acc.get(j, 0.0) + float(v)
             cols, vals = list(acc), list(acc.values())
-        else:
-            cols, vals = [], []
-            for k, v in x.items():
-                if v is None:
-                    continue
-                if isinstance(v, str):
-                    k, v = f"{k}={v}", 1.0
-                j = index.get(k)
-                if j is None:
-                    if not grow:
-                        complete = False
-                        continue  # a feature never learned from has weight 0
-                    j = self._column(k, grow)
-                cols.append(j)
-                vals.append(v)
         try:
             data = np.array(vals, dtype=np.float64)
         except (TypeError, ValueError):
