@@ -245,14 +245,9 @@ def _dict_entries(ev, x, learning):
     return data, np.array(cols, dtype=np.int32), complete
 
 
-def one_row_matrix(est, x):
+def _matrix(est, x):
     """The row ``x`` (a dict, a 1-D array, a one-row sparse matrix) as the (1, d) matrix that
     ``partial_fit`` / ``predict`` take."""
-    return _matrix(est, x)
-
-
-def _matrix(est, x):
-    """The row as the (1, d) matrix that ``partial_fit`` / ``predict`` take."""
     if isinstance(x, dict):
         d = getattr(est, "n_features_in_", None)
         if d is None:
@@ -272,6 +267,9 @@ def _matrix(est, x):
         return sp.csr_matrix(x)
     a = np.asarray(x)
     return a.reshape(1, -1) if a.ndim == 1 else a
+
+
+one_row_matrix = _matrix
 
 
 # ---------------------------------------------------------------------------- learning
