@@ -180,7 +180,9 @@ def test_a_frame_gives_the_matrix_of_its_dict_rows(hashing, width):
 
 
 #: every online classifier and regressor of the library through River's protocol (a width
-#: for the second-order learners, whose covariance is W x W)
+#: for the second-order and kernel learners, whose covariance is W x W), except the two whose
+#: dual variables are tied to the label set of the first call (ClassDependentPA,
+#: DualAscentClassifier): River's checks grow labels one row at a time, which they refuse
 RIVER_LEARNERS = {
     "PassiveAggressiveClassifier": lambda: RiverClassifier(
         onlinelearn.PassiveAggressiveClassifier()
@@ -198,6 +200,14 @@ RIVER_LEARNERS = {
         onlinelearn.KernelPassiveAggressive(), n_features=64
     ),
     "PassiveAggressiveRegressor": lambda: RiverRegressor(onlinelearn.PassiveAggressiveRegressor()),
+    "OnlineLearner": lambda: RiverClassifier(onlinelearn.OnlineLearner()),
+    "Pegasos": lambda: RiverClassifier(onlinelearn.Pegasos()),
+    "KernelCOPA": lambda: RiverClassifier(onlinelearn.KernelCOPA(), n_features=64),
+    # b must exceed every row's ||x||^2 (the weight 1 / (1 - x' A^-1 x)); a stream's scale is
+    # not known in advance and River's checks reach ||x||^2 ~ 2e6, so b is given
+    "WeightedMinMax": lambda: RiverClassifier(onlinelearn.WeightedMinMax(b=1e8), n_features=64),
+    "OnlineRegressor": lambda: RiverRegressor(onlinelearn.OnlineRegressor()),
+    "OnlineLeastSquares": lambda: RiverRegressor(onlinelearn.OnlineLeastSquares(), n_features=64),
 }
 
 
