@@ -4,6 +4,7 @@ forms of the replies.  Nothing here touches the model or its lock."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -286,6 +287,18 @@ class _RequestParsing:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+@contextlib.contextmanager
+def _probabilities_of(est):
+    """Where the probabilities of ``est`` are computed: a model without ``predict_proba``, or
+    one whose call refuses (AttributeError, NotImplementedError, ValueError), is a 422."""
+    if not hasattr(est, "predict_proba"):
+        raise BadRequest(f"{type(est).__name__} has no predict_proba", status=422)
+    try:
+        yield
+    except (AttributeError, NotImplementedError, ValueError) as exc:
+        raise BadRequest(_one_line(exc), status=422) from None
 
 
 def _plain_list(a) -> list:
