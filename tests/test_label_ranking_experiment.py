@@ -94,3 +94,25 @@ def test_cli_label_ranking_and_old_names():
     assert args.corpora == ["enron", "20news"]
     args = build_parser().parse_args(["reproduce", "label-ranking"])
     assert args.datasets == ["enron", "blogcatalog"]
+
+
+@pytest.mark.parametrize(
+    "command, folders",
+    [
+        ("label-ranking", "enron_multilabel/ and blogcatalog/"),
+        ("message-folders", "enron_multilabel/ and 20newsgroups/"),
+    ],
+)
+def test_cli_says_which_shared_data_is_missing(monkeypatch, capsys, tmp_path, command, folders):
+    import onlinelearn.datasets
+    from onlinelearn.cli import main
+
+    # no folder at all: the error names the folders the command reads
+    monkeypatch.setattr(onlinelearn.datasets, "shared_data_dir", lambda: None)
+    assert main(["reproduce", command, "--quick", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "no shared data folder" in err and f"(it must hold {folders})" in err
+    # a folder without the data: the error names the missing file
+    assert main(["reproduce", command, "--quick", "-q", "--data-dir", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert "shared data missing" in err and "enron.train.svm.bz2" in err and out == ""

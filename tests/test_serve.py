@@ -291,3 +291,37 @@ def test_vw_lines_hashed_as_the_reader_does(tmp_path, server):
         s.stop()
     status, reply = server.request("POST", "/predict?format=vw", b"|a x y\n")
     assert status == 400 and "2**b" in reply["error"]
+
+
+class _RefusingProba(PassiveAggressiveClassifier):
+    def predict_proba(self, X):
+        raise NotImplementedError("no probabilities here")
+
+
+def test_probabilities_a_model_cannot_give_are_a_422(dna):
+    """``/predict?proba=1`` of a model without ``predict_proba`` (one row on the one-row step,
+    several on the batch path), or of one whose ``predict_proba`` refuses: a 422 that says
+    why, and the read lock is free again for the predictions after it."""
+    from onlinelearn import PassiveAggressiveRegressor
+    from onlinelearn.serve import BadRequest, ModelServer
+    from onlinelearn.serve._parse import Row
+
+    X, y = dna
+    reg = PassiveAggressiveRegressor().partial_fit(X[:200], y[:200].astype(np.float64))
+    clf = _RefusingProba().partial_fit(X[:200], y[:200])
+    cases = [
+        (reg, "predict_row", "PassiveAggressiveRegressor has no predict_proba"),
+        (reg, "predict", "PassiveAggressiveRegressor has no predict_proba"),
+        (clf, "predict", "no probabilities here"),
+    ]
+    for est, method, message in cases:
+        server = ModelServer(est, snapshot_path=None)
+        try:
+            arg = Row.of(X, None, None, 200) if method == "predict_row" else X[200:203]
+            with pytest.raises(BadRequest, match=message) as info:
+                getattr(server, method)(arg, proba=True)
+            assert info.value.status == 422
+            got = getattr(server, method)(arg)["predictions"]
+            assert got == est.predict(X[200:201] if method == "predict_row" else arg).tolist()
+        finally:
+            server.close()

@@ -58,64 +58,62 @@ def _params(args):
     return params
 
 
-def _cmd_label_ranking(args) -> int:
+def _table_8_1(args, folders, run, title, defaults, cases) -> int:
+    """What both commands do: find the shared data folder (it must hold ``folders``), run
+    ``run(root, params)`` with the LabelRanker parameters of ``--C`` / ``--margin``, then print
+    ``title``, the result's table, the most interior point iterations of a round over the
+    result's attribute ``cases``, and the time."""
     from onlinelearn.datasets import shared_data_dir
-    from onlinelearn.experiments.label_ranking import QUICK_ROWS, run_label_ranking
 
     root = args.data_dir or shared_data_dir()
     if root is None:
         raise CLIError(
             "no shared data folder: pass --data-dir or set ONLINELEARN_DATA "
-            "(it must hold enron_multilabel/ and blogcatalog/)"
+            f"(it must hold {folders})"
         )
     params = _params(args)
     t0 = time.perf_counter()
     try:
-        res = run_label_ranking(
+        res = run(root, params)
+    except FileNotFoundError as exc:
+        raise CLIError(f"shared data missing: {exc}") from None
+    print(f"{title}; LabelRanker parameters: {params or defaults}\n")
+    its = max(c.ip_iterations_max for c in getattr(res, cases))
+    note = f"\ninterior point method (update III, entropy): at most {its} iterations per round"
+    report(res, t0, [note])
+    return 0
+
+
+def _cmd_label_ranking(args) -> int:
+    from onlinelearn.experiments.label_ranking import QUICK_ROWS, run_label_ranking
+
+    def run(root, params):
+        return run_label_ranking(
             root, datasets=args.datasets, quick=args.quick, params=params,
             progress=progress(args),
         )  # fmt: skip
-    except FileNotFoundError as exc:
-        raise CLIError(f"shared data missing: {exc}") from None
+
     quick = ", ".join(f"{QUICK_ROWS[d]} {d}" for d in args.datasets)
-    print(
-        "Online label ranking (thesis Table 8.1 layout)"
-        + (f" -- quick run: first {quick} rows" if args.quick else "")
-        + f"; LabelRanker parameters: {params or 'defaults (C=auto)'}\n"
+    title = "Online label ranking (thesis Table 8.1 layout)" + (
+        f" -- quick run: first {quick} rows" if args.quick else ""
     )
-    its = max(c.ip_iterations_max for c in res.datasets)
-    note = f"\ninterior point method (update III, entropy): at most {its} iterations per round"
-    report(res, t0, [note])
-    return 0
+    folders = "enron_multilabel/ and blogcatalog/"
+    return _table_8_1(args, folders, run, title, "defaults (C=auto)", "datasets")
 
 
 def _cmd_message_folders(args) -> int:
-    from onlinelearn.datasets import shared_data_dir
     from onlinelearn.experiments.message_folders import run_message_folders
 
-    root = args.data_dir or shared_data_dir()
-    if root is None:
-        raise CLIError(
-            "no shared data folder: pass --data-dir or set ONLINELEARN_DATA "
-            "(it must hold enron_multilabel/ and 20newsgroups/)"
-        )
-    params = _params(args)
-    t0 = time.perf_counter()
-    try:
-        res = run_message_folders(
+    def run(root, params):
+        return run_message_folders(
             root, corpora=args.corpora, quick=args.quick, params=params, progress=progress(args)
         )
-    except FileNotFoundError as exc:
-        raise CLIError(f"shared data missing: {exc}") from None
-    print(
-        "Online message categorisation (thesis Table 8.1 layout)"
-        + (" -- quick run: first 600 Enron / 3000 20news messages" if args.quick else "")
-        + f"; LabelRanker parameters: {params or 'defaults'}\n"
+
+    title = "Online message categorisation (thesis Table 8.1 layout)" + (
+        " -- quick run: first 600 Enron / 3000 20news messages" if args.quick else ""
     )
-    its = max(c.ip_iterations_max for c in res.corpora)
-    note = f"\ninterior point method (update III, entropy): at most {its} iterations per round"
-    report(res, t0, [note])
-    return 0
+    folders = "enron_multilabel/ and 20newsgroups/"
+    return _table_8_1(args, folders, run, title, "defaults", "corpora")
 
 
 def _common_options(p):

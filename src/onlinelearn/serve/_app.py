@@ -131,19 +131,29 @@ def make_app(server: ModelServer):
         fut = loop.create_future()
         return fut, lambda: loop.call_soon_threadsafe(_resolve, fut)
 
+    async def rows_of(scope, receive, labelled):
+        """``(q, row, parsed)`` of a POST: its query ``q``, and the body's :class:`Row` when it
+        holds one row (read straight to the row, else parsed and then taken), else None and
+        ``parsed = (X, y, sample_weight)``; ``y`` and the weights are None unless
+        ``labelled``."""
+        body = await body_of(scope, receive)
+        ctype = _header(scope, b"content-type", "text/plain")
+        q = _Query(scope["query_string"])
+        fmt = q.get("format"), tuple(q.getlist("q"))
+        row = server.parse_row(body, ctype, labelled, *fmt)
+        if row is not None:
+            return q, row, None
+        X, y, w = await run_in_threadpool(server.parse, body, ctype, labelled, *fmt)
+        if X.shape[0] == 1:
+            return q, Row.of(X, y, w), None
+        return q, None, (X, y, w)
+
     async def predict(scope, receive):
         try:
-            body = await body_of(scope, receive)
-            ctype = _header(scope, b"content-type", "text/plain")
-            q = _Query(scope["query_string"])
-            fmt = q.get("format"), tuple(q.getlist("q"))
+            q, row, parsed = await rows_of(scope, receive, False)
             proba = q.truthy("proba")
-            row = server.parse_row(body, ctype, False, *fmt)
             if row is None:
-                X, _, _ = await run_in_threadpool(server.parse, body, ctype, False, *fmt)
-                if X.shape[0] != 1:
-                    return 200, _dumps(await run_in_threadpool(server.predict, X, proba))
-                row = Row.of(X)
+                return 200, _dumps(await run_in_threadpool(server.predict, parsed[0], proba))
             # one row: the one-row step, in this thread (_road); when the writer holds the
             # model, a worker thread waits for the read lock
             out = server.predict_row(row, proba)
@@ -156,21 +166,13 @@ def make_app(server: ModelServer):
 
     async def learn(scope, receive):
         try:
-            body = await body_of(scope, receive)
-            ctype = _header(scope, b"content-type", "text/plain")
-            q = _Query(scope["query_string"])
-            fmt = q.get("format"), tuple(q.getlist("q"))
-            row = server.parse_row(body, ctype, True, *fmt)
-            if row is None:
-                X, y, w = await run_in_threadpool(server.parse, body, ctype, True, *fmt)
-                if X.shape[0] == 1:
-                    row = Row.of(X, y, w)
+            _, row, parsed = await rows_of(scope, receive, True)
         except BadRequest as exc:
             return exc.status, _dumps({"error": str(exc)})
         job = server.learn_row_now(row) if row is not None else None
         if job is None:
             fut, wake = waiter()
-            job = server.submit_row(row, wake) if row is not None else server.submit(X, y, w, wake)
+            job = server.submit_row(row, wake) if row is not None else server.submit(*parsed, wake)
             await fut
         if job.error is not None:
             return 422, _dumps({"error": job.error})

@@ -4,6 +4,7 @@ forms of the replies.  Nothing here touches the model or its lock."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -151,15 +152,20 @@ class _RequestParsing:
             return None
         return Row(data, np.array(idx, dtype=np.int32), label)
 
-    def _parse_vw(self, body: bytes, labelled: bool, quadratic):
-        from onlinelearn.io.vw import load_vw
-
+    def _vw_bits(self) -> int:
+        """b of a model trained on hashed (VW) rows: its ``n_features`` is ``2**b``."""
         bits = self.n_features.bit_length() - 1
         if self.n_features != 1 << bits:
             raise BadRequest(
                 f"the model has {self.n_features} features, not 2**b: it was not trained on "
                 "hashed (VW) rows"
             )
+        return bits
+
+    def _parse_vw(self, body: bytes, labelled: bool, quadratic):
+        from onlinelearn.io.vw import load_vw
+
+        bits = self._vw_bits()
         try:
             X, y, w = load_vw(
                 _Body(body if body.endswith(b"\n") else body + b"\n"),
@@ -175,11 +181,16 @@ class _RequestParsing:
         missing = np.flatnonzero(np.isnan(y))
         if missing.size:
             raise BadRequest(f"line {missing[0] + 1}: a learn row needs a label")
+        return X, *self._vw_targets(y, w)
+
+    def _vw_targets(self, y, w):
+        """``(y, sample_weight)`` of labelled VW rows, every label present: integer labels for
+        a classifier (a fraction is refused), and None for weights that are all 1."""
         if not self.regressor:
             if not np.all(y == np.round(y)):
                 raise BadRequest("labels of a classifier must be integers")
             y = y.astype(np.int64)
-        return X, y, (None if np.all(w == 1.0) else w)
+        return y, (None if np.all(w == 1.0) else w)
 
     def _parse_lines(self, body: bytes, labelled: bool):
         from onlinelearn.io import load_svmlight
@@ -276,6 +287,18 @@ class _RequestParsing:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+@contextlib.contextmanager
+def _probabilities_of(est):
+    """Where the probabilities of ``est`` are computed: a model without ``predict_proba``, or
+    one whose call refuses (AttributeError, NotImplementedError, ValueError), is a 422."""
+    if not hasattr(est, "predict_proba"):
+        raise BadRequest(f"{type(est).__name__} has no predict_proba", status=422)
+    try:
+        yield
+    except (AttributeError, NotImplementedError, ValueError) as exc:
+        raise BadRequest(_one_line(exc), status=422) from None
 
 
 def _plain_list(a) -> list:

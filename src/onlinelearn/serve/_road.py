@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._parse import BadRequest, Row, _one_line, _plain_list
+from ._parse import BadRequest, Row, _one_line, _plain_list, _probabilities_of
 
 
 def _plain(v):
@@ -61,9 +61,7 @@ class Road:
             raise BadRequest(_one_line(exc), status=422) from None
         out = {"predictions": [_plain(pred)]}
         if proba:
-            if not hasattr(est, "predict_proba"):
-                raise BadRequest(f"{type(est).__name__} has no predict_proba", status=422)
-            try:
+            with _probabilities_of(est):
                 if self.entries:
                     P = self.events.predict_proba_entries(est, row.data, row.indices)
                 elif self.dicts and hasattr(est, "predict_proba_one"):
@@ -71,8 +69,6 @@ class Road:
                 else:
                     P = None
                     p = est.predict_proba(row.matrix(self.n_features))[0]
-            except (AttributeError, NotImplementedError, ValueError) as exc:
-                raise BadRequest(_one_line(exc), status=422) from None
             classes = _plain_list(est.classes_)
             if P is not None:
                 plain = [c.item() if isinstance(c, np.generic) else c for c in est.classes_]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._lock import _RWLock
-from ._parse import BadRequest, Row, _one_line, _plain_list, _RequestParsing
+from ._parse import Row, _one_line, _plain_list, _probabilities_of, _RequestParsing
 from ._road import Road, _plain
 from ._stream import _StreamParsing
 
@@ -119,12 +119,8 @@ class ModelServer(_RequestParsing, _StreamParsing):
             est = self.estimator
             out = {"predictions": _plain_list(est.predict(X))}
             if proba:
-                if not hasattr(est, "predict_proba"):
-                    raise BadRequest(f"{type(est).__name__} has no predict_proba", status=422)
-                try:
+                with _probabilities_of(est):
                     P = est.predict_proba(X)
-                except (AttributeError, NotImplementedError, ValueError) as exc:
-                    raise BadRequest(_one_line(exc), status=422) from None
                 out["classes"] = _plain_list(est.classes_)
                 out["probabilities"] = np.asarray(P).tolist()
         finally:

@@ -60,7 +60,8 @@ class LineError(BadRequest):
 
 
 class _StreamParsing:
-    """The stream methods of :class:`~onlinelearn.serve.ModelServer` (no lock, no model)."""
+    """The stream methods of :class:`~onlinelearn.serve.ModelServer` (no lock, no model); the
+    checks of VW rows, ``_vw_bits`` and ``_vw_targets``, are those of the request parsing."""
 
     def stream_format(self, content_type: str, fmt: str = "") -> str:
         if fmt == "vw" or content_type.startswith("text/x-vw"):
@@ -72,15 +73,6 @@ class _StreamParsing:
                                     "application/jsonl")):  # fmt: skip
             return "json"
         return "svmlight"
-
-    def _vw_bits(self) -> int:
-        bits = self.n_features.bit_length() - 1
-        if self.n_features != 1 << bits:
-            raise BadRequest(
-                f"the model has {self.n_features} features, not 2**b: it was not trained on "
-                "hashed (VW) rows"
-            )
-        return bits
 
     def parse_block(self, kind: str, part: bytes, first_line: int, quadratic=()):
         """``(X, y, w, lines)`` of the complete lines ``part`` whose first is line
@@ -138,12 +130,7 @@ class _StreamParsing:
         if kind == "vw":
             if np.isnan(y).any():
                 raise BadRequest("a learn row needs a label")
-            if not self.regressor:
-                if not np.all(y == np.round(y)):
-                    raise BadRequest("labels of a classifier must be integers")
-                y = y.astype(np.int64)
-            if np.all(w == 1.0):
-                w = None
+            y, w = self._vw_targets(y, w)
         elif self.regressor and not np.all(np.isfinite(y)):
             raise BadRequest("non-finite target value")
         if kind == "vw" and self.n_features > 1 << 31:  # pragma: no cover - 2**30 at most
