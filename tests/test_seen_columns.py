@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
 from onlinelearn import seen_columns as SC
+from onlinelearn.cli import main
 from onlinelearn.model_io import ModelFileError, load_model, save_model
 from onlinelearn.seen_columns import SeenColumns
 
@@ -181,3 +182,65 @@ def test_the_table_grows_and_maps_back():
     m.truncate(10)
     np.testing.assert_array_equal(m.lookup(keys[:12], add=False), [*range(10), -1, -1])
 
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vw_file(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(400):
+        y = int(rng.integers(1, 5))
+        words = " ".join(f"w{y}_{rng.integers(9)}" for _ in range(5))
+        noise = " ".join(f"n{rng.integers(300)}:{rng.integers(1, 4)}" for _ in range(4))
+        lines.append(f"{y} |t {words} |u {noise}")
+    path = tmp_path_factory.mktemp("vw") / "d.vw"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("learner", ["pa1", "perceptron", "copa"])
+def test_cli_train_predict_evaluate_resume(vw_file, tmp_path, capsys, learner):
+    from onlinelearn.cli._learners import _make_learner
+    from onlinelearn.io.vw import iter_vw_chunks, load_vw
+
+    model = tmp_path / "m.npz"
+    argv = ["train", str(vw_file), "--format", "vw", "--bits", "20", "--learner", learner,
+            "--chunk-size", "60", "-m", str(model), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    est = load_model(model)
+    assert isinstance(est, SeenColumns) and est.n_features_in_ == 2**20
+    ref = _make_learner(learner)
+    with iter_vw_chunks(vw_file, chunk_size=60, n_bits=20) as reader:
+        for X, y in reader:
+            ref.partial_fit_predict(X, y)
+    X, y = load_vw(vw_file, n_bits=20)
+    _same(ref, est, X)
+    out = tmp_path / "pred.txt"
+    assert main(["predict", str(vw_file), "-m", str(model), "--format", "vw", "-o", str(out)]) == 0
+    np.testing.assert_array_equal(np.loadtxt(out, dtype=np.int64), ref.predict(X))
+    capsys.readouterr()
+    assert main(["evaluate", str(vw_file), "-m", str(model), "--format", "vw"]) == 0
+    acc = float(capsys.readouterr().out.split("accuracy:")[1].split()[0])
+    assert acc == pytest.approx(np.mean(ref.predict(X) == y))
+    # a second pass continued from the file: the same as the Python learner's second pass
+    assert main(["train", str(vw_file), "--format", "vw", "--resume", str(model),
+                 "--chunk-size", "60", "--quiet"]) == 0  # fmt: skip
+    with iter_vw_chunks(vw_file, chunk_size=60, n_bits=20) as reader:
+        for X2, y2 in reader:
+            ref.partial_fit_predict(X2, y2)
+    _same(ref, load_model(model), X)
+
+
+def test_cli_refuses_a_corrupted_map(vw_file, tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    assert main(["train", str(vw_file), "--format", "vw", "--bits", "16", "-m", str(model),
+                 "--learner", "pa1", "--quiet"]) == 0  # fmt: skip
+    est = load_model(model)
+    est._map.cols[2] = est._map.cols[3]
+    save_model(est, model)
+    capsys.readouterr()
+    assert main(["predict", str(vw_file), "-m", str(model), "--format", "vw"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "appears twice" in err and "\n" not in err
