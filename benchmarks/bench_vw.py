@@ -2,7 +2,7 @@
 pass of multiclass PA-I with ``onlinelearn``, against Vowpal Wabbit's own C++ driver on the same
 file, in the same run.
 
-    python benchmarks/bench_vw.py [--repeat 3] [--bits 18] [--with-q]
+    python benchmarks/bench_vw.py [--repeat 3] [--bits 18] [--with-q] [--no-dense]
 
 Data: ``20news-bydate.tar.xz`` of the shared data folder (``$ONLINELEARN_DATA``, default
 ``../shared/data``): 11314 training and 7532 test messages, headers included, read as latin-1,
@@ -126,6 +126,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bits", type=int, default=18)
     ap.add_argument("--with-q", action="store_true", help="also time -q sw (subject x words)")
+    ap.add_argument(
+        "--no-dense", action="store_true",
+        help="leave out the learner on all 2**bits columns (2**b x 20 x 16 bytes)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="olbench-vw-") as tmp:
         tmp = Path(tmp)
@@ -150,6 +154,8 @@ def main(argv=None) -> int:
                 train, tmp, ["--oaa", str(K), "-b", str(args.bits)], "squared"
             ),
         }
+        if args.no_dense:
+            del runs["onlinelearn: iter_vw_chunks (prefetch) + PA-I partial_fit"]
         if args.with_q:
             runs["onlinelearn, -q sw"] = ours(train, args.bits, ["sw"], classes)
             runs["VW --oaa 20 --loss_function hinge -q sw"] = vw(
