@@ -79,6 +79,18 @@ def test_stream_equals_the_wide_learner(make, n_classes, monkeypatch):
     assert set(seen.columns_.tolist()) == set(expected.tolist())
 
 
+def test_probabilities_across_widenings(monkeypatch):
+    monkeypatch.setattr(SC, "MIN_CAPACITY", 32)
+    X, y = _rows(np.random.default_rng(1), 2000, 4)
+    wide = PassiveAggressiveClassifier(variant="PA-I")
+    seen = SeenColumns(PassiveAggressiveClassifier(variant="PA-I"), WIDTH)
+    for lo in range(0, 2000, 250):  # (probabilities read at the end: the solver warm-starts)
+        wide.partial_fit(X[lo : lo + 250], y[lo : lo + 250])
+        seen.partial_fit(X[lo : lo + 250], y[lo : lo + 250])
+    assert seen.estimator_.n_features_in_ > 32
+    np.testing.assert_array_equal(seen.predict_proba(X), wide.predict_proba(X))
+
+
 def test_labels_that_arrive_later_and_fit(monkeypatch):
     """A binary model meets a third label (its columns split) and ``fit`` with epochs."""
     monkeypatch.setattr(SC, "MIN_CAPACITY", 16)

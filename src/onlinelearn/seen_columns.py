@@ -26,6 +26,7 @@ learner's state for the columns seen and their wide indices (``columns``).
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -367,11 +368,17 @@ class SeenColumns(ClassifierMixin, BaseEstimator):
 
 def _widened(inner, width):
     """A copy of the fitted linear learner ``inner`` with ``width`` feature rows (new rows
-    zero), through its model state (the same learner, bit for bit: ``--resume``'s contract)."""
-    from .model_io import _estimator_of, _state_of
+    zero), through its model state (the same learner, bit for bit: ``--resume``'s contract),
+    its probability calibration copied as it is (the file's form of it solves it first, which
+    would change the solver's later warm starts)."""
+    from .model_io import _estimator_of
 
-    meta, arrays = _state_of(inner)
+    meta, arrays = inner._get_state()
     resized = _resized(meta, arrays, int(bool(inner.fit_intercept)), width)[1]
     # every array its own (the state shares the learner's arrays; the old learner is kept)
     arrays = {k: v if v is not arrays[k] else np.array(v, copy=True) for k, v in resized.items()}
-    return _estimator_of({**meta, "n_features_in_": int(width)}, arrays)
+    wider = _estimator_of({**meta, "n_features_in_": int(width)}, arrays)
+    calibration = inner.__dict__.get("calibration_")
+    if calibration is not None:
+        wider.__dict__["calibration_"] = copy.deepcopy(calibration)
+    return wider
