@@ -6,8 +6,9 @@ compiled pass (Perceptron, PassiveAggressiveClassifier, COPA and their averaged 
 column ``j`` of the input (``0 <= j < n_features``) met in a training row gets the compact index
 ``c(j) = 0, 1, 2, ...`` in the order the columns first appear (a compiled hash table,
 :mod:`onlinelearn._core.column_map`, O(1) a nonzero); the wrapped learner sees the rows with
-``j`` replaced by ``c(j)``, its width a capacity ``m >= `` the number of columns seen (doubled
-when a batch brings more), and the intercept's row after them.
+``j`` replaced by ``c(j)``, its width a capacity ``m >=`` the number of columns seen (twice
+those of the first call, then doubled when a batch brings more), and the intercept's row after
+them.
 
 Why the results are the ones of the wide model, bit for bit: the Euclidean learners' arithmetic
 is per coordinate (an update adds ``tau x_j`` to row j only, the averaging sums of row j follow
@@ -39,7 +40,8 @@ from ._core.column_map import EMPTY, build_table, map_columns
 
 __all__ = ["SeenColumns"]
 
-#: the smallest capacity (columns) of the wrapped learner; then doubled as columns arrive
+#: the smallest capacity (columns) of the wrapped learner: at least twice the columns of the first
+#: call, then doubled as columns arrive
 MIN_CAPACITY = 1024
 #: the state arrays of a linear learner with one row per column (and the intercept's row last)
 _ROW_ARRAYS = ("theta", "U", "A", "lastS")
@@ -244,7 +246,7 @@ class SeenColumns(ClassifierMixin, BaseEstimator):
             compact = cmap.lookup(X.indices[nnz], add=True)
             if first:
                 inner = clone(self.estimator)
-                width = min(max(MIN_CAPACITY, cmap.n_seen), int(self.n_features))
+                width = min(max(MIN_CAPACITY, 2 * cmap.n_seen), int(self.n_features))
             else:
                 inner = self.estimator_
                 width = int(inner.n_features_in_)
