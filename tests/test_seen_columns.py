@@ -161,7 +161,11 @@ def test_rejected_call_changes_nothing():
 
 
 def test_learners_that_read_every_weight_are_refused():
+    from sklearn.exceptions import NotFittedError
+
     X, y = _rows(np.random.default_rng(7), 20, 2)
+    with pytest.raises(NotFittedError):
+        SeenColumns(Perceptron(), WIDTH).predict(X)
     assert not SeenColumns.supports(Winnow())
     with pytest.raises(ValueError, match="Euclidean online linear classifier"):
         SeenColumns(Winnow(), WIDTH).partial_fit(X, y)

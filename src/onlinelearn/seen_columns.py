@@ -289,16 +289,19 @@ class SeenColumns(ClassifierMixin, BaseEstimator):
     # -- prediction ----------------------------------------------------------------------------
     def predict(self, X):
         """The wrapped learner's labels of the rows of X (columns never seen weigh 0)."""
-        return self.estimator_.predict(self._mapped(X))
+        Xc = self._mapped(X)  # (checks that the model is fitted)
+        return self.estimator_.predict(Xc)
 
     def decision_function(self, X):
         """The wrapped learner's scores of the rows of X."""
-        return self.estimator_.decision_function(self._mapped(X))
+        Xc = self._mapped(X)  # (checks that the model is fitted)
+        return self.estimator_.decision_function(Xc)
 
     @available_if(lambda self: hasattr(self.estimator, "predict_proba"))
     def predict_proba(self, X):
         """The wrapped learner's probabilities of the rows of X."""
-        return self.estimator_.predict_proba(self._mapped(X))
+        Xc = self._mapped(X)  # (checks that the model is fitted)
+        return self.estimator_.predict_proba(Xc)
 
     @property
     def classes_(self):
