@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ._core.column_map import EMPTY, build_table, map_columns
 
@@ -147,7 +147,9 @@ class SeenColumns(ClassifierMixin, BaseEstimator):
         Not fitted; cloned at the first fit.  A learner of the Euclidean link with the
         library's own pass: Perceptron, PassiveAggressiveClassifier, COPA (averaged or not).
     n_features : int
-        The width of the input (e.g. ``2**b`` for hashed features).
+        The width of the input (e.g. ``2**b`` for hashed features).  The input is read as CSR
+        (a dense array is converted: the wrapped learner sees sparse rows, and the results are
+        those of the wide learner on the same CSR matrix).
 
     Attributes
     ----------
@@ -187,16 +189,23 @@ class SeenColumns(ClassifierMixin, BaseEstimator):
 
     # -- the compact rows ----------------------------------------------------------------------
     def _wide(self, X):
-        """X checked: CSR, float32/64, ``n_features`` columns, duplicates summed and each row
-        sorted by column (as the wrapped learner reads a wide matrix)."""
+        """X as CSR, float32/64 (other dtypes as float64), ``n_features`` columns, duplicates
+        summed and each row sorted by column (as the wrapped learner reads a wide matrix); the
+        values are checked by the wrapped learner."""
         from .shell.validation import canonical, check_sparse_structure
 
         if sp.issparse(X):
             check_sparse_structure(X)
-        X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                        ensure_all_finite=False)  # fmt: skip
-        if not sp.issparse(X):
+            X = X.tocsr()
+        else:
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D (rows of features), got shape {X.shape}")
             X = sp.csr_matrix(X)
+        if X.dtype not in (np.float64, np.float32):
+            X = X.astype(np.float64)
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows: at least one is required")
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
