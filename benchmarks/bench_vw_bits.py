@@ -21,8 +21,9 @@ repeat, in turn (a shared machine slows all alike), one child process each:
   invariant SGD on the squared loss).
 
 Reported: the median time of the fit (reading included, the imports not) and of the child's
-whole run, the largest peak resident memory over the repeats (the child's ``VmHWM``: imports
-included), the model file's size, and test accuracy.
+whole run, the largest peak resident memory over the repeats (the child's ``VmHWM`` at the end
+of the fit, before the test set is read: imports included), the model file's size, and test
+accuracy.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def _child(kind: str, bits: int, train: str, test: str, K: int, out: str) -> Non
             for X, y in reader:
                 est.partial_fit_predict(X, y)
         res["fit_s"] = time.perf_counter() - t0
+        res["peak_mb"] = _peak_mb()
         save_model(est, out)
         Xt, yt = load_vw(test, n_bits=bits)
         res["accuracy"] = float(np.mean(est.predict(Xt) == yt))
@@ -73,6 +75,7 @@ def _child(kind: str, bits: int, train: str, test: str, K: int, out: str) -> Non
         if cli(argv) != 0:
             raise SystemExit(1)
         res["fit_s"] = time.perf_counter() - t0
+        res["peak_mb"] = _peak_mb()
     elif kind == "vw":
         from vowpalwabbit import Workspace
 
@@ -80,11 +83,11 @@ def _child(kind: str, bits: int, train: str, test: str, K: int, out: str) -> Non
         Workspace(arg_list=["--oaa", str(K), "-b", str(bits), "--quiet", "-d", train,
                             "-f", out]).finish()  # fmt: skip
         res["fit_s"] = time.perf_counter() - t0
+        res["peak_mb"] = _peak_mb()
         pred = out + ".pred"
         Workspace(arg_list=["-i", out, "-t", "-d", test, "-p", pred, "--quiet"]).finish()
         yt = np.array([int(line.split(" ", 1)[0]) for line in open(test)])
         res["accuracy"] = float(np.mean(np.loadtxt(pred).astype(np.int64) == yt))
-    res["peak_mb"] = _peak_mb()
     print(json.dumps(res))
 
 
