@@ -2,7 +2,7 @@
 pass of multiclass PA-I with ``onlinelearn``, against Vowpal Wabbit's own C++ driver on the same
 file, in the same run.
 
-    python benchmarks/bench_vw.py [--repeat 3] [--bits 18] [--with-q]
+    python benchmarks/bench_vw.py [--repeat 3] [--bits 18] [--with-q] [--no-dense]
 
 Data: ``20news-bydate.tar.xz`` of the shared data folder (``$ONLINELEARN_DATA``, default
 ``../shared/data``): 11314 training and 7532 test messages, headers included, read as latin-1,
@@ -17,8 +17,10 @@ CPU median; CPU counts every thread):
 
 * ``onlinelearn``: ``iter_vw_chunks(train.vw, n_bits=b, prefetch=True)`` (compiled reader,
   MurmurHash3 as FeatureHasher, a second thread parses ahead) + ``partial_fit`` per chunk of
-  ``PassiveAggressiveClassifier(variant="PA-I", C=1)``; the same with ``-q sw`` (every word of the
-  subject line times every word of the message, ``--with-q``);
+  ``PassiveAggressiveClassifier(variant="PA-I", C=1)``; the same wrapped in ``SeenColumns``
+  (weights only for the hashed columns seen, as ``onlinelearn train --format vw`` runs it: the
+  same model, and a cost that does not grow with ``--bits``); the same with ``-q sw`` (every
+  word of the subject line times every word of the message, ``--with-q``);
 * Vowpal Wabbit, the ``vowpalwabbit`` package's C++ driver in process (``pyvw``
   ``Workspace(arg_list=[...])`` with ``-d train.vw``, which runs VW's own text parser on its
   parser thread and one pass; the same as the ``vw`` binary): ``--oaa 20 --loss_function hinge
@@ -45,6 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from onlinelearn import PassiveAggressiveClassifier  # noqa: E402
 from onlinelearn.io.vw import iter_vw_chunks, load_vw  # noqa: E402
+from onlinelearn.seen_columns import SeenColumns  # noqa: E402
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -84,9 +87,11 @@ def write_vw_files(tmp: Path, seed: int = 0) -> tuple[Path, Path, int]:
     return paths[0], paths[1], len(groups)
 
 
-def ours(train: Path, bits: int, interactions, classes):
+def ours(train: Path, bits: int, interactions, classes, seen=False):
     def fit():
         est = PassiveAggressiveClassifier(variant="PA-I", C=1.0)
+        if seen:  # weights only for the hashed columns seen (what the command line runs)
+            est = SeenColumns(est, 2**bits)
         with iter_vw_chunks(train, n_bits=bits, interactions=interactions, prefetch=True) as r:
             for X, y in r:
                 est.partial_fit(X, y, classes=classes)
@@ -121,6 +126,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bits", type=int, default=18)
     ap.add_argument("--with-q", action="store_true", help="also time -q sw (subject x words)")
+    ap.add_argument(
+        "--no-dense", action="store_true",
+        help="leave out the learner on all 2**bits columns (2**b x 20 x 16 bytes)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="olbench-vw-") as tmp:
         tmp = Path(tmp)
@@ -134,6 +143,9 @@ def main(argv=None) -> int:
             "onlinelearn: iter_vw_chunks (prefetch) + PA-I partial_fit": ours(
                 train, args.bits, None, classes
             ),
+            "onlinelearn, SeenColumns (weights for the columns seen)": ours(
+                train, args.bits, None, classes, seen=True
+            ),
             "VW --oaa 20 --loss_function hinge": vw(
                 train, tmp, ["--oaa", str(K), "--loss_function", "hinge", "-b", str(args.bits)],
                 "hinge",
@@ -142,6 +154,8 @@ def main(argv=None) -> int:
                 train, tmp, ["--oaa", str(K), "-b", str(args.bits)], "squared"
             ),
         }
+        if args.no_dense:
+            del runs["onlinelearn: iter_vw_chunks (prefetch) + PA-I partial_fit"]
         if args.with_q:
             runs["onlinelearn, -q sw"] = ours(train, args.bits, ["sw"], classes)
             runs["VW --oaa 20 --loss_function hinge -q sw"] = vw(

@@ -137,6 +137,41 @@ def _digest(header: bytes, arrays: dict[str, np.ndarray]) -> bytes:
     return h.digest()
 
 
+# -- estimator state ----------------------------------------------------------------------------
+
+
+def _state_of(estimator) -> tuple[dict, dict]:
+    """``estimator._get_state()`` with its probability calibration, if it keeps one
+    (:mod:`onlinelearn.shell.proba`): ``meta["calibration"]`` and the arrays
+    ``calibration.<name>``."""
+    meta, arrays = estimator._get_state()
+    calibration = getattr(estimator, "_calibration_state", None)
+    calibration = calibration() if calibration is not None else None
+    if calibration is not None:
+        meta = {**meta, "calibration": calibration[0]}
+        arrays = {**arrays, **{_CALIBRATION + k: v for k, v in calibration[1].items()}}
+    return meta, arrays
+
+
+def _estimator_of(meta, arrays):
+    """The estimator of a :func:`_state_of` (the inputs are not changed)."""
+    from onlinelearn.shell.linear_state import estimator_from_state
+
+    meta, arrays = dict(meta), dict(arrays)
+    if meta.get("class") == "SeenColumns":  # a wrapper, not a name of the package's top level
+        from onlinelearn.seen_columns import SeenColumns
+
+        return SeenColumns._from_state(meta, arrays)
+    # the probability calibration (absent when the estimator kept none)
+    calibration = meta.pop("calibration", None)
+    cal_arrays = {k[len(_CALIBRATION):]: arrays.pop(k) for k in list(arrays)
+                  if k.startswith(_CALIBRATION)}  # fmt: skip
+    est = estimator_from_state(meta, arrays)
+    if hasattr(est, "_set_calibration_state"):
+        est._set_calibration_state(calibration, cal_arrays)
+    return est
+
+
 # -- public API ---------------------------------------------------------------------------------
 
 
@@ -162,12 +197,7 @@ def save_model(estimator, path) -> None:
         raise TypeError(
             f"{type(estimator).__name__} cannot be saved: it has no _get_state() method"
         )
-    meta, arrays = estimator._get_state()
-    calibration = getattr(estimator, "_calibration_state", None)
-    calibration = calibration() if calibration is not None else None
-    if calibration is not None:  # the probability calibration (onlinelearn.shell.proba)
-        meta = {**meta, "calibration": calibration[0]}
-        arrays = {**arrays, **{_CALIBRATION + k: v for k, v in calibration[1].items()}}
+    meta, arrays = _state_of(estimator)
     clean: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name or name.startswith("__") or "/" in name:
@@ -303,17 +333,8 @@ def load_model(path):
         describes an estimator this version cannot rebuild.
     """
     meta, arrays, header = read_model_file(path)
-    from onlinelearn.shell.linear_state import estimator_from_state
-
     try:
-        # the probability calibration (absent when the estimator kept none)
-        calibration = meta.pop("calibration", None)
-        cal_arrays = {k[len(_CALIBRATION):]: arrays.pop(k) for k in list(arrays)
-                      if k.startswith(_CALIBRATION)}  # fmt: skip
-        est = estimator_from_state(meta, arrays)
-        if hasattr(est, "_set_calibration_state"):
-            est._set_calibration_state(calibration, cal_arrays)
-        return est
+        return _estimator_of(meta, arrays)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(
             f"{os.fsdecode(path)}: cannot rebuild the estimator "

@@ -123,9 +123,20 @@ def _check_learner_params(est, name) -> None:
             pass
 
 
+def _learner_of(est):
+    """The learner itself: the wrapped one of a :class:`~onlinelearn.seen_columns.SeenColumns`
+    (``--format vw``'s storage for the columns seen), else ``est``."""
+    from onlinelearn.seen_columns import SeenColumns
+
+    if isinstance(est, SeenColumns):
+        return getattr(est, "estimator_", est.estimator)
+    return est
+
+
 def _model_task(est) -> str:
     """The task of a fitted estimator: that of its learner in the registry; a LabelRanker fitted
     on one label per row (in Python) is a classifier."""
+    est = _learner_of(est)
     spec = registry.spec_of_estimator(est)
     task = spec.task if spec is not None else "classification"
     if task == "ranking" and getattr(est, "_kind", None) == "multiclass":
@@ -152,7 +163,7 @@ def _resumed_learner(args):
             "--average / --no-average cannot be combined with --resume: the model file fixes it"
         )
     est = load_model(args.resume)
-    spec = registry.spec_of_estimator(est)
+    spec = registry.spec_of_estimator(_learner_of(est))
     if spec is not None and not spec.online:
         raise CLIError(
             f"{args.resume}: a {spec.class_name} model ({spec.name}) is a batch learner and "

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from ._learners import _make_learner, _model_task, _resumed_learner
+from ._learners import _learner_of, _make_learner, _model_task, _resumed_learner
 from ._loop import (
     _announce_compilation,
     _check_model_size,
@@ -61,6 +61,17 @@ def _open_reader(args, path, n_features, task):
         raise
 
 
+def _seen_columns(args, est, n_features):
+    """``--format vw``: a new learner that learns per coordinate keeps weights only for the
+    hashed columns seen (:class:`~onlinelearn.seen_columns.SeenColumns`: the same model as on
+    all ``2**bits`` columns, in memory and time of the columns seen); others as they are."""
+    from onlinelearn.seen_columns import SeenColumns
+
+    if args.resume is not None or not SeenColumns.supports(est):
+        return est
+    return SeenColumns(est, n_features)
+
+
 def _shown(path) -> str:
     return "standard input" if path == STDIN else str(path)
 
@@ -70,6 +81,7 @@ def _cmd_train(args) -> int:
 
     from onlinelearn.io.formats import scan_n_features
     from onlinelearn.model_io import save_model
+    from onlinelearn.seen_columns import SeenColumns
     from onlinelearn.shell.atomic import check_writable
 
     from .. import registry
@@ -91,7 +103,7 @@ def _cmd_train(args) -> int:
     check_writable(model_path)  # learn it now, not after the whole pass
     if args.resume is not None:
         est = _resumed_learner(args)
-        spec = registry.spec_of_estimator(est)
+        spec = registry.spec_of_estimator(_learner_of(est))
         task = _model_task(est)
     else:
         name = args.learner or "perceptron"
@@ -119,6 +131,7 @@ def _cmd_train(args) -> int:
             raise CLIError("--n-features does not apply to --format vw (use --bits)")
         n_features = _vw_width(args, n_features)
         scanned = f"--bits {n_features.bit_length() - 1}"
+        est = _seen_columns(args, est, n_features)
     else:
         _vw_width(args)
     spooled = None
@@ -139,12 +152,13 @@ def _cmd_train(args) -> int:
                 if width is not None and width > n_features:
                     n_features, widest = width, path
             scanned = f"{_shown(widest)}: the highest feature index, {n_features},"
-        _check_model_size(
-            n_features,
-            bool(getattr(est, "average", False)),
-            _stderr_line,
-            None if args.n_features is not None or args.resume is not None else scanned,
-        )
+        if not isinstance(est, SeenColumns):  # (its weights are for the columns seen)
+            _check_model_size(
+                n_features,
+                bool(getattr(est, "average", False)),
+                _stderr_line,
+                None if args.n_features is not None or args.resume is not None else scanned,
+            )
         classes = None
         if needs_classes:  # a learner that cannot add labels: read them first
             say(f"reading the labels first ({spec.name} needs them all at its first update)")
@@ -195,7 +209,8 @@ def _train_online(args, est, data, n_features, task, say, warn, tqdm, classes=No
     import numpy as np
 
     table = _ProgressTable(say) if not args.quiet else None
-    pair_counts = {} if type(est).__name__ == "COPA" else None  # (label, prediction), pass 1
+    # (label, prediction) of pass 1
+    pair_counts = {} if type(_learner_of(est)).__name__ == "COPA" else None
     runs = _LabelRuns() if task != "regression" else None
     seed = 0 if args.seed is None else args.seed
     shuffle = _ShuffleBuffer(args.shuffle_buffer, seed) if args.shuffle_buffer else None
