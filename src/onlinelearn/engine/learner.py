@@ -320,7 +320,10 @@ class OnlineLearner(
 
         return kernel
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
+    def _begin(self, X, y, classes, sample_weight, *, predict_with="current", **call):
+        """The set-up of a call (:mod:`onlinelearn.shell.online`) by the active family, after
+        the checks of ``predict_with`` (``partial_fit_predict``): the averaged weights predict
+        only on the linear family's closed-form passes."""
         if self._family() is not None:
             if predict_with != "current":
                 raise ValueError(
@@ -328,16 +331,13 @@ class OnlineLearner(
                     "no averaged weights; their progressive predictions are the current iterate's"
                 )
             self._validate_params_once()
-            out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode)
-            self.n_iter_ = self.n_epochs if fit_mode else 1
-            return out
+            return super()._begin(X, y, classes, sample_weight, **call)
         if predict_with == "average" and self._generic():
             raise ValueError(
                 "predict_with='average' is offered by the closed-form passes (hinge, COPA); "
                 f"{as_loss(self.loss)!r} predicts with the current iterate"
             )
-        return super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode,
-                              predict_with=predict_with)  # fmt: skip
+        return super()._begin(X, y, classes, sample_weight, predict_with=predict_with, **call)
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k; with COPA's loss and two classes, s_1 - s_0 (as COPA)."""

@@ -27,7 +27,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -75,11 +74,11 @@ from .._core.state import (
 from . import events
 from . import validation as V
 from .meta import SparseInputMixin, state_meta
-from .online import ProgressiveMixin, check_predict_with
+from .online import Call, ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
 from .proba import ProbabilityMixin, held_out_request
 from .readout import LinearReadoutMixin
-from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
+from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
 from .state_columns import StateColumnsMixin
 from .weights import ExampleWeightsMixin
 
@@ -492,66 +491,62 @@ class OnlineLinearClassifier(
                         "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
                     )
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: validate,
-        grow the label set, run the pass(es) in a transaction; the progressive predictions.
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap,
+               predict_with="current"):  # fmt: skip
+        """The linear family's set-up of a call (:mod:`onlinelearn.shell.online`): validate,
+        grow the label set, the example weights, and what the pass scores for the calibration.
 
         ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate w_t
         (the learner's own prediction, whose mistakes are ``n_mistakes_``); ``'average'``
         (``average=True``, Euclidean learners: Perceptron, PA, COPA, where it costs one more
-        read of the row), the averaged weights in force before each row."""
+        read of the row), the averaged weights in force before each row.  The snapshot keeps
+        the arrays by reference; only what this call can change is copied (nothing when fit
+        starts from new arrays; the touched rows for a sparse Euclidean batch)."""
         predict_average = check_predict_with(self, predict_with, self._link == L.EUCLID)
-        first = fit_mode or not hasattr(self, "classes_")
-        # a transaction at the cost of the batch, not of the model: the arrays are kept by
-        # reference and only what this call can change is copied (nothing when fit starts
-        # from new arrays; the touched rows for a sparse Euclidean batch)
-        snap = self._snapshot(copy_arrays=False)
         rows = None
-        with restoring(self, snap):
-            batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
-            if isinstance(self.intercept_scaling, str) and (
-                first or "intercept_scaling_" not in self.__dict__
-            ):
-                self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
-            if first:
-                self._init_state(new_classes, batch.n_cols, batch.data.dtype)
-            else:
-                if len(new_classes) == len(self.classes_):
-                    rows = self._touched_rows(batch)
-                self._save_arrays(snap, rows)
-                self._grow(new_classes)
-            y_codes = V.label_codes(self.classes_, y)
-            n = batch.n_rows
-            pred = np.zeros(n, dtype=np.int64)
-            loss = np.zeros(n)
-            if fit_mode:
-                counts = np.bincount(y_codes, minlength=len(self.classes_))
-                weights = self._example_weights(y_codes, sw, counts)
-                rng = check_random_state(self.random_state)
-                stop = self._epoch_stop_rule(n)
-                # a one-epoch fit's calibration: the last rows of its pass, scored in it
-                req = held_out_request(self, n) if self.n_epochs == 1 else None
-                for _ in range(self.n_epochs):
-                    order = (rng.permutation(n) if self.shuffle else np.arange(n)).astype(np.int64)
-                    hold = None if req is None else (n - req.m, req.m)
-                    held = self._run(batch, y_codes, weights, order, pred, loss, rows, hold=hold)
-                    if req is not None:
-                        req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
-                    if stop is not None and stop(loss):
-                        break
-                self.class_counts_ = counts.astype(np.int64)
-            else:
-                weights = self._example_weights(y_codes, sw, None)
-                order = np.arange(n, dtype=np.int64)
-                req = held_out_request(self, n)
-                # the calibration's held-out rows (the last m), scored in the pass
-                hold = None if req is None else (n - req.m, req.m)
-                held = self._run(batch, y_codes, weights, order, pred, loss, rows,
-                                 predict_average, hold)  # fmt: skip
-                if req is not None:
-                    req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
-                self._count_classes(y_codes)
-        return self.classes_[pred]
+        batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+        if isinstance(self.intercept_scaling, str) and (
+            first or "intercept_scaling_" not in self.__dict__
+        ):
+            self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
+        if first:
+            self._init_state(new_classes, batch.n_cols, batch.data.dtype)
+        else:
+            if len(new_classes) == len(self.classes_):
+                rows = self._touched_rows(batch)
+            self._save_arrays(snap, rows)
+            self._grow(new_classes)
+        y_codes = V.label_codes(self.classes_, y)
+        n = batch.n_rows
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+        # the calibration's held-out rows (the last m of a one-epoch fit or of a partial_fit),
+        # scored in the pass
+        req = held_out_request(self, n) if not fit_mode or self.n_epochs == 1 else None
+        return Call(
+            n=n, batch=batch, y_codes=y_codes, rows=rows, counts=counts, req=req,
+            weights=self._example_weights(y_codes, sw, counts),
+            stop=self._epoch_stop_rule(n) if fit_mode else None,
+            predict_average=predict_average, pred=np.zeros(n, dtype=np.int64), loss=np.zeros(n),
+        )  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        n, req = call.n, call.req
+        if order is None:
+            order = np.arange(n, dtype=np.int64)
+        hold = None if req is None else (n - req.m, req.m)
+        held = self._run(call.batch, call.y_codes, call.weights, order, call.pred, call.loss,
+                         call.rows, call.predict_average, hold)  # fmt: skip
+        if req is not None:
+            req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
+        return call.stop is not None and call.stop(call.loss)
+
+    def _finish(self, call):
+        if call.counts is not None:
+            self.class_counts_ = call.counts.astype(np.int64)
+        else:
+            self._count_classes(call.y_codes)
+        return self.classes_[call.pred]
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):
