@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -30,9 +29,9 @@ from ..shell.meta import (
     state_meta,
 )
 from ..shell.meta import params_from_json as _params_from_json
-from ..shell.online import ProgressiveMixin, check_predict_with
+from ..shell.online import Call, ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of, param_names, validate_once
-from ..shell.snapshot import restore_attrs, restoring, save_attrs
+from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
 from . import _events
@@ -339,8 +338,9 @@ class KernelOnlineClassifier(
         if not keep_dual:
             self._st[O.DUAL] = np.nan  # this pass's rounds are not in any kept dual
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap,
+               predict_with="current"):  # fmt: skip
+        """The family's set-up of a call (:mod:`onlinelearn.shell.online`).
 
         ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate f_t, the
         learner's own prediction (its mistakes are ``n_mistakes_``), also when
@@ -348,46 +348,43 @@ class KernelOnlineClassifier(
         force before each row, i.e. what :meth:`predict` would say row by row (the linear
         learners' option, with the same meaning); learning is the same either way."""
         predict_average = check_predict_with(self, predict_with)
-        first = fit_mode or not hasattr(self, "classes_")
-        snap = self._snapshot()
-        with restoring(self, snap):
-            self._validate()
-            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
-            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
-            if first:
-                self._init_state(new_classes, X.shape[1], sp.issparse(X))
-            else:
-                if self._kernel != self._prog.kernel:
-                    raise ValueError(
-                        f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
-                        f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
-                        "start again with the new kernel."
-                    )
-                self._grow(new_classes)
-                if self.budget is not None and self._n_sv > self.budget:
-                    self._shrink()
-            rows = self._rows(X)
-            nnz = int(np.count_nonzero(rows.data))
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
-            n = rows.n_rows
-            pred = np.zeros(n, dtype=np.int64)
-            loss = np.zeros(n)
-            slot_of_row = np.full(n, -1, dtype=np.int64)
-            if fit_mode:
-                counts = np.bincount(y_codes, minlength=len(self.classes_))
-                sw = self._example_weights(y_codes, sw, counts)
-                rng = check_random_state(self.random_state)
-                for _ in range(self.n_epochs):
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(rows, nnz, y_codes, sw, order.astype(np.int64), pred, loss,
-                              slot_of_row)  # fmt: skip
-            else:
-                sw = self._example_weights(y_codes, sw, None)
-                self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
-                          slot_of_row, predict_average)  # fmt: skip
-            self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
-            self._count_classes(y_codes)
-        return self.classes_[pred]
+        self._validate()
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        new_classes = V.grown_labels(None if first else self.classes_, y, classes)
+        if first:
+            self._init_state(new_classes, X.shape[1], sp.issparse(X))
+        else:
+            if self._kernel != self._prog.kernel:
+                raise ValueError(
+                    f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
+                    f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
+                    "start again with the new kernel."
+                )
+            self._grow(new_classes)
+            if self.budget is not None and self._n_sv > self.budget:
+                self._shrink()
+        rows = self._rows(X)
+        y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        n = rows.n_rows
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+        return Call(
+            n=n, rows=rows, nnz=int(np.count_nonzero(rows.data)), y_codes=y_codes,
+            sw=self._example_weights(y_codes, sw, counts), predict_average=predict_average,
+            pred=np.zeros(n, dtype=np.int64), loss=np.zeros(n),
+            slot_of_row=np.full(n, -1, dtype=np.int64),
+        )  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        if order is None:
+            order = np.arange(call.n, dtype=np.int64)
+        self._run(call.rows, call.nnz, call.y_codes, call.sw, order, call.pred, call.loss,
+                  call.slot_of_row, call.predict_average)  # fmt: skip
+
+    def _finish(self, call):
+        self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
+        self._count_classes(call.y_codes)
+        return self.classes_[call.pred]
 
     def _coef_in_use(self):
         """(n_sv, n_cols) coefficients of the hypothesis used by predict (averaged when
