@@ -38,7 +38,13 @@ from ..framework.steps import (
     StronglyConvex,
 )
 from ..shell import validation as V
-from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_meta
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    estimator_from_meta,
+    state_meta,
+    with_methods,
+)
 from ..shell.online import Call, ProgressiveMixin
 from ..shell.params import validate_once
 from ..shell.readout import WeightsReadoutMixin
@@ -141,9 +147,8 @@ def plan_of(link, loss, step) -> Plan:
     )  # fmt: skip
 
 
-class DualAscentFamily(
-    ProgressiveMixin, WeightsReadoutMixin, ExampleWeightsMixin, ScoresClassifier
-):
+@with_methods(ProgressiveMixin, WeightsReadoutMixin, ExampleWeightsMixin)
+class DualAscentFamily(ScoresClassifier):
     """Everything an estimator of the dual ascent family does, from its ``_configuration()``
     (see the module docstring; the math is :class:`onlinelearn.DualAscentClassifier`'s)."""
 

@@ -27,6 +27,7 @@ from ..shell.meta import (
     estimator_from_meta,
     params_to_json,
     state_meta,
+    with_methods,
 )
 from ..shell.meta import params_from_json as _params_from_json
 from ..shell.online import Call, ProgressiveMixin, check_predict_with
@@ -106,9 +107,8 @@ def json_params(est):
     return params
 
 
-class KernelOnlineClassifier(
-    ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin, ScoresClassifier
-):
+@with_methods(ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin)
+class KernelOnlineClassifier(ScoresClassifier):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
     Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact

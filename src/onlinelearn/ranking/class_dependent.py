@@ -14,6 +14,7 @@ from ..shell.meta import (
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
 )
 from ..shell.online import Call, OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
@@ -43,7 +44,8 @@ def one_vs_rest_features(X, r, n_classes):
     feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
     step_max_iter=Param(10000, AT_LEAST_ONE),
 )  # fmt: skip
-class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
+@with_methods(OnlineMixin, RoundCounters)
+class ClassDependentPA(ScoresClassifier):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::

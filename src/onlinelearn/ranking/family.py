@@ -37,12 +37,13 @@ from ..framework.losses import RankingHinge
 from ..framework.steps import Aggressive, Conservative, RoundOptimal
 from ..shell import validation as V
 from ..shell.meta import (
-    SparseInputMixin,
     check_shape,
     counter,
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
+    with_tags,
 )
 from ..shell.online import Call, OnlineMixin
 from ..shell.proba import ProbabilityMixin
@@ -175,9 +176,8 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
-class LabelRankingFamily(
-    OnlineMixin, RoundCounters, WeightsReadoutMixin, SparseInputMixin, ProbabilityMixin
-):
+@with_methods(OnlineMixin, RoundCounters, WeightsReadoutMixin)
+class LabelRankingFamily(ProbabilityMixin):
     """The label-ranking estimator of a configuration (module docstring).  Not for direct use:
     a subclass adds scikit-learn's classifier bases and implements ``_configuration()`` and
     ``_check_params()`` (and overrides ``_projection()`` for a projected update).
@@ -391,7 +391,7 @@ class LabelRankingFamily(
         return out
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+        tags = with_tags(self, super().__sklearn_tags__())
         tags.classifier_tags.multi_label = True
         return tags
 

@@ -25,8 +25,9 @@ from ..shell.meta import (
     decision_values,
     estimator_from_meta,
     state_meta,
+    with_methods,
 )
-from ..shell.online import Call, ProgressiveMixin, refuse_sample_weight
+from ..shell.online import Call, OnlineMixin, ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
@@ -76,7 +77,8 @@ class SecondOrderState:
             self.arrays[name] = spread_columns(self.arrays[name], pos, n_new, binary_to_multi)
 
 
-class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
+@with_methods(ProgressiveMixin, WeightsReadoutMixin)
+class SecondOrderClassifier(ScoresClassifier):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -231,7 +233,10 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         """Learn from scratch: ``n_epochs`` online passes over (X, y) (shuffled under
         ``random_state`` when ``shuffle``).  The shell's ``fit`` without ``sample_weight``,
         which this family does not take (scikit-learn's checks read the signature)."""
-        return super().fit(X, y)
+        return OnlineMixin.fit(self, X, y)
+
+    #: (its ``fit`` is the shell's, which calibrates inside its call: no wrapping)
+    _calls_calibrate = True
 
     # ------------------------------------------------------------------ read-out
     def decision_function(self, X):

@@ -73,7 +73,7 @@ from .._core.state import (
 )
 from . import events
 from . import validation as V
-from .meta import SparseInputMixin, state_meta
+from .meta import state_meta, with_methods, with_tags
 from .online import Call, ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
 from .proba import ProbabilityMixin, held_out_request
@@ -116,18 +116,16 @@ def _state_finite(M, rows):
     return bool(rows_finite(M, np.asarray(rows, dtype=np.int64)))
 
 
-class OnlineLinearClassifier(
-    ProgressiveMixin,
-    StateColumnsMixin,
-    LinearReadoutMixin,
-    SnapshotMixin,
-    ExampleWeightsMixin,
-    SparseInputMixin,
-    ProbabilityMixin,
-    ClassifierMixin,
-    BaseEstimator,
-):
+@with_methods(ProgressiveMixin, StateColumnsMixin, LinearReadoutMixin, SnapshotMixin,
+              ExampleWeightsMixin)  # fmt: skip
+class OnlineLinearClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """Base class of the online linear classifiers. Not for direct use.
+
+    It holds everything a linear learner does: the one transaction and ``fit`` /
+    ``partial_fit`` / ``partial_fit_predict`` (:mod:`.online`), the state's columns
+    (:mod:`.state_columns`), the read-out (:mod:`.readout`), the snapshots (:mod:`.snapshot`)
+    and the example weights (:mod:`.weights`), taken from those modules as its own methods
+    (:func:`~onlinelearn.shell.meta.with_methods`), and the pass, here.
 
     A subclass is a point of the framework: it implements :meth:`_configuration`, which builds
     the (link, loss, step) objects of :mod:`onlinelearn.framework` from its parameters (a named
@@ -161,6 +159,9 @@ class OnlineLinearClassifier(
                 raise
             self.__dict__["_config_cache"] = config
         return config
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
     def __setattr__(self, name, value):
         if name in param_names(type(self)):

@@ -17,6 +17,7 @@ from .proba import ProbabilityMixin
 
 __all__ = [
     "LabelsFromScoresMixin",
+    "with_methods",
     "ScoresClassifier",
     "SparseInputMixin",
     "check_shape",
@@ -28,6 +29,7 @@ __all__ = [
     "params_from_json",
     "params_to_json",
     "state_meta",
+    "with_tags",
 ]
 
 
@@ -67,17 +69,57 @@ class LabelsFromScoresMixin:
 
 
 class SparseInputMixin:
-    """The scikit-learn tags of every family: sparse input is accepted, and a classifier
-    handles any number of classes unless it sets ``_tags_multi_class = False``."""
+    """The scikit-learn tags of every family (:func:`with_tags`) for a class that has no
+    kind base of this library (e.g. the River adapter's)."""
 
     _tags_multi_class = True
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        if tags.classifier_tags is not None:
-            tags.classifier_tags.multi_class = self._tags_multi_class
-        return tags
+        return with_tags(self, super().__sklearn_tags__())
+
+
+def with_tags(est, tags):
+    """The scikit-learn tags of every family, on top of ``tags`` (those of scikit-learn's
+    bases): sparse input is accepted, and a classifier handles any number of classes unless it
+    sets ``_tags_multi_class = False``."""
+    tags.input_tags.sparse = True
+    if tags.classifier_tags is not None:
+        tags.classifier_tags.multi_class = getattr(est, "_tags_multi_class", True)
+    return tags
+
+
+_NOT_TAKEN = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                        "__firstlineno__", "__static_attributes__"})  # fmt: skip
+
+
+def with_methods(*holders):
+    """Class decorator: the class takes, as its own attributes, the methods, properties and
+    constants that the classes ``holders`` (and their bases) define, except those it defines
+    itself; the first holder that defines a name gives it.  The result is what listing the
+    holders first among its bases would give, without them in its MRO: a family's one base
+    class holds everything an estimator of its kind does, its methods written in the modules
+    of their subjects.  A holder's function that calls ``super()`` cannot be taken (it names
+    its own class): refused here, when the class is made."""
+
+    def decorate(cls):
+        taken = {}
+        for holder in holders:
+            for klass in holder.__mro__[:-1]:  # (not object)
+                for name, value in vars(klass).items():
+                    if name in _NOT_TAKEN or name in taken:
+                        continue
+                    func = getattr(value, "fget", value)
+                    func = getattr(func, "__func__", func)
+                    code = getattr(func, "__code__", None)
+                    if code is not None and "__class__" in code.co_freevars:
+                        raise TypeError(f"{klass.__name__}.{name} calls super(): not takeable")
+                    taken[name] = value
+        for name, value in taken.items():
+            if name not in cls.__dict__:
+                setattr(cls, name, value)
+        return cls
+
+    return decorate
 
 
 def counter(slot, doc=None):
@@ -86,11 +128,15 @@ def counter(slot, doc=None):
     return property(lambda est: int(est._stats()[slot]), doc=doc)
 
 
-class ScoresClassifier(
-    ProbabilityMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
-):
+class ScoresClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """scikit-learn's classifier bases with what every family adds: the tags (sparse input),
     ``predict`` from ``decision_function`` and ``predict_proba`` (:mod:`.proba`)."""
+
+    _tags_multi_class = True
+    predict = LabelsFromScoresMixin.predict
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
 
 def _json_label(v):

@@ -13,7 +13,7 @@ from .._core import projected_pass as PP
 from .._core import regression as CR
 from .._core.generic import residual_pass as generic_residual_pass
 from . import validation as V
-from .meta import SparseInputMixin, counter, estimator_from_meta, state_meta
+from .meta import counter, estimator_from_meta, state_meta, with_methods, with_tags
 from .online import Call, ProgressiveMixin, refuse_classes
 from .params import (
     CONSTRAINT,
@@ -118,7 +118,8 @@ def _unchecked_dense(estimator, X, *, reset):
     return X
 
 
-class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, BaseEstimator):
+@with_methods(ProgressiveMixin)
+class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
     """Base of the online linear regressors. Not for direct use.
 
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
@@ -128,6 +129,9 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         n: REGRESSION[n]
         for n in ("n_epochs", "shuffle", "random_state", "fit_intercept", "intercept_scaling")
     })  # fmt: skip
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
     def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
         """The first-order pass: the dense kernel for an ndarray X, the CSR one for a

@@ -46,11 +46,14 @@ class LossStop:
         return self.no_improvement >= self.n_iter_no_change
 
 
-class ConvergenceStopMixin(OnlineMixin):
+class ConvergenceStopMixin:
     """Put before :class:`onlinelearn.base.OnlineLinearClassifier`: ``fit`` stops when the
     training loss stops improving (:class:`LossStop`: ``tol`` and ``n_iter_no_change``) or
     after ``n_epochs``; ``n_iter_`` is then the passes ``fit`` made, or 1 after
     ``partial_fit`` (the passes of that call, as scikit-learn's ``partial_fit`` reports)."""
+
+    #: the one transaction of the shell (named here for the event road's check of what learns)
+    _learn = OnlineMixin._learn
 
     def _epoch_stop_rule(self, n_rows):
         return LossStop(self.tol, self.n_iter_no_change, n_rows)

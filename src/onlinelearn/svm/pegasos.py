@@ -16,6 +16,7 @@ from ..shell.meta import (
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
 )
 from ..shell.online import Call, OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
@@ -32,7 +33,8 @@ __all__ = ["Pegasos"]
     projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
     t0=Param(0.0, NON_NEGATIVE),
 )  # fmt: skip
-class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassifier):
+@with_methods(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin)
+class Pegasos(ScoresClassifier):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
