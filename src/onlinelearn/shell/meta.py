@@ -1,5 +1,6 @@
 """Small pieces every estimator family shares: labels from scores (and ``predict`` made of
-them), the scikit-learn tags, and model-file metadata.
+them), the scikit-learn tags, model-file metadata, and :func:`with_methods`, by which a
+family's one base class takes the methods written in the shell's modules as its own.
 
 Model files store ``meta = {"class", "params", "n_features_in_", ...}`` (docs/CONTRACT.md); the
 parameters must be JSON types, so a seed object becomes ``None``, a ``class_weight`` dict with
@@ -19,7 +20,6 @@ __all__ = [
     "LabelsFromScoresMixin",
     "with_methods",
     "ScoresClassifier",
-    "SparseInputMixin",
     "check_shape",
     "counter",
     "decision_values",
@@ -66,16 +66,6 @@ class LabelsFromScoresMixin:
         ``classes_[1]``), the argmax (first maximum) of one score per class."""
         scores = self.decision_function(X)  # checks that the model is fitted
         return labels_from_scores(self.classes_, scores)
-
-
-class SparseInputMixin:
-    """The scikit-learn tags of every family (:func:`with_tags`) for a class that has no
-    kind base of this library (e.g. the River adapter's)."""
-
-    _tags_multi_class = True
-
-    def __sklearn_tags__(self):
-        return with_tags(self, super().__sklearn_tags__())
 
 
 def with_tags(est, tags):

@@ -48,7 +48,8 @@ Call = SimpleNamespace
 
 class OnlineMixin:
     """``fit`` and ``partial_fit`` on top of the one transaction :meth:`_learn` (module
-    docstring)."""
+    docstring); a family's base takes these methods as its own
+    (:func:`~onlinelearn.shell.meta.with_methods`)."""
 
     #: its fit/partial_fit run the calibration (shell.proba) themselves: no wrapping
     _calls_calibrate = True
