@@ -19,9 +19,10 @@ import time
 import numpy as np
 
 import onlinelearn as ol
+from onlinelearn._core.state import N_UPDATES
 from onlinelearn.datasets import shared_data_path
 from onlinelearn.io import load_svmlight
-from onlinelearn.shell import base
+from onlinelearn.shell import linear_pass
 from onlinelearn.shell import validation as V
 
 _CHECKS = ("check_sparse_structure", "check_aggressive_steps", "check_readout", "check_scores")
@@ -54,7 +55,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=15)
     args = p.parse_args()
-    assert base.V is V
+    assert linear_pass.V is V  # (the pass looks the checks up there)
     X, y = load_svmlight(shared_data_path("news20", "train"), n_features=56438)
     print(f"news20 train: {X.shape[0]} x {X.shape[1]}, {X.nnz} nonzeros")
     for dtype in (np.float64, np.float32):
@@ -75,7 +76,7 @@ def main():
         batch = V.CSRBatch(Xd)
         n = X.shape[0]
         loss, w, order = np.ones(n), np.ones(n), np.arange(n, dtype=np.int64)
-        est._st[base.N_UPDATES] = n  # every row with a loss updated: the usual case
+        est._st[N_UPDATES] = n  # every row with a loss updated: the usual case
         t_steps = min(
             _timed(functools.partial(V.check_aggressive_steps, est, batch, loss, w, order, 0))
             for _ in range(args.repeat)

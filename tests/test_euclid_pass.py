@@ -324,7 +324,7 @@ def test_estimators_pad_their_pass_and_keep_their_weights(name, layout, monkeypa
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr("onlinelearn.shell.base.padded_work_state", spy)
+    monkeypatch.setattr("onlinelearn.shell.linear_pass.padded_work_state", spy)
     padded = est(**kw).fit(X, y)
     assert calls and all(calls)  # every pass of this fit ran padded
     monkeypatch.setattr(E, "PAD_MIN_RATIO", 10**12)
@@ -346,14 +346,14 @@ def test_generic_pass_prefetching_changes_no_value(name, monkeypatch):
     import onlinelearn
     from onlinelearn._core import online_loop as OL
     from onlinelearn._core.prefetch import PREFETCH_MIN_ENTRIES, without_prefetch
-    from onlinelearn.shell import base
+    from onlinelearn.shell import linear_pass
 
     no_hints = without_prefetch(OL.online_pass)
     X, y = wide_sparse_problem(np.random.default_rng(17), n=60, K=3, per_row=12)
     make = getattr(onlinelearn, name)
     with_hints = make(n_epochs=2, random_state=0).fit(X, y)
     assert with_hints._theta.size >= PREFETCH_MIN_ENTRIES
-    monkeypatch.setattr(base, "online_pass", no_hints)
+    monkeypatch.setattr(linear_pass, "online_pass", no_hints)
     without = make(n_epochs=2, random_state=0).fit(X, y)
     for a in ("_theta", "_A", "_lastS", "_st"):
         np.testing.assert_array_equal(getattr(with_hints, a), getattr(without, a))

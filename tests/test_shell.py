@@ -41,6 +41,52 @@ def test_partial_fit_is_the_shells(name):
         assert "sample_weight" not in cls.fit.__code__.co_varnames
 
 
+@pytest.mark.parametrize("name", ONLINE)
+def test_every_online_family_runs_the_one_transaction(name):
+    """One transaction for every family (issue 31): a family supplies hooks, not a ``_learn``."""
+    cls = getattr(onlinelearn, name)
+    assert cls._learn is OnlineMixin._learn
+    for hook in ("_snapshot", "_restore", "_begin", "_epoch", "_finish"):
+        assert callable(getattr(cls, hook)), hook
+
+
+def _ours(cls):
+    return [k.__name__ for k in cls.__mro__ if k.__module__.startswith("onlinelearn")]
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in onlinelearn.__all__ if isinstance(getattr(onlinelearn, n), type)]
+)
+def test_an_estimator_has_at_most_five_classes_of_ours_in_its_mro(name):
+    """One base per kind (the mixins' methods are taken as its own, shell.meta.with_methods)."""
+    assert len(_ours(getattr(onlinelearn, name))) <= 5, _ours(getattr(onlinelearn, name))
+
+
+def test_with_methods_takes_what_the_class_lacks_and_refuses_super():
+    from onlinelearn.shell.meta import with_methods
+
+    class Holder:
+        def a(self):
+            return "holder"
+
+        def b(self):
+            return "holder"
+
+    @with_methods(Holder)
+    class Taker:
+        def b(self):
+            return "own"
+
+    assert Taker().a() == "holder" and Taker().b() == "own" and Holder not in Taker.__mro__
+
+    class Cooperative:
+        def c(self):
+            return super().c()
+
+    with pytest.raises(TypeError, match="super"):
+        with_methods(Cooperative)(type("T", (), {}))
+
+
 SRC = Path(onlinelearn.__file__).resolve().parent
 #: modules that call scikit-learn's input checks themselves, and why
 ALLOWED = {

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import dual_ascent as DA
@@ -39,11 +38,17 @@ from ..framework.steps import (
     StronglyConvex,
 )
 from ..shell import validation as V
-from ..shell.meta import ScoresClassifier, counter, estimator_from_meta, state_meta
-from ..shell.online import ProgressiveMixin
+from ..shell.meta import (
+    ScoresClassifier,
+    counter,
+    estimator_from_meta,
+    state_meta,
+    with_methods,
+)
+from ..shell.online import Call, ProgressiveMixin
 from ..shell.params import validate_once
 from ..shell.readout import WeightsReadoutMixin
-from ..shell.snapshot import restore_attrs, restoring, save_attrs
+from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.weights import ExampleWeightsMixin
 
 __all__ = ["STEPS", "DualAscentFamily", "Plan", "check_dual_ascent_configuration", "plan_of"]
@@ -142,9 +147,8 @@ def plan_of(link, loss, step) -> Plan:
     )  # fmt: skip
 
 
-class DualAscentFamily(
-    ProgressiveMixin, WeightsReadoutMixin, ExampleWeightsMixin, ScoresClassifier
-):
+@with_methods(ProgressiveMixin, WeightsReadoutMixin, ExampleWeightsMixin)
+class DualAscentFamily(ScoresClassifier):
     """Everything an estimator of the dual ascent family does, from its ``_configuration()``
     (see the module docstring; the math is :class:`onlinelearn.DualAscentClassifier`'s)."""
 
@@ -262,67 +266,70 @@ class DualAscentFamily(
             np.zeros(n_buf), plan.squared,
         )  # fmt: skip
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin` (each row of
-        each pass is a round; the label set is fixed by the first call, its labels or
-        ``classes``): the label predicted for each row before its round."""
-        first = fit_mode or not hasattr(self, "_state")
-        snap = self._snapshot()
-        missed = 0.0
-        with restoring(self, snap):
-            self._check_params()
-            plan = self._plan()
-            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
-            batch = V.CSRBatch(X)
-            if first:
-                self._init_state(V.grown_labels(None, y, classes), batch.n_cols, plan)
-            else:
-                if classes is not None and not np.array_equal(
-                    np.unique(np.asarray(classes)), self.classes_
-                ):
-                    raise ValueError(
-                        f"classes={list(classes)!r} differs from the classes of the first call "
-                        f"{self.classes_.tolist()!r}."
-                    )
-                unseen = np.setdiff1d(np.unique(y), self.classes_)
-                if unseen.size:
-                    raise ValueError(
-                        f"labels {unseen.tolist()!r} were not among the classes of the first "
-                        f"call {self.classes_.tolist()!r}: the stored dual variables are tied "
-                        "to a fixed label set; pass every label in classes= on the first call."
-                    )
-                if ("theta" in self._state) != plan.window:
-                    raise ValueError(
-                        "the step's family changed since the model was fitted (a window step "
-                        "on the Euclidean link keeps w, the others v): call fit to start afresh."
-                    )
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
-            n = batch.n_rows
-            pred = np.zeros(n, dtype=np.int64)
-            counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
-            sw = self._example_weights(y_codes, sw, counts)
-            if fit_mode:
-                self.class_counts_ = counts.astype(np.int64)
-            else:
-                self._count_classes(y_codes)
-            epochs = self.n_epochs if fit_mode else 1
-            self._reserve(batch, n * epochs, plan)
-            missed = 0.0 if first else float(self._state["st"][DA.N_UNCONVERGED])
-            rng = check_random_state(self.random_state)
-            for _ in range(epochs):
-                if fit_mode and self.shuffle:
-                    order = rng.permutation(n).astype(np.int64)
-                else:
-                    order = np.arange(n, dtype=np.int64)
-                if not self._run(batch, y_codes, sw, order, pred, plan):
-                    raise FloatingPointError(
-                        f"{type(self).__name__}: a weight became infinite or NaN; the model was "
-                        "left as it was before this call. Scale the features or lower C."
-                    )
-            missed = float(self._state["st"][DA.N_UNCONVERGED]) - missed
-        if missed > 0:
-            self._warn_unconverged(int(missed), plan)
-        return self.classes_[pred]
+    def _started(self):
+        return "_state" in self.__dict__
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
+        """The family's set-up of a call (:mod:`onlinelearn.shell.online`; each row of each
+        pass is a round; the label set is fixed by the first call, its labels or
+        ``classes``)."""
+        self._check_params()
+        plan = self._plan()
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        batch = V.CSRBatch(X)
+        if first:
+            self._init_state(V.grown_labels(None, y, classes), batch.n_cols, plan)
+        else:
+            if classes is not None and not np.array_equal(
+                np.unique(np.asarray(classes)), self.classes_
+            ):
+                raise ValueError(
+                    f"classes={list(classes)!r} differs from the classes of the first call "
+                    f"{self.classes_.tolist()!r}."
+                )
+            unseen = np.setdiff1d(np.unique(y), self.classes_)
+            if unseen.size:
+                raise ValueError(
+                    f"labels {unseen.tolist()!r} were not among the classes of the first "
+                    f"call {self.classes_.tolist()!r}: the stored dual variables are tied "
+                    "to a fixed label set; pass every label in classes= on the first call."
+                )
+            if ("theta" in self._state) != plan.window:
+                raise ValueError(
+                    "the step's family changed since the model was fitted (a window step "
+                    "on the Euclidean link keeps w, the others v): call fit to start afresh."
+                )
+        y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        n = batch.n_rows
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+        sw = self._example_weights(y_codes, sw, counts)
+        if fit_mode:
+            self.class_counts_ = counts.astype(np.int64)
+        else:
+            self._count_classes(y_codes)
+        self._reserve(batch, n * (self.n_epochs if fit_mode else 1), plan)
+        missed = 0.0 if first else float(self._state["st"][DA.N_UNCONVERGED])
+        return Call(n=n, batch=batch, y_codes=y_codes, sw=sw, plan=plan, missed=missed,
+                    pred=np.zeros(n, dtype=np.int64))  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        if order is None:
+            order = np.arange(call.n, dtype=np.int64)
+        if not self._run(call.batch, call.y_codes, call.sw, order, call.pred, call.plan):
+            raise FloatingPointError(
+                f"{type(self).__name__}: a weight became infinite or NaN; the model was "
+                "left as it was before this call. Scale the features or lower C."
+            )
+
+    def _finish(self, call):
+        call.missed = float(self._state["st"][DA.N_UNCONVERGED]) - call.missed
+        return self.classes_[call.pred]
+
+    def _after(self, call, fit_mode):
+        # (no super(): the family's methods also run on OnlineLearner, which routes to them)
+        if call.missed > 0:
+            self._warn_unconverged(int(call.missed), call.plan)
 
     def _warn_unconverged(self, missed, plan):
         """One ``ConvergenceWarning`` for the rounds of this call whose coordinate ascent (the
@@ -334,7 +341,7 @@ class DualAscentFamily(
             "so their steps are not the optimum of their window problem (n_unconverged_ counts "
             "them over all calls); raise max_sweeps, or raise tol to accept a looser step.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
     @staticmethod

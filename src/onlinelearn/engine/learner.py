@@ -98,19 +98,19 @@ def _decode(value):
     return value
 
 
-class _AxesInModelFiles:
-    """Model files of a learner whose ``link``, ``loss`` and ``step`` may be objects: each is
-    written as JSON (:func:`_encode`) and rebuilt when the file is read (:func:`_decode`)."""
+def _with_axes(est, state):
+    """The model file ``state`` = (meta, arrays) of a learner whose ``link``, ``loss`` and
+    ``step`` may be objects: each is written as JSON (:func:`_encode`), and rebuilt when the
+    file is read (:func:`_decode_params`)."""
+    meta, arrays = state
+    meta["params"] = {**meta["params"], **{n: _encode(getattr(est, n)) for n in _AXES}}
+    return meta, arrays
 
-    def _get_state(self):
-        meta, arrays = super()._get_state()
-        meta["params"] = {**meta["params"], **{n: _encode(getattr(self, n)) for n in _AXES}}
-        return meta, arrays
 
-    @classmethod
-    def _decode_params(cls, params):
-        """The parameters of a model file with their link, loss and step objects rebuilt."""
-        return {k: _decode(v) for k, v in params.items()}
+@classmethod
+def _decode_params(cls, params):
+    """The parameters of a model file with their link, loss and step objects rebuilt."""
+    return {k: _decode(v) for k, v in params.items()}
 
 
 @routed(DualAscentFamily, LabelRankingFamily)
@@ -126,11 +126,7 @@ class RoutedOnlineLinearClassifier(OnlineLinearClassifier):
     link=Param("euclidean", Link, StrOptions({"euclidean", "entropy", "pnorm"})),
     loss=Param("hinge", Loss, StrOptions({"hinge", "squared_hinge", "logistic", "confusion"})),
 )  # fmt: skip
-class OnlineLearner(
-    _AxesInModelFiles,
-    ConvergenceStopMixin,
-    RoutedOnlineLinearClassifier,
-):
+class OnlineLearner(ConvergenceStopMixin, RoutedOnlineLinearClassifier):
     """An online classifier given by its three choices: ``link`` x ``loss`` x ``step``.
 
     Problem solved by a round (thesis eq. 5.14; the Euclidean link shown, the others replace
@@ -193,6 +189,11 @@ class OnlineLearner(
     # ------------------------------------------------------------------ the configuration
     def _configuration(self):
         return as_link(self.link), as_loss(self.loss), as_step(self.step)
+
+    def _get_state(self):
+        return _with_axes(self, super()._get_state())
+
+    _decode_params = _decode_params
 
     def _family(self):
         """The family the configuration belongs to: None (the linear one), DualAscentFamily
@@ -320,7 +321,10 @@ class OnlineLearner(
 
         return kernel
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
+    def _begin(self, X, y, classes, sample_weight, *, predict_with="current", **call):
+        """The set-up of a call (:mod:`onlinelearn.shell.online`) by the active family, after
+        the checks of ``predict_with`` (``partial_fit_predict``): the averaged weights predict
+        only on the linear family's closed-form passes."""
         if self._family() is not None:
             if predict_with != "current":
                 raise ValueError(
@@ -328,16 +332,13 @@ class OnlineLearner(
                     "no averaged weights; their progressive predictions are the current iterate's"
                 )
             self._validate_params_once()
-            out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode)
-            self.n_iter_ = self.n_epochs if fit_mode else 1
-            return out
+            return super()._begin(X, y, classes, sample_weight, **call)
         if predict_with == "average" and self._generic():
             raise ValueError(
                 "predict_with='average' is offered by the closed-form passes (hinge, COPA); "
                 f"{as_loss(self.loss)!r} predicts with the current iterate"
             )
-        return super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode,
-                              predict_with=predict_with)  # fmt: skip
+        return super()._begin(X, y, classes, sample_weight, predict_with=predict_with, **call)
 
     def decision_function(self, X):
         """Scores <w_k, x> + b_k; with COPA's loss and two classes, s_1 - s_0 (as COPA)."""
@@ -352,7 +353,7 @@ class OnlineLearner(
     REGRESSION, step=_STEP, link=Param("euclidean", Link, StrOptions({"euclidean"})),
     loss=Param("squared", Loss, StrOptions({"squared", "epsilon_insensitive"})),
 )  # fmt: skip
-class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
+class OnlineRegressor(OnlineLinearRegressor):
     """An online regressor given by its three choices: Euclidean link x residual loss x step.
 
     Problem solved by a round, r_t(w) = <w, x_t> - y_t::
@@ -400,6 +401,11 @@ class OnlineRegressor(_AxesInModelFiles, OnlineLinearRegressor):
 
     def _configuration(self):
         return as_link(self.link), as_loss(self.loss), as_step(self.step)
+
+    def _get_state(self):
+        return _with_axes(self, super()._get_state())
+
+    _decode_params = _decode_params
 
     @classmethod
     def _from_state(cls, meta, arrays):

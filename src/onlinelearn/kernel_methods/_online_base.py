@@ -1,7 +1,8 @@
 """The plumbing shared by the kernel online learners (:mod:`._online`): validation, label growth,
-the support set and its budget, the averaged read-out, transactions (snapshot/restore) and model
-files, in :class:`KernelOnlineClassifier`; each learner only declares its step.  The compiled
-pass is :func:`onlinelearn._core.kernel.online.kernel_pass`.
+the support set and its budget, the averaged read-out and the snapshots of the shell's
+transaction, in :class:`KernelOnlineClassifier` (with the kept dual and the model files of
+:mod:`._online_state`); each learner only declares its step.  The compiled pass is
+:func:`onlinelearn._core.kernel.online.kernel_pass`.
 """
 
 from __future__ import annotations
@@ -11,31 +12,26 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core import steps as S
 from .._core.kernel import online as O
-from ..kernels import Precomputed, as_kernel, from_dict
+from ..kernels import Precomputed, as_kernel
 from ..kernels._program import Program, Rows
 from ..shell import validation as V
 from ..shell.meta import (
     ScoresClassifier,
-    check_shape,
     counter,
     decision_values,
-    estimator_from_meta,
-    params_to_json,
-    state_meta,
+    with_methods,
 )
-from ..shell.meta import params_from_json as _params_from_json
-from ..shell.online import ProgressiveMixin, check_predict_with
+from ..shell.online import Call, ProgressiveMixin, check_predict_with
 from ..shell.params import SHARED, Param, constraints_of, param_names, validate_once
-from ..shell.snapshot import restore_attrs, restoring, save_attrs
+from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ..shell.weights import ExampleWeightsMixin
 from . import _events
+from ._online_state import KernelOnlineState, json_params, params_from_json
 
 __all__ = [
     "KERNEL_ONLINE", "KernelOnlineClassifier", "json_params", "kernel_param", "params_from_json",
@@ -83,33 +79,8 @@ def kernel_param(kernel, what):
     return as_kernel(kernel, f"{type(what).__name__}: kernel")
 
 
-def kernel_to_json(kernel):
-    return kernel if isinstance(kernel, str) else {"__kernel__": kernel.to_dict()}
-
-
-def params_from_json(params):
-    """Parameters of a model file: the kernel rebuilt, then ``shell.meta.params_from_json``."""
-    params = _params_from_json(params)
-    params["kernel"] = kernel_from_json(params["kernel"])
-    return params
-
-
-def kernel_from_json(value):
-    if isinstance(value, dict) and "__kernel__" in value:
-        return from_dict(value["__kernel__"])
-    return value
-
-
-def json_params(est):
-    """``get_params()`` in JSON types (``shell.meta.params_to_json``), the kernel as a dict."""
-    params = params_to_json(est)
-    params["kernel"] = kernel_to_json(params["kernel"])
-    return params
-
-
-class KernelOnlineClassifier(
-    ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin, ScoresClassifier
-):
+@with_methods(KernelOnlineState, ProgressiveMixin, GrowingLabelsMixin, ExampleWeightsMixin)
+class KernelOnlineClassifier(ScoresClassifier):
     """Base of the kernel online learners. Not for direct use (see the subclasses).
 
     Class weights follow the linear learners' rules (:class:`ExampleWeightsMixin`): exact
@@ -339,8 +310,9 @@ class KernelOnlineClassifier(
         if not keep_dual:
             self._st[O.DUAL] = np.nan  # this pass's rounds are not in any kept dual
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap,
+               predict_with="current"):  # fmt: skip
+        """The family's set-up of a call (:mod:`onlinelearn.shell.online`).
 
         ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate f_t, the
         learner's own prediction (its mistakes are ``n_mistakes_``), also when
@@ -348,46 +320,43 @@ class KernelOnlineClassifier(
         force before each row, i.e. what :meth:`predict` would say row by row (the linear
         learners' option, with the same meaning); learning is the same either way."""
         predict_average = check_predict_with(self, predict_with)
-        first = fit_mode or not hasattr(self, "classes_")
-        snap = self._snapshot()
-        with restoring(self, snap):
-            self._validate()
-            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
-            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
-            if first:
-                self._init_state(new_classes, X.shape[1], sp.issparse(X))
-            else:
-                if self._kernel != self._prog.kernel:
-                    raise ValueError(
-                        f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
-                        f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
-                        "start again with the new kernel."
-                    )
-                self._grow(new_classes)
-                if self.budget is not None and self._n_sv > self.budget:
-                    self._shrink()
-            rows = self._rows(X)
-            nnz = int(np.count_nonzero(rows.data))
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
-            n = rows.n_rows
-            pred = np.zeros(n, dtype=np.int64)
-            loss = np.zeros(n)
-            slot_of_row = np.full(n, -1, dtype=np.int64)
-            if fit_mode:
-                counts = np.bincount(y_codes, minlength=len(self.classes_))
-                sw = self._example_weights(y_codes, sw, counts)
-                rng = check_random_state(self.random_state)
-                for _ in range(self.n_epochs):
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(rows, nnz, y_codes, sw, order.astype(np.int64), pred, loss,
-                              slot_of_row)  # fmt: skip
-            else:
-                sw = self._example_weights(y_codes, sw, None)
-                self._run(rows, nnz, y_codes, sw, np.arange(n, dtype=np.int64), pred, loss,
-                          slot_of_row, predict_average)  # fmt: skip
-            self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
-            self._count_classes(y_codes)
-        return self.classes_[pred]
+        self._validate()
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        new_classes = V.grown_labels(None if first else self.classes_, y, classes)
+        if first:
+            self._init_state(new_classes, X.shape[1], sp.issparse(X))
+        else:
+            if self._kernel != self._prog.kernel:
+                raise ValueError(
+                    f"the kernel changed since the model was fitted ({self._prog.kernel!r} "
+                    f"-> {self._kernel!r}); partial_fit continues one model: call fit to "
+                    "start again with the new kernel."
+                )
+            self._grow(new_classes)
+            if self.budget is not None and self._n_sv > self.budget:
+                self._shrink()
+        rows = self._rows(X)
+        y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        n = rows.n_rows
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+        return Call(
+            n=n, rows=rows, nnz=int(np.count_nonzero(rows.data)), y_codes=y_codes,
+            sw=self._example_weights(y_codes, sw, counts), predict_average=predict_average,
+            pred=np.zeros(n, dtype=np.int64), loss=np.zeros(n),
+            slot_of_row=np.full(n, -1, dtype=np.int64),
+        )  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        if order is None:
+            order = np.arange(call.n, dtype=np.int64)
+        self._run(call.rows, call.nnz, call.y_codes, call.sw, order, call.pred, call.loss,
+                  call.slot_of_row, call.predict_average)  # fmt: skip
+
+    def _finish(self, call):
+        self._sv_src[: self._n_sv] = -1  # rows of this batch are not rows of the next
+        self._count_classes(call.y_codes)
+        return self.classes_[call.pred]
 
     def _coef_in_use(self):
         """(n_sv, n_cols) coefficients of the hypothesis used by predict (averaged when
@@ -466,94 +435,3 @@ class KernelOnlineClassifier(
     n_mistakes_ = counter(O.N_MISTAKES)
     t_ = counter(O.T)
     n_removed_ = counter(O.N_REMOVED, "Support vectors removed to respect the budget.")
-
-    # ------------------------------------------------------------------ the kept dual
-    def _keeps_dual(self):
-        """True when the pass keeps the dual objective: the hinge steps (Perceptron, PA, PA-I,
-        PA-II), not COPA (whose loss has no dual kept here, as :class:`onlinelearn.COPA`)."""
-        return self._step()[0] != S.COPA
-
-    def _dual_margin(self):
-        """gamma of the hinge whose dual ``st[DUAL]`` keeps: the step's margin; 1 when it is 0
-        (the Perceptron's Hinge(0): thesis Sec. 5.1.1 sets gamma = 1), as the linear twins."""
-        gamma = self._step()[2]
-        return gamma if gamma > 0.0 else 1.0
-
-    @property
-    def dual_objective_(self):
-        """The dual objective of the run so far, kept as the sum of the rounds' increments.
-
-        With tau_t >= 0 the step of round t (its update f += tau_t u_t, u_t = y_t k(x_t, .)
-        binary, or k(x_t, .) on the column of y_t and -k(x_t, .) on the max-score rival's),
-        f = sum_t tau_t u_t and gamma the hinge's margin (1 for the Perceptron)::
-
-            D = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - 1/2 ||f||_H^2,
-            ||f||_H^2 = sum_k sum_{s,s'} c_sk c_s'k (k(x_s, x_s') + b^2)
-
-        (thesis eq. 5.12 divided by c, the Euclidean conjugate in the RKHS of k + b^2; the
-        same definition as the linear learners' ``dual_objective_``, which it equals with
-        ``kernel='linear'``).  It is the dual of::
-
-            P(f) = 1/2 ||f||_H^2 + sum_t C_t [gamma - margin_t(f)]_+   (PA-II: squared hinge)
-
-        over every round so far (all epochs), with C_t = C s_t (PA-I, PA-II), s_t (the
-        Perceptron: tau_t = s_t on a mistake) and +inf (PA), s_t the example's weight (class
-        weight x sample weight), margin_t the binary or max-rival multiclass margin and the
-        intercept the weight of a regularised feature of constant value b =
-        ``intercept_scaling``.  So D <= P(f) for every f (weak duality): P(f_avg) - D bounds
-        how far the current or averaged hypothesis is from the optimum of P; averaging changes
-        nothing in D (the average is another primal point).  The dual variables are in the
-        state: sum_t tau_t = sum_s y_s c_s (binary) or sum_s c_{s, y_s} (multiclass).  When a
-        binary model meets a third label its columns become (-c/2, c/2): the same variables,
-        tau_t / 2, on the multiclass hinge (D is updated exactly, PA-II included).
-
-        NaN for KernelCOPA (as :class:`onlinelearn.COPA`) and once a support vector has been
-        removed by the budget (f then forgets some tau_t u_t, so it is no longer the primal
-        point of these variables; with a budget never reached D is kept)."""
-        if "classes_" not in self.__dict__:
-            check_is_fitted(self, "classes_")
-        return float(self._st[O.DUAL])
-
-    # ------------------------------------------------------------------ model files
-    def _get_state(self):
-        check_is_fitted(self, "classes_")
-        n = self._n_sv
-        d, i, p = self._compact()
-        meta = state_meta(self, json_params(self), sparse_input=bool(self._sparse_input))
-        arrays = {
-            "classes_": np.asarray(self.classes_),
-            "sv_data": d,
-            "sv_indices": i,
-            "sv_indptr": p,
-            "st": self._st,
-            "class_counts": self.class_counts_,
-        }
-        for a in ("_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born", "_label"):
-            arrays[a[1:]] = np.ascontiguousarray(getattr(self, a)[:n])
-        return meta, arrays
-
-    @classmethod
-    def _from_state(cls, meta, arrays):
-        est = estimator_from_meta(cls, meta, decode=params_from_json)
-        est._validate()
-        classes = np.asarray(arrays["classes_"])
-        est._init_state(classes, est.n_features_in_, meta["sparse_input"])
-        st = np.asarray(arrays["st"], dtype=np.float64)
-        check_shape("st", st, (O.N_ST,))
-        n = int(st[O.N_SV])
-        p = np.asarray(arrays["sv_indptr"], dtype=np.int64)
-        est._pool_d = np.ascontiguousarray(arrays["sv_data"], dtype=np.float64)
-        est._pool_i = np.ascontiguousarray(arrays["sv_indices"], dtype=np.int32)
-        est._sv_lo = p[:-1].copy()
-        est._sv_hi = p[1:].copy()
-        for a in ("_sv_norm", "_sv_kxx", "_coef", "_A", "_last", "_born", "_label"):
-            ref = getattr(est, a)
-            setattr(est, a, np.ascontiguousarray(arrays[a[1:]], dtype=ref.dtype))
-        est._sv_src = np.full(n, -1, dtype=np.int64)
-        est._st = st
-        est.class_counts_ = np.asarray(arrays["class_counts"], dtype=np.int64)
-        n_cols = 1 if (len(classes) <= 2 and not cls._always_multiclass) else len(classes)
-        if est._coef.shape != (n, n_cols) or p.shape != (n + 1,):
-            raise ValueError("model state is inconsistent: support set arrays of wrong shapes")
-        st[O.POOL_USED] = p[-1]
-        return est

@@ -187,7 +187,7 @@ class COPA(OnlineLinearClassifier):
         :meth:`partial_fit`.  A rejected batch leaves the model unchanged.
         """
         first = not hasattr(self, "classes_")
-        snap = self._snapshot()
+        snap = self._snapshot(copy_arrays=True)
         with restoring(self, snap):
             batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
             Xv = V.check_X(self, X, reset=False)

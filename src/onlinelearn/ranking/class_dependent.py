@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
@@ -15,13 +14,17 @@ from ..shell.meta import (
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
 )
-from ..shell.online import OnlineMixin
+from ..shell.online import Call, OnlineMixin
 from ..shell.params import AT_LEAST_ONE, POSITIVE, Param, parameters
 from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 from ._counters import RANKING, RoundCounters
 
 __all__ = ["ClassDependentPA", "one_vs_rest_features"]
+
+#: what a call may change (copied by its snapshot)
+_STATE = ("classes_", "coef_", "_st", "n_features_in_")
 
 
 def one_vs_rest_features(X, r, n_classes):
@@ -41,7 +44,8 @@ def one_vs_rest_features(X, r, n_classes):
     feature_map=Param(None, callable, None), step_tol=Param(1e-10, POSITIVE),
     step_max_iter=Param(10000, AT_LEAST_ONE),
 )  # fmt: skip
-class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
+@with_methods(OnlineMixin, RoundCounters)
+class ClassDependentPA(ScoresClassifier):
     """Passive-aggressive multiclass learning with class-dependent features (thesis Sec. 7.4).
 
     Problem solved by a round (thesis eq. (7.35) with f = 1/2 ||w||^2)::
@@ -114,49 +118,56 @@ class ClassDependentPA(OnlineMixin, RoundCounters, ScoresClassifier):
             )
         return Phi
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
+    def _snapshot(self):
+        return save_attrs(self, _STATE, copy_array)
+
+    def _restore(self, snap):
+        restore_attrs(self, _STATE, snap)
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
+        """The set-up of a call (:mod:`onlinelearn.shell.online`): the label set is fixed by
+        the first call (its labels or ``classes``)."""
         self._validate_params()
-        first = fit_mode or not hasattr(self, "classes_")
-        keys = ("classes_", "coef_", "_st", "n_features_in_")
-        snap = save_attrs(self, keys, copy_array)
-        try:
-            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
-            if first:
-                for k in ("classes_", "coef_", "_st"):
-                    self.__dict__.pop(k, None)
-                self.classes_ = V.grown_labels(None, y, classes)
-            codes = np.searchsorted(self.classes_, y)
-            if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
-                bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]
-                raise ValueError(
-                    f"labels {bad} are not among the model's labels "
-                    f"{self.classes_[:10].tolist()}; declare every label with classes= on the "
-                    "first call."
-                )
-            Phi = self._phi(X)
-            n, K, D = Phi.shape
-            if first:
-                self.coef_ = np.zeros(D)
-                self._st = np.zeros(RK.N_ST)
-            k = max(K - 1, 1)
-            rng = check_random_state(self.random_state)
-            for _ in range(self.n_epochs if fit_mode else 1):
-                order = rng.permutation(n) if (fit_mode and self.shuffle) else np.arange(n)
-                RK.max_hinge_pass(
-                    Phi, codes.astype(np.int64), sw, order.astype(np.int64), self.coef_,
-                    self._st, float(self.C), float(self.margin), float(self.step_tol),
-                    int(self.step_max_iter), np.zeros(n, dtype=np.int64), np.zeros((k, k)),
-                    np.zeros(max(K, 1)), np.zeros(k), np.zeros((4, k)), np.zeros((k, D)),
-                )  # fmt: skip
-            if not np.isfinite(self.coef_).all():
-                raise FloatingPointError(
-                    "ClassDependentPA: a weight became infinite or NaN; the model was left as "
-                    "it was. Scale the joint features or lower C."
-                )
-        except BaseException:
-            restore_attrs(self, keys, snap)
-            raise
-        return self
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        if first:
+            for k in ("classes_", "coef_", "_st"):
+                self.__dict__.pop(k, None)
+            self.classes_ = V.grown_labels(None, y, classes)
+        codes = np.searchsorted(self.classes_, y)
+        if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
+            bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]
+            raise ValueError(
+                f"labels {bad} are not among the model's labels "
+                f"{self.classes_[:10].tolist()}; declare every label with classes= on the "
+                "first call."
+            )
+        Phi = self._phi(X)
+        n, K, D = Phi.shape
+        if first:
+            self.coef_ = np.zeros(D)
+            self._st = np.zeros(RK.N_ST)
+        return Call(n=n, Phi=Phi, codes=codes.astype(np.int64), sw=sw)
+
+    def _epoch(self, call, order):
+        """One compiled pass over ``order`` (None: the rows in their order)."""
+        Phi = call.Phi
+        n, K, D = Phi.shape
+        k = max(K - 1, 1)
+        if order is None:
+            order = np.arange(n, dtype=np.int64)
+        RK.max_hinge_pass(
+            Phi, call.codes, call.sw, order, self.coef_, self._st, float(self.C),
+            float(self.margin), float(self.step_tol), int(self.step_max_iter),
+            np.zeros(n, dtype=np.int64), np.zeros((k, k)), np.zeros(max(K, 1)), np.zeros(k),
+            np.zeros((4, k)), np.zeros((k, D)),
+        )  # fmt: skip
+
+    def _finish(self, call):
+        if not np.isfinite(self.coef_).all():
+            raise FloatingPointError(
+                "ClassDependentPA: a weight became infinite or NaN; the model was left as "
+                "it was. Scale the joint features or lower C."
+            )
 
     def decision_function(self, X):
         """Scores <w, phi(x, r)>, shape (n, K); (n,) = s_1 - s_0 for two classes."""

@@ -29,7 +29,6 @@ from typing import NamedTuple
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import ranking as RK
@@ -38,17 +37,18 @@ from ..framework.losses import RankingHinge
 from ..framework.steps import Aggressive, Conservative, RoundOptimal
 from ..shell import validation as V
 from ..shell.meta import (
-    SparseInputMixin,
     check_shape,
     counter,
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
+    with_tags,
 )
-from ..shell.online import OnlineMixin
+from ..shell.online import Call, OnlineMixin
 from ..shell.proba import ProbabilityMixin
 from ..shell.readout import WeightsReadoutMixin
-from ..shell.snapshot import copy_array, restore_attrs, restoring, save_attrs
+from ..shell.snapshot import copy_array, restore_attrs, save_attrs
 from . import _targets as T
 from ._counters import RoundCounters
 
@@ -176,9 +176,8 @@ def _plain(a, dtype):
     return np.array(a, dtype=dtype, order="C")
 
 
-class LabelRankingFamily(
-    OnlineMixin, RoundCounters, WeightsReadoutMixin, SparseInputMixin, ProbabilityMixin
-):
+@with_methods(OnlineMixin, RoundCounters, WeightsReadoutMixin)
+class LabelRankingFamily(ProbabilityMixin):
     """The label-ranking estimator of a configuration (module docstring).  Not for direct use:
     a subclass adds scikit-learn's classifier bases and implements ``_configuration()`` and
     ``_check_params()`` (and overrides ``_projection()`` for a projected update).
@@ -281,56 +280,56 @@ class LabelRankingFamily(
                 "model was left as it was before this call. Scale the features or lower C."
             )
 
-    def _learn(self, X, Y, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`; Y: a
+    def _begin(self, X, Y, classes, sample_weight, *, first, fit_mode, snap):
+        """The family's set-up of a call (:mod:`onlinelearn.shell.online`); Y: a
         label-indicator matrix (n, K), a sequence of label sets, or one label per row;
         ``classes`` fixes the labels and their order (as ``MultiLabelBinarizer(classes=...)``).
         The label set is fixed by the first call (``fit`` starts afresh); later batches with
-        other labels are refused.  Returns each row's mistake (thesis Sec. 8.2)."""
-        first = fit_mode or not hasattr(self, "classes_")
+        other labels are refused.  The progressive predictions are each row's mistake
+        (thesis Sec. 8.2)."""
         self._check_params()
-        snap = self._snapshot()
-        missed = 0.0
-        with restoring(self, snap):
-            if fit_mode:  # fit starts afresh; a refused fit puts the fitted labels back
-                for k in ("classes_", "_kind"):
-                    self.__dict__.pop(k, None)
-            X = V.check_X(self, X, reset=first)
-            batch = V.CSRBatch(X)
-            n = batch.n_rows
-            Yb, new_classes, kind = T.encode(
-                Y, n, None if first else self.classes_, classes, None if first else self._kind
-            )
-            sw = V.check_sample_weight(sample_weight, n)
-            code, value = self._projection()
-            n_weights = batch.n_cols + (1 if self.fit_intercept else 0)
-            check_ranking_projection(self._configuration()[0], code, value, n_weights)
-            if first:
-                self._init_state(new_classes, kind, batch.n_cols)
-            else:
-                self._save_rows(snap, batch)
-            mistakes = np.zeros(n, dtype=np.int8)
-            losses = np.zeros(n)
-            missed = -float(self._st[RK.N_INEXACT])
-            if fit_mode:
-                rng = check_random_state(self.random_state)
-                for _ in range(self.n_epochs):
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    self._run(batch, Yb, sw, order.astype(np.int64), mistakes, losses)
-            else:
-                self._run(batch, Yb, sw, np.arange(n, dtype=np.int64), mistakes, losses)
-            self._n_relevant += float(Yb.sum()) * (self.n_epochs if fit_mode else 1)
-            missed += float(self._st[RK.N_INEXACT])
-        if missed > 0:
+        if fit_mode:  # fit starts afresh; a refused fit puts the fitted labels back
+            for k in ("classes_", "_kind"):
+                self.__dict__.pop(k, None)
+        X = V.check_X(self, X, reset=first)
+        batch = V.CSRBatch(X)
+        n = batch.n_rows
+        Yb, new_classes, kind = T.encode(
+            Y, n, None if first else self.classes_, classes, None if first else self._kind
+        )
+        sw = V.check_sample_weight(sample_weight, n)
+        code, value = self._projection()
+        n_weights = batch.n_cols + (1 if self.fit_intercept else 0)
+        check_ranking_projection(self._configuration()[0], code, value, n_weights)
+        if first:
+            self._init_state(new_classes, kind, batch.n_cols)
+        else:
+            self._save_rows(snap, batch)
+        return Call(n=n, batch=batch, Y=Yb, sw=sw, missed=-float(self._st[RK.N_INEXACT]),
+                    mistakes=np.zeros(n, dtype=np.int8), losses=np.zeros(n))  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        if order is None:
+            order = np.arange(call.n, dtype=np.int64)
+        self._run(call.batch, call.Y, call.sw, order, call.mistakes, call.losses)
+
+    def _finish(self, call):
+        self._n_relevant += float(call.Y.sum()) * call.epochs
+        call.missed += float(self._st[RK.N_INEXACT])
+        return call.mistakes
+
+    def _after(self, call, fit_mode):
+        # (no super(): the family's methods also run on OnlineLearner, which routes to them)
+        if call.missed > 0:
             warnings.warn(
-                f"{type(self).__name__}: the step of {int(missed)} round(s) of this call "
+                f"{type(self).__name__}: the step of {int(call.missed)} round(s) of this call "
                 f"(update III, complexity 'entropy') is not certified within "
                 f"{RK.STEP_RTOL:g} (relative) of the optimum of its round "
                 "(n_inexact_steps_ counts them over all calls); scale the features or lower C.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return mistakes
 
     # ------------------------------------------------------------------ public API
     def partial_fit_mistakes(self, X, y, classes=None, sample_weight=None):
@@ -392,7 +391,7 @@ class LabelRankingFamily(
         return out
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+        tags = with_tags(self, super().__sklearn_tags__())
         tags.classifier_tags.multi_label = True
         return tags
 

@@ -9,10 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..shell.online import Call, OnlineMixin
+from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.validation import check_real, check_X
 from . import _instance_core as IC
 
@@ -20,6 +21,8 @@ __all__ = ["InstanceRanker"]
 
 _LOSSES = {"max": IC.MAX, "avg": IC.AVG}
 _UPDATES = {"optimal": IC.OPTIMAL, "subgradient": IC.SUBGRADIENT}
+#: what a call may change (kept by reference: a call learns on new arrays)
+_STATE = ("coef_", "_st", "n_features_in_", "feature_names_in_")
 
 
 def _query_pointers(qid, n):
@@ -173,9 +176,23 @@ class InstanceRanker(BaseEstimator):
         self.max_iter = max_iter
 
     # ------------------------------------------------------------------ learning
-    def _learn(self, X, y, qid, *, fit_mode):
+    #: the one transaction of the online estimators (:mod:`onlinelearn.shell.online`), with
+    #: the hooks below; ``qid`` is an option of the call
+    _learn = OnlineMixin._learn
+
+    def _started(self):
+        return "coef_" in self.__dict__
+
+    def _snapshot(self):
+        return save_attrs(self, _STATE)
+
+    def _restore(self, snap):
+        restore_attrs(self, _STATE, snap)
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap, qid=None):
+        """The set-up of a call: every check, then the state (new arrays, so that the
+        snapshot holds the arrays of the model before the call by reference)."""
         self._validate_params()
-        first = fit_mode or not hasattr(self, "coef_")
         X = _float64(check_X(self, X, reset=first))
         y = _targets(y)
         if y.shape[0] != X.shape[0]:
@@ -187,52 +204,58 @@ class InstanceRanker(BaseEstimator):
         qptr = _query_pointers(qid, X.shape[0])
         X = sp.csr_matrix(X)
         X.sum_duplicates()
-        w = np.zeros(X.shape[1]) if first else self.coef_.copy()
-        st = np.zeros(IC.N_ST) if first else self._st.copy()
+        self.coef_ = np.zeros(X.shape[1]) if first else self.coef_.copy()
+        self._st = np.zeros(IC.N_ST) if first else self._st.copy()
         nq = qptr.shape[0] - 1
-        mistakes = np.zeros(nq, dtype=np.int8)
-        losses = np.zeros(nq)
-        before = st[IC.N_INEXACT]
-        rng = check_random_state(self.random_state) if fit_mode else None
-        for _ in range(self.n_epochs if fit_mode else 1):
-            order = rng.permutation(nq) if (fit_mode and self.shuffle) else np.arange(nq)
-            ok = IC.instance_pass(
-                X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), y, qptr,
-                order.astype(np.int64), w, st, _LOSSES[self.loss], _UPDATES[self.update],
-                float(self.C), float(self.tol), int(self.max_iter), mistakes, losses,
-            )  # fmt: skip
-            if not ok:
-                raise FloatingPointError(
-                    "InstanceRanker: a weight became infinite or NaN; the model was left as it "
-                    "was before this call. Scale the features or lower C."
-                )
-        # commit (nothing above changed the model)
-        self.coef_ = w
-        self._st = st
-        if st[IC.N_INEXACT] > before:
-            warnings.warn(
-                f"InstanceRanker: {int(st[IC.N_INEXACT] - before)} round(s) of this call stopped "
-                f"at max_iter={self.max_iter} before the duality gap reached tol={self.tol:g}",
-                ConvergenceWarning,
-                stacklevel=3,
+        return Call(n=nq, X=X, indices=X.indices.astype(np.int64),
+                    indptr=X.indptr.astype(np.int64), y=y, qptr=qptr,
+                    before=self._st[IC.N_INEXACT], mistakes=np.zeros(nq, dtype=np.int8),
+                    losses=np.zeros(nq))  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass over the queries in ``order`` (None: in their order)."""
+        if order is None:
+            order = np.arange(call.n, dtype=np.int64)
+        ok = IC.instance_pass(
+            call.X.data, call.indices, call.indptr, call.y, call.qptr, order, self.coef_,
+            self._st, _LOSSES[self.loss], _UPDATES[self.update], float(self.C),
+            float(self.tol), int(self.max_iter), call.mistakes, call.losses,
+        )  # fmt: skip
+        if not ok:
+            raise FloatingPointError(
+                "InstanceRanker: a weight became infinite or NaN; the model was left as it "
+                "was before this call. Scale the features or lower C."
             )
-        return mistakes
+
+    def _finish(self, call):
+        return call.mistakes
+
+    def _after(self, call, fit_mode):
+        st = self._st
+        if st[IC.N_INEXACT] > call.before:
+            warnings.warn(
+                f"InstanceRanker: {int(st[IC.N_INEXACT] - call.before)} round(s) of this call "
+                f"stopped at max_iter={self.max_iter} before the duality gap reached "
+                f"tol={self.tol:g}",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
 
     def fit(self, X, y, qid=None):
         """Learn from scratch: ``n_epochs`` passes over the queries (``qid``: the query of each
         row, its rows contiguous; None: one query)."""
-        self._learn(X, y, qid, fit_mode=True)
+        self._learn(X, y, fit_mode=True, qid=qid)
         return self
 
     def partial_fit(self, X, y, qid=None):
         """One online pass over the queries, in order."""
-        self._learn(X, y, qid, fit_mode=False)
+        self._learn(X, y, fit_mode=False, qid=qid)
         return self
 
     def partial_fit_mistakes(self, X, y, qid=None):
         """As :meth:`partial_fit`; returns for each query whether its ranking before the update
         was a mistake (progressive validation)."""
-        return self._learn(X, y, qid, fit_mode=False).astype(bool)
+        return self._learn(X, y, fit_mode=False, qid=qid).astype(bool)
 
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):

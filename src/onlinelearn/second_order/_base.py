@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,8 +25,9 @@ from ..shell.meta import (
     decision_values,
     estimator_from_meta,
     state_meta,
+    with_methods,
 )
-from ..shell.online import ProgressiveMixin, refuse_sample_weight
+from ..shell.online import Call, OnlineMixin, ProgressiveMixin, refuse_sample_weight
 from ..shell.params import POSITIVE, SHARED, Param, constraints_of
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
@@ -77,7 +77,8 @@ class SecondOrderState:
             self.arrays[name] = spread_columns(self.arrays[name], pos, n_new, binary_to_multi)
 
 
-class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassifier):
+@with_methods(ProgressiveMixin, WeightsReadoutMixin)
+class SecondOrderClassifier(ScoresClassifier):
     """Base class of the second-order learners. Not for direct use.
 
     Subclasses implement ``_new_state(n_rows, n_cols)``, ``_pass(batch, y_codes, pred)`` (one
@@ -150,60 +151,64 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         self.classes_ = new_classes
 
     # ------------------------------------------------------------------ training
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the label
-        predicted for each row before its update (no per-example weights here)."""
-        refuse_sample_weight(self, sample_weight)
-        first = fit_mode or not hasattr(self, "classes_")
-        names = ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
-        snap = save_attrs(self, names, copy.deepcopy)
-        snap.update(save_attrs(self, ("_state",)))  # copied before the pass changes it
-        snap_state = snap.get("_state")
-        try:
-            self._validate_params()
-            self._check_params()
-            X, y = V.check_X_y(self, X, y, reset=first)
-            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
-            batch = V.CSRBatch(X)
-            if not first:
-                R = self.n_features_in_ + (1 if self.fit_intercept else 0)
-                rows = next(iter(snap_state.arrays.values())).shape[0]
-                if rows != R:
-                    raise ValueError(
-                        f"fit_intercept changed since the model was fitted (the state has {rows} "
-                        f"rows, {R} expected); call fit to start afresh"
-                    )
-            self._before_pass(batch, first)
-            if first:
-                R = batch.n_cols + (1 if self.fit_intercept else 0)
-                self._state = self._new_state(R, self._n_cols_for(len(new_classes)))
-                self.classes_ = new_classes
-            else:
-                self._state = snap_state.copy()
-                self._grow(new_classes)
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
-            pred = np.zeros(batch.n_rows, dtype=np.int64)
-            if fit_mode:
-                rng = check_random_state(self.random_state)
-                for _ in range(self.n_epochs):
-                    order = rng.permutation(batch.n_rows) if self.shuffle else None
-                    self._epoch(batch, y_codes, pred, order)
-            else:
-                self._epoch(batch, y_codes, pred, None)
-            self._check_finite()
-        except BaseException:
-            restore_attrs(self, (*names, "_state"), snap)
-            raise
-        return self.classes_[pred]
+    def _snapshot(self):
+        """What a call may change: the small state (copied), ``_state`` by reference (a call
+        copies it before its pass changes it)."""
+        snap = save_attrs(self, self._snapshot_names(), copy.deepcopy)
+        snap.update(save_attrs(self, ("_state",)))
+        return snap
 
-    def _epoch(self, batch, y_codes, pred, order):
+    def _snapshot_names(self):
+        return ("classes_", "n_features_in_", "feature_names_in_", *self._extra_state)
+
+    def _restore(self, snap):
+        restore_attrs(self, (*self._snapshot_names(), "_state"), snap)
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
+        """The family's set-up of a call (:mod:`onlinelearn.shell.online`); the progressive
+        predictions are the labels predicted before each row's update (no per-example weights
+        here)."""
+        refuse_sample_weight(self, sample_weight)
+        snap_state = snap.get("_state")
+        self._validate_params()
+        self._check_params()
+        X, y = V.check_X_y(self, X, y, reset=first)
+        new_classes = V.grown_labels(None if first else self.classes_, y, classes)
+        batch = V.CSRBatch(X)
+        if not first:
+            R = self.n_features_in_ + (1 if self.fit_intercept else 0)
+            rows = next(iter(snap_state.arrays.values())).shape[0]
+            if rows != R:
+                raise ValueError(
+                    f"fit_intercept changed since the model was fitted (the state has {rows} "
+                    f"rows, {R} expected); call fit to start afresh"
+                )
+        self._before_pass(batch, first)
+        if first:
+            R = batch.n_cols + (1 if self.fit_intercept else 0)
+            self._state = self._new_state(R, self._n_cols_for(len(new_classes)))
+            self.classes_ = new_classes
+        else:
+            self._state = snap_state.copy()
+            self._grow(new_classes)
+        y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        return Call(n=batch.n_rows, batch=batch, y_codes=y_codes,
+                    pred=np.zeros(batch.n_rows, dtype=np.int64))  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        batch, pred = call.batch, call.pred
         if order is not None:
             sub = V.CSRBatch(_rows_of(batch, order))
             p = np.zeros(batch.n_rows, dtype=np.int64)
-            self._run(sub, y_codes[order], p)
+            self._run(sub, call.y_codes[order], p)
             pred[order] = p
         else:
-            self._run(batch, y_codes, pred)
+            self._run(batch, call.y_codes, pred)
+
+    def _finish(self, call):
+        self._check_finite()
+        return self.classes_[call.pred]
 
     def _run(self, batch, y_codes, pred):
         if len(self.classes_) < 2:
@@ -228,7 +233,10 @@ class SecondOrderClassifier(ProgressiveMixin, WeightsReadoutMixin, ScoresClassif
         """Learn from scratch: ``n_epochs`` online passes over (X, y) (shuffled under
         ``random_state`` when ``shuffle``).  The shell's ``fit`` without ``sample_weight``,
         which this family does not take (scikit-learn's checks read the signature)."""
-        return super().fit(X, y)
+        return OnlineMixin.fit(self, X, y)
+
+    #: (its ``fit`` is the shell's, which calibrates inside its call: no wrapping)
+    _calls_calibrate = True
 
     # ------------------------------------------------------------------ read-out
     def decision_function(self, X):

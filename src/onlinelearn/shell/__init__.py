@@ -19,13 +19,20 @@
 * :mod:`~onlinelearn.shell.proba`: ``predict_proba`` of every classifier (the logistic loss's
   own probabilities, or a calibration learned online from progressive-validation scores), with
   the maps and their window in :mod:`~onlinelearn.shell.calibration`;
+* :mod:`~onlinelearn.shell.online`: ``fit``, ``partial_fit``, ``partial_fit_predict`` and the one
+  transaction behind them (snapshot, validation at the boundary, the family's passes, restore on
+  failure), where each family supplies its state and its pass as hooks;
 * the linear learners' shell: :mod:`~onlinelearn.shell.base` (``OnlineLinearClassifier``:
-  validation, label sets, class weights and snapshots around one compiled pass; public as
-  ``onlinelearn.base.OnlineLinearClassifier``), :mod:`~onlinelearn.shell.state_columns` (its
-  arrays, one column per class, grown when labels arrive), :mod:`~onlinelearn.shell.readout`
-  (the weights that predict, ``coef_``, ``decision_function``) and
-  :mod:`~onlinelearn.shell.linear_state` (rebuilding any estimator from a model file,
-  ``merge_models``).
+  validation, label sets, class weights; public as ``onlinelearn.base.OnlineLinearClassifier``),
+  :mod:`~onlinelearn.shell.linear_pass` (the compiled pass and the checks after it),
+  :mod:`~onlinelearn.shell.state_columns` (its arrays, one column per class, grown when labels
+  arrive), :mod:`~onlinelearn.shell.readout` (the weights that predict, ``coef_``,
+  ``decision_function``) and :mod:`~onlinelearn.shell.linear_state` (rebuilding any estimator
+  from a model file, ``merge_models``); the regressors' in :mod:`~onlinelearn.shell.regression`.
+
+A family's base class holds everything an estimator of its kind does, its methods written in the
+modules above and taken as its own (:func:`~onlinelearn.shell.meta.with_methods`), so that an
+estimator's MRO holds few classes (its own, its family's base and the probabilities').
 
 Nothing here is public API: the estimators import these modules, users import the
 estimators.

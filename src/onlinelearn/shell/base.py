@@ -17,7 +17,8 @@ module owns everything else:
   (:mod:`onlinelearn.shell.weights`, shared with the kernel online learners);
 * lazy averaging read-out (:mod:`onlinelearn.shell.readout`) and the model state for files.
 
-The snapshots behind "a failed call changes nothing" are in :mod:`onlinelearn.shell.snapshot`;
+The compiled pass and the checks after it are in :mod:`onlinelearn.shell.linear_pass`; the
+snapshots behind "a failed call changes nothing" in :mod:`onlinelearn.shell.snapshot`;
 rebuilding from a model file and ``merge_models`` in :mod:`onlinelearn.shell.linear_state`.
 """
 
@@ -27,30 +28,13 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
 from .._core import steps as S
-from .._core.checks import all_finite, rows_finite
-from .._core.euclid_pass import (
-    NONFINITE_X,
-    advance_weight_sum,
-    euclid_pass,
-    padded_work_state,
-)
-from .._core.online_loop import (
-    NONFINITE,
-    empty_scratch,
-    online_pass,
-    recompute_aggregate,
-    reframe,
-)
+from .._core.checks import all_finite
 from .._core.state import (
-    AGGREGATE,
-    DUAL,
-    EXP_SHIFT,
     FP_AVG_POWER,
     FP_B,
     FP_C,
@@ -62,24 +46,20 @@ from .._core.state import (
     FP_P,
     IP_AVERAGE,
     IP_BALANCED,
-    IP_DUAL,
     IP_LINK,
-    IP_PREDICT_AVERAGE,
     IP_STEP,
     N_FP,
     N_IP,
-    N_ROUNDS,
-    N_UPDATES,
-    S_SUM,
 )
 from . import events
 from . import validation as V
-from .meta import SparseInputMixin, state_meta
-from .online import ProgressiveMixin, check_predict_with
+from .linear_pass import LinearPass
+from .meta import state_meta, with_methods, with_tags
+from .online import Call, ProgressiveMixin, check_predict_with
 from .params import POSITIVE, SHARED, Param, constraints_of, param_names, validate_once
 from .proba import ProbabilityMixin, held_out_request
 from .readout import LinearReadoutMixin
-from .snapshot import _WEIGHT_DTYPES, SnapshotMixin, restoring
+from .snapshot import _WEIGHT_DTYPES, SnapshotMixin
 from .state_columns import StateColumnsMixin
 from .weights import ExampleWeightsMixin
 
@@ -96,39 +76,16 @@ LINEAR = {
 _COMMON = "n_epochs shuffle average random_state fit_intercept intercept_scaling class_weight dtype"
 
 
-def _exp_shift(theta, balanced):
-    """The exp shift m of the entropy link: the largest exponent any weight has.
-
-    Balanced weights use exp(theta) and exp(-theta), so m = max |theta|; unbalanced ones only
-    exp(theta), so m = max theta. Shifting unbalanced weights by max |theta| lets Z underflow
-    to 0 once every theta is far below zero, and the weights then read out as 0/0.
-    """
-    if theta.size == 0:
-        return 0.0
-    return float(np.abs(theta).max()) if balanced else float(theta.max())
-
-
-def _state_finite(M, rows):
-    """True when the rows ``rows`` (None: all) of a state array are finite: one compiled
-    reduction, not ``np.isfinite(M[rows]).all()``, which copies the rows and writes a boolean
-    array (news20's theta and U after a fit: 1.2 ms per epoch)."""
-    if rows is None:
-        return bool(all_finite(M.reshape(-1)))
-    return bool(rows_finite(M, np.asarray(rows, dtype=np.int64)))
-
-
-class OnlineLinearClassifier(
-    ProgressiveMixin,
-    StateColumnsMixin,
-    LinearReadoutMixin,
-    SnapshotMixin,
-    ExampleWeightsMixin,
-    SparseInputMixin,
-    ProbabilityMixin,
-    ClassifierMixin,
-    BaseEstimator,
-):
+@with_methods(LinearPass, ProgressiveMixin, StateColumnsMixin, LinearReadoutMixin, SnapshotMixin,
+              ExampleWeightsMixin)  # fmt: skip
+class OnlineLinearClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """Base class of the online linear classifiers. Not for direct use.
+
+    It holds everything a linear learner does: the one transaction and ``fit`` /
+    ``partial_fit`` / ``partial_fit_predict`` (:mod:`.online`), the state's columns
+    (:mod:`.state_columns`), the read-out (:mod:`.readout`), the snapshots (:mod:`.snapshot`),
+    the example weights (:mod:`.weights`) and the compiled pass (:mod:`.linear_pass`), taken
+    from those modules as its own methods (:func:`~onlinelearn.shell.meta.with_methods`).
 
     A subclass is a point of the framework: it implements :meth:`_configuration`, which builds
     the (link, loss, step) objects of :mod:`onlinelearn.framework` from its parameters (a named
@@ -162,6 +119,9 @@ class OnlineLinearClassifier(
                 raise
             self.__dict__["_config_cache"] = config
         return config
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
     def __setattr__(self, name, value):
         if name in param_names(type(self)):
@@ -269,186 +229,6 @@ class OnlineLinearClassifier(
         fpa[FP_AVG_POWER] = float(getattr(self, "average_power", 0.0)) if self.average else 0.0
         return ip, fpa
 
-    # ------------------------------------------------------------------ the kept dual
-    def _dual_margin(self):
-        """gamma of the hinge whose dual ``st[DUAL]`` keeps: the loss's margin; 1 when it is 0
-        (the conservative step's Hinge(0): thesis Sec. 5.1.1 sets gamma = 1 for the
-        Perceptron).  A subclass may choose another (Winnow: its ``margin``)."""
-        gamma = float(getattr(self._config()[1], "margin", 0.0))
-        return gamma if gamma > 0.0 else 1.0
-
-    def _keeps_dual(self, kernel):
-        """True when the pass ``kernel`` keeps the dual objective (``ip[IP_DUAL]``): the hinge
-        loss with the conservative step or PA / PA-I / PA-II, on the Euclidean, entropy
-        (fixed eta) or p-norm link, with the library's own passes (no constraint, no other
-        loss, not COPA, not self-tuned Winnow)."""
-        link, loss, step = self._config()
-        return (
-            kernel in (euclid_pass, online_pass)
-            and loss.closed_form_step == "hinge"
-            and link.code in (L.EUCLID, L.ENTROPY, L.PNORM)
-            and self._step_code() in (S.CONSERVATIVE, S.PA, S.PA1, S.PA2)
-        )
-
-    @property
-    def dual_objective_(self):
-        """The dual objective of the run so far, kept as the sum of the rounds' increments.
-
-        With tau_t >= 0 the step of round t (the coefficient of its update theta += tau_t u_t,
-        u_t = y_t x_t, or x_t on the column of y_t and -x_t on the rival's), theta = sum_t
-        tau_t u_t and gamma the hinge's margin (:meth:`_dual_margin`)::
-
-            D = sum_t (gamma tau_t - [PA-II] tau_t^2 / (4 C_t)) - f*(theta)
-
-        (thesis eq. 5.12 divided by c: alpha_t = c tau_t, C = 1/c), with f* the link's
-        conjugate: 1/2 ||theta||^2 (Euclidean), log((1/n) sum_j exp(+-theta_j)) (entropy on
-        the n = 2 R K doubled weights when balanced, R K otherwise), ||theta||_p^2 / (2(p-1))
-        (p-norm).  It is the dual of::
-
-            P(w) = f(w) + sum_t C_t [gamma - margin_t(w)]_+     (PA-II: the squared hinge)
-
-        over every round so far (all epochs), with C_t = C s_t (PA-I, PA-II), eta s_t (the
-        conservative step: tau_t = eta s_t on a mistake) and +inf (PA), s_t the example's
-        weight (class weight x sample weight), margin_t the binary or max-rival multiclass
-        margin and f the link's complexity function (the intercept is the weight of a
-        regularised feature of constant value b = ``intercept_scaling``).  So
-        D <= P(w) for every w (weak duality): P(w_avg) - D bounds how far any hypothesis is
-        from the optimum of P.  When a binary model meets a third label its columns become
-        (-w/2, w/2) and D halves (the same variables, tau_t / 2, on the multiclass hinge).
-        NaN when the configuration keeps none (COPA, a constraint, another loss, self-tuned
-        Winnow, label growth on a non-Euclidean link) and for models read from files
-        written before this attribute."""
-        if "classes_" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)
-            check_is_fitted(self, "classes_")
-        return float(self._st[DUAL])
-
-    # ------------------------------------------------------------------ core call
-    @property
-    def _held_out_in_pass(self):
-        """A first partial_fit scores the calibration's held-out rows inside its pass
-        (shell.proba.HeldOut): the Euclidean pass, which writes each such row's
-        decision_function just before it learns the row (``hold_out`` of
-        :func:`~onlinelearn._core.euclid_pass.euclid_pass`)."""
-        return self._finite_in_pass()
-
-    def _held_out_view(self, scores, m):
-        """The in-pass held-out scores (m, K) as ``decision_function`` gives them: (m,) for
-        one score per row, zeros for one class; None when a score overflowed (the call is
-        then not used for the calibration: probabilities never make a call fail that learns
-        without them, as the scores of the model before a call, which decision_function
-        refuses, never did)."""
-        if scores is None or len(self.classes_) == 1:
-            return np.zeros(m)
-        if not np.isfinite(scores).all():
-            return None
-        return scores[:, 0] if self._binary_mode() else scores
-
-    def _run(self, batch, y_codes, weights, order, pred_out, loss_out, rows=None,
-             predict_average=False, hold=None):  # fmt: skip
-        """One compiled pass; ``rows``: the only rows of theta it can change (None: any),
-        where the state is checked for overflow afterwards; ``predict_average``: ``pred_out``
-        holds the averaged weights' predictions (Euclidean pass only); ``hold``: (first, m),
-        the Euclidean pass scores the rows ``order[first:first + m]`` before learning each
-        (the calibration's held-out rows), returned as (m, K) float64 (None: one class)."""
-        ip, fp = self._codes(self._n_weights())
-        ip[IP_PREDICT_AVERAGE] = int(predict_average)
-        power = float(fp[FP_AVG_POWER])
-        if power != 0.0 and self._st[S_SUM] < self._st[N_ROUNDS]:
-            # (read-out divides by max(S, T): a uniform mixture has S < T, a weighted state S >= T)
-            raise ValueError(
-                f"{type(self).__name__}: average_power={power!r} cannot continue this model: "
-                "its average does not weigh every round so far (a uniform mixture made by "
-                "merge_models or a parameter-mixing epoch with average_power=0, or a model that "
-                "learned with average=False). Continue it with average_power=0.0, or merge "
-                "models trained with average_power > 0."
-            )
-        if len(self.classes_) < 2:
-            # one class: nothing to learn; every prediction is that class (scores: 0)
-            pred_out[order] = 0
-            loss_out[order] = 0.0
-            t0 = self._st[N_ROUNDS]
-            self._st[N_ROUNDS] += len(order)
-            if self.average and power != 0.0:
-                # the weights t^eta of these rounds, as the Euclidean pass adds them
-                self._st[S_SUM] = advance_weight_sum(self._st[S_SUM], t0, len(order), power)
-            elif self.average:
-                self._st[S_SUM] += len(order) * L.scale(
-                    int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
-                )
-            return None
-        updates_before = self._st[N_UPDATES]
-        K = self._theta.shape[1]
-        scratch = empty_scratch(K)
-        kernel = self._pass_kernel(ip)
-        keep_dual = self._keeps_dual(kernel)
-        ip[IP_DUAL] = int(keep_dual)
-        theta, A = self._theta, self._A
-        work = None
-        if kernel is euclid_pass:
-            work = padded_work_state(theta, A, self.average, batch.data.shape[0])
-            if work is not None:
-                theta, A = work
-                Kp = theta.shape[1]
-                scratch = (np.zeros(Kp), np.zeros(Kp), *scratch[2:])
-        args = (batch.data, batch.indices, batch.indptr, y_codes, weights, order,
-                theta, A, self._lastS, self._st, ip, fp, pred_out, loss_out, *scratch)  # fmt: skip
-        held = None
-        if hold is None:
-            status = kernel(*args)
-        else:
-            assert kernel is euclid_pass, "held-out scores are the Euclidean pass's"
-            held = np.zeros((hold[1], theta.shape[1]))
-            status = kernel(*args, np.int64(hold[0]), held)
-            held = held[:, :K]
-        if work is not None:  # back into the state before anything looks at it
-            self._theta[...] = theta[:, :K]
-            if self.average:
-                self._A[...] = A[:, :K]
-        if status == NONFINITE_X:
-            V.raise_nonfinite_x(self, batch.data)
-        if status == NONFINITE or not (
-            _state_finite(self._theta, rows)
-            and np.isfinite(self._st[:DUAL]).all()
-            and (not self.average or _state_finite(self._A, rows))
-        ):
-            raise FloatingPointError(
-                f"{type(self).__name__}: a weight became infinite or NaN during the pass. "
-                "The model was left as it was before this call. Scale the features (e.g. "
-                "to unit norm), lower C or eta, or use the Euclidean learners."
-            )
-        V.check_aggressive_steps(self, batch, loss_out, weights, order, updates_before)
-        if not keep_dual:
-            self._st[DUAL] = np.nan  # this pass's rounds are not in any kept dual
-        if self._link == L.ENTROPY:
-            # exact aggregate once per pass (the running sum drifts), re-centred shift
-            mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))
-            if abs(mx - self._st[EXP_SHIFT]) > 30.0:
-                reframe(
-                    self._theta,
-                    self._A,
-                    self._lastS,
-                    self._st,
-                    int(ip[IP_LINK]),
-                    float(fp[FP_P]),
-                    bool(ip[IP_BALANCED]),
-                    bool(ip[IP_AVERAGE]),
-                    mx,
-                )
-            else:
-                recompute_aggregate(
-                    self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
-                )
-        elif self._link == L.PNORM:
-            recompute_aggregate(
-                self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
-            )
-        V.check_readout(self, rows)  # the weights that predict, not only the state
-        return held
-
-    def _pass_kernel(self, ip):
-        """The compiled pass of a call (a hook: projected updates substitute their own)."""
-        return euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
-
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation
         except ``n_features_in_`` on the first call (restored on failure by the caller)."""
@@ -466,16 +246,6 @@ class OnlineLinearClassifier(
             V.raise_nonfinite_x(self, batch.data)  # one class: no pass reads the values
         return batch, y, sw, new_classes
 
-    def _finite_in_pass(self):
-        """True when the compiled pass checks the feature values' finiteness itself (the
-        Euclidean pass: :data:`~onlinelearn._core.euclid_pass.NONFINITE_X`), so that the
-        validation skips its own sweep over X; a subclass with its own pass keeps the sweep."""
-        # (the projected updates of linear/_constraint.py override this for their own kernel)
-        return (
-            self._link == L.EUCLID
-            and type(self)._pass_kernel is OnlineLinearClassifier._pass_kernel
-        )
-
     def _validate_params_once(self):
         """Parameter checks, skipped while the parameters are the very objects last validated
         (dicts compared by value): a stream of ``partial_fit`` calls pays for them once."""
@@ -492,66 +262,62 @@ class OnlineLinearClassifier(
                         "numbers >= 0 (labels not seen yet are allowed: they may arrive later)."
                     )
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, predict_with="current"):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: validate,
-        grow the label set, run the pass(es) in a transaction; the progressive predictions.
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap,
+               predict_with="current"):  # fmt: skip
+        """The linear family's set-up of a call (:mod:`onlinelearn.shell.online`): validate,
+        grow the label set, the example weights, and what the pass scores for the calibration.
 
         ``predict_with`` (``partial_fit_predict``): ``'current'``, the current iterate w_t
         (the learner's own prediction, whose mistakes are ``n_mistakes_``); ``'average'``
         (``average=True``, Euclidean learners: Perceptron, PA, COPA, where it costs one more
-        read of the row), the averaged weights in force before each row."""
+        read of the row), the averaged weights in force before each row.  The snapshot keeps
+        the arrays by reference; only what this call can change is copied (nothing when fit
+        starts from new arrays; the touched rows for a sparse Euclidean batch)."""
         predict_average = check_predict_with(self, predict_with, self._link == L.EUCLID)
-        first = fit_mode or not hasattr(self, "classes_")
-        # a transaction at the cost of the batch, not of the model: the arrays are kept by
-        # reference and only what this call can change is copied (nothing when fit starts
-        # from new arrays; the touched rows for a sparse Euclidean batch)
-        snap = self._snapshot(copy_arrays=False)
         rows = None
-        with restoring(self, snap):
-            batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
-            if isinstance(self.intercept_scaling, str) and (
-                first or "intercept_scaling_" not in self.__dict__
-            ):
-                self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
-            if first:
-                self._init_state(new_classes, batch.n_cols, batch.data.dtype)
-            else:
-                if len(new_classes) == len(self.classes_):
-                    rows = self._touched_rows(batch)
-                self._save_arrays(snap, rows)
-                self._grow(new_classes)
-            y_codes = V.label_codes(self.classes_, y)
-            n = batch.n_rows
-            pred = np.zeros(n, dtype=np.int64)
-            loss = np.zeros(n)
-            if fit_mode:
-                counts = np.bincount(y_codes, minlength=len(self.classes_))
-                weights = self._example_weights(y_codes, sw, counts)
-                rng = check_random_state(self.random_state)
-                stop = self._epoch_stop_rule(n)
-                # a one-epoch fit's calibration: the last rows of its pass, scored in it
-                req = held_out_request(self, n) if self.n_epochs == 1 else None
-                for _ in range(self.n_epochs):
-                    order = (rng.permutation(n) if self.shuffle else np.arange(n)).astype(np.int64)
-                    hold = None if req is None else (n - req.m, req.m)
-                    held = self._run(batch, y_codes, weights, order, pred, loss, rows, hold=hold)
-                    if req is not None:
-                        req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
-                    if stop is not None and stop(loss):
-                        break
-                self.class_counts_ = counts.astype(np.int64)
-            else:
-                weights = self._example_weights(y_codes, sw, None)
-                order = np.arange(n, dtype=np.int64)
-                req = held_out_request(self, n)
-                # the calibration's held-out rows (the last m), scored in the pass
-                hold = None if req is None else (n - req.m, req.m)
-                held = self._run(batch, y_codes, weights, order, pred, loss, rows,
-                                 predict_average, hold)  # fmt: skip
-                if req is not None:
-                    req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
-                self._count_classes(y_codes)
-        return self.classes_[pred]
+        batch, y, sw, new_classes = self._prepare(X, y, classes, sample_weight, reset=first)
+        if isinstance(self.intercept_scaling, str) and (
+            first or "intercept_scaling_" not in self.__dict__
+        ):
+            self.intercept_scaling_ = self._auto_intercept_scaling(batch, fit_mode)
+        if first:
+            self._init_state(new_classes, batch.n_cols, batch.data.dtype)
+        else:
+            if len(new_classes) == len(self.classes_):
+                rows = self._touched_rows(batch)
+            self._save_arrays(snap, rows)
+            self._grow(new_classes)
+        y_codes = V.label_codes(self.classes_, y)
+        n = batch.n_rows
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None
+        # the calibration's held-out rows (the last m of a one-epoch fit or of a partial_fit),
+        # scored in the pass
+        req = held_out_request(self, n) if not fit_mode or self.n_epochs == 1 else None
+        return Call(
+            n=n, batch=batch, y_codes=y_codes, rows=rows, counts=counts, req=req,
+            weights=self._example_weights(y_codes, sw, counts),
+            stop=self._epoch_stop_rule(n) if fit_mode else None,
+            predict_average=predict_average, pred=np.zeros(n, dtype=np.int64), loss=np.zeros(n),
+        )  # fmt: skip
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run`) over ``order`` (None: the rows in their order)."""
+        n, req = call.n, call.req
+        if order is None:
+            order = np.arange(n, dtype=np.int64)
+        hold = None if req is None else (n - req.m, req.m)
+        held = self._run(call.batch, call.y_codes, call.weights, order, call.pred, call.loss,
+                         call.rows, call.predict_average, hold)  # fmt: skip
+        if req is not None:
+            req.rows, req.scores = order[n - req.m :], self._held_out_view(held, req.m)
+        return call.stop is not None and call.stop(call.loss)
+
+    def _finish(self, call):
+        if call.counts is not None:
+            self.class_counts_ = call.counts.astype(np.int64)
+        else:
+            self._count_classes(call.y_codes)
+        return self.classes_[call.pred]
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

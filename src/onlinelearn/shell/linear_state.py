@@ -30,7 +30,8 @@ from .._core.state import (
     X_MAX,
 )
 from . import validation as V
-from .base import OnlineLinearClassifier, _exp_shift
+from .base import OnlineLinearClassifier
+from .linear_pass import _exp_shift
 from .meta import check_shape, params_from_json
 from .snapshot import _WEIGHT_DTYPES
 

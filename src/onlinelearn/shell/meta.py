@@ -1,5 +1,6 @@
 """Small pieces every estimator family shares: labels from scores (and ``predict`` made of
-them), the scikit-learn tags, and model-file metadata.
+them), the scikit-learn tags, model-file metadata, and :func:`with_methods`, by which a
+family's one base class takes the methods written in the shell's modules as its own.
 
 Model files store ``meta = {"class", "params", "n_features_in_", ...}`` (docs/CONTRACT.md); the
 parameters must be JSON types, so a seed object becomes ``None``, a ``class_weight`` dict with
@@ -17,8 +18,8 @@ from .proba import ProbabilityMixin
 
 __all__ = [
     "LabelsFromScoresMixin",
+    "with_methods",
     "ScoresClassifier",
-    "SparseInputMixin",
     "check_shape",
     "counter",
     "decision_values",
@@ -28,6 +29,7 @@ __all__ = [
     "params_from_json",
     "params_to_json",
     "state_meta",
+    "with_tags",
 ]
 
 
@@ -66,18 +68,48 @@ class LabelsFromScoresMixin:
         return labels_from_scores(self.classes_, scores)
 
 
-class SparseInputMixin:
-    """The scikit-learn tags of every family: sparse input is accepted, and a classifier
-    handles any number of classes unless it sets ``_tags_multi_class = False``."""
+def with_tags(est, tags):
+    """The scikit-learn tags of every family, on top of ``tags`` (those of scikit-learn's
+    bases): sparse input is accepted, and a classifier handles any number of classes unless it
+    sets ``_tags_multi_class = False``."""
+    tags.input_tags.sparse = True
+    if tags.classifier_tags is not None:
+        tags.classifier_tags.multi_class = getattr(est, "_tags_multi_class", True)
+    return tags
 
-    _tags_multi_class = True
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        if tags.classifier_tags is not None:
-            tags.classifier_tags.multi_class = self._tags_multi_class
-        return tags
+_NOT_TAKEN = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                        "__firstlineno__", "__static_attributes__"})  # fmt: skip
+
+
+def with_methods(*holders):
+    """Class decorator: the class takes, as its own attributes, the methods, properties and
+    constants that the classes ``holders`` (and their bases) define, except those it defines
+    itself; the first holder that defines a name gives it.  The result is what listing the
+    holders first among its bases would give, without them in its MRO: a family's one base
+    class holds everything an estimator of its kind does, its methods written in the modules
+    of their subjects.  A holder's function that calls ``super()`` cannot be taken (it names
+    its own class): refused here, when the class is made."""
+
+    def decorate(cls):
+        taken = {}
+        for holder in holders:
+            for klass in holder.__mro__[:-1]:  # (not object)
+                for name, value in vars(klass).items():
+                    if name in _NOT_TAKEN or name in taken:
+                        continue
+                    func = getattr(value, "fget", value)
+                    func = getattr(func, "__func__", func)
+                    code = getattr(func, "__code__", None)
+                    if code is not None and "__class__" in code.co_freevars:
+                        raise TypeError(f"{klass.__name__}.{name} calls super(): not takeable")
+                    taken[name] = value
+        for name, value in taken.items():
+            if name not in cls.__dict__:
+                setattr(cls, name, value)
+        return cls
+
+    return decorate
 
 
 def counter(slot, doc=None):
@@ -86,11 +118,15 @@ def counter(slot, doc=None):
     return property(lambda est: int(est._stats()[slot]), doc=doc)
 
 
-class ScoresClassifier(
-    ProbabilityMixin, LabelsFromScoresMixin, SparseInputMixin, ClassifierMixin, BaseEstimator
-):
+class ScoresClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """scikit-learn's classifier bases with what every family adds: the tags (sparse input),
     ``predict`` from ``decision_function`` and ``predict_proba`` (:mod:`.proba`)."""
+
+    _tags_multi_class = True
+    predict = LabelsFromScoresMixin.predict
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
 
 def _json_label(v):

@@ -1,34 +1,90 @@
-"""``fit``, ``partial_fit`` and ``partial_fit_predict`` of every online estimator, written once.
+"""``fit``, ``partial_fit`` and ``partial_fit_predict`` of every online estimator, and the one
+transaction behind them (:meth:`OnlineMixin._learn`), written once.
 
-A family (linear, second-order, kernel online, regression, label ranking, dual ascent, Pegasos)
-supplies one method::
+A call is::
 
-    _learn(X, y, classes, sample_weight, *, fit_mode, **options) -> predictions
+    snapshot -> begin (validate at the boundary, grow the label set, set up the state)
+             -> the passes (fit: n_epochs of them, shuffled under random_state when shuffle,
+                until the family says stop; partial_fit: one, in the given order)
+             -> finish (outputs checked, counts, the predictions read out)
+    (any error: the snapshot is restored, so a failed call changes nothing)
+             -> after (what follows a successful call: warnings, n_iter_)
 
-which validates the call, runs its compiled pass(es) inside the transaction (a rejected call
-leaves the model as it was) and returns, for each row, what the learner predicted before it
-learned from that row (progressive validation), or None where the family has no such
-prediction.  ``fit_mode``: learn from scratch for ``n_epochs`` passes (``fit``), else one pass
-over the batch in its order (``partial_fit``).  Everything a caller sees of the three methods is
-here.  A classifier's probability calibration (:mod:`.proba`) runs around the family's call:
-scores before it, the calibration updated only after it succeeded.
+A family supplies the hooks, not a transaction of its own:
+
+* ``_snapshot()`` / ``_restore(snap)``: what a call may change, and putting it back;
+* ``_started()``: True when the model has a state to continue (default: it has ``classes_``);
+* ``_begin(X, y, classes, sample_weight, *, first, fit_mode, snap, **options) -> call``:
+  validation and state set-up; ``call`` is a :class:`~types.SimpleNamespace` holding at least
+  ``n``, the rounds of one pass (the permutations of ``fit`` are of ``range(n)``);
+* ``_epoch(call, order) -> stop``: one pass, ``order`` an int64 permutation or None (the rows in
+  their order); a true value stops ``fit`` before ``n_epochs``;
+* ``_finish(call) -> predictions`` and ``_after(call, fit_mode)`` (default: nothing).
+
+The predictions are, for each row, what the learner predicted before it learned from that row
+(progressive validation), or None where the family has no such prediction.  A classifier's
+probability calibration (:mod:`.proba`) runs around the call: scores before it, the
+calibration updated only after it succeeded.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from .proba import calibrating
+from .snapshot import restoring
 
-__all__ = ["OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_weight"]
+__all__ = [
+    "Call", "OnlineMixin", "ProgressiveMixin", "refuse_classes", "refuse_sample_weight",
+]  # fmt: skip
+
+#: what a family's ``_begin`` returns: a namespace with at least ``n`` (module docstring)
+Call = SimpleNamespace
 
 
 class OnlineMixin:
-    """``fit`` and ``partial_fit`` on top of the family's ``_learn`` (module docstring)."""
+    """``fit`` and ``partial_fit`` on top of the one transaction :meth:`_learn` (module
+    docstring); a family's base takes these methods as its own
+    (:func:`~onlinelearn.shell.meta.with_methods`)."""
 
     #: its fit/partial_fit run the calibration (shell.proba) themselves: no wrapping
     _calls_calibrate = True
+
+    def _started(self):
+        """True when there is a model to continue (a ``partial_fit`` after a first call)."""
+        return "classes_" in self.__dict__
+
+    def _after(self, call, fit_mode):
+        """What follows a successful call (a hook; nothing by default)."""
+
+    def _learn(self, X, y, classes=None, sample_weight=None, *, fit_mode, **options):
+        """The transaction of every call (module docstring): the family's ``_begin``, its
+        passes and its ``_finish`` inside a snapshot restored on any error; returns the
+        progressive predictions.  ``fit_mode``: learn from scratch for ``n_epochs`` passes
+        (``fit``), else one pass over the batch in its order (``partial_fit``); ``options``
+        go to ``_begin`` (e.g. ``predict_with``)."""
+        first = fit_mode or not self._started()
+        snap = self._snapshot()
+        with restoring(self, snap):
+            call = self._begin(X, y, classes, sample_weight, first=first, fit_mode=fit_mode,
+                               snap=snap, **options)  # fmt: skip
+            call.epochs = 1
+            if fit_mode:
+                rng = check_random_state(self.random_state)
+                for epoch in range(1, self.n_epochs + 1):
+                    call.epochs = epoch
+                    order = rng.permutation(call.n).astype(np.int64) if self.shuffle else None
+                    if self._epoch(call, order):
+                        break
+            else:
+                self._epoch(call, None)
+            out = self._finish(call)
+        self._after(call, fit_mode)
+        return out
 
     def fit(self, X, y, sample_weight=None, classes=None):
         """Learn from scratch: ``n_epochs`` online passes over (X, y), shuffled under

@@ -4,8 +4,9 @@ second-order, dual ascent, label ranking and Pegasos learners); and for the line
 hypothesis read out of their state (averaged when ``average``), the counters,
 ``decision_function`` and ``predict`` (:class:`LinearReadoutMixin`).
 
-:class:`LinearReadoutMixin` is a mixin of :class:`onlinelearn.shell.base.OnlineLinearClassifier`,
-which keeps the learning; it relies on the base's ``_codes``, ``_n_weights``, ``_u_layout``,
+:class:`LinearReadoutMixin`'s methods are taken by
+:class:`onlinelearn.shell.base.OnlineLinearClassifier` (:func:`.meta.with_methods`),
+which keeps the learning; they rely on the base's ``_codes``, ``_n_weights``, ``_u_layout``,
 ``_intercept_value`` and ``_binary_mode``.
 """
 

@@ -6,15 +6,15 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import check_random_state, column_or_1d
+from sklearn.utils import column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import projected_pass as PP
 from .._core import regression as CR
 from .._core.generic import residual_pass as generic_residual_pass
 from . import validation as V
-from .meta import SparseInputMixin, counter, estimator_from_meta, state_meta
-from .online import ProgressiveMixin, refuse_classes
+from .meta import counter, estimator_from_meta, state_meta, with_methods, with_tags
+from .online import Call, ProgressiveMixin, refuse_classes
 from .params import (
     CONSTRAINT,
     POSITIVE_OR_INF,
@@ -24,7 +24,7 @@ from .params import (
     param_names,
     validate_once,
 )
-from .snapshot import copy_array, restore_attrs, restoring, save_attrs
+from .snapshot import copy_array, restore_attrs, save_attrs
 
 __all__ = ["REGRESSION", "OnlineLinearRegressor", "check_target"]
 
@@ -118,7 +118,8 @@ def _unchecked_dense(estimator, X, *, reset):
     return X
 
 
-class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, BaseEstimator):
+@with_methods(ProgressiveMixin)
+class OnlineLinearRegressor(RegressorMixin, BaseEstimator):
     """Base of the online linear regressors. Not for direct use.
 
     Subclasses implement :meth:`_run_pass` (one compiled call) and may set ``_uses_P``."""
@@ -128,6 +129,9 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
         n: REGRESSION[n]
         for n in ("n_epochs", "shuffle", "random_state", "fit_intercept", "intercept_scaling")
     })  # fmt: skip
+
+    def __sklearn_tags__(self):
+        return with_tags(self, super().__sklearn_tags__())
 
     def _sgd_pass(self, X, y, sw, order, pred, loss_code, C, eps):
         """The first-order pass: the dense kernel for an ndarray X, the CSR one for a
@@ -258,45 +262,48 @@ class OnlineLinearRegressor(ProgressiveMixin, SparseInputMixin, RegressorMixin, 
                     seen = cls._valid_param_keys = set()
                 seen.add(key)
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`: the
-        predictions <w, x> of each row made before its update."""
+    def _started(self):
+        return "_w" in self.__dict__
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
+        """The regressors' set-up of a call (:mod:`onlinelearn.shell.online`); the
+        progressive predictions are <w, x> of each row before its update."""
         refuse_classes(self, classes)
-        first = fit_mode or not hasattr(self, "_w")
-        snap = self._snapshot()
-        with restoring(self, snap):
-            self._validate_params_once()
-            self._check_params()
-            Xd = _unchecked_dense(self, X, reset=first)
-            if Xd is None:
-                Xc = V.check_X(self, X, reset=first)
-                Xd = np.ascontiguousarray(Xc) if isinstance(Xc, np.ndarray) else V.CSRBatch(Xc)
-            n, n_cols = (Xd.n_rows, Xd.n_cols) if isinstance(Xd, V.CSRBatch) else Xd.shape
-            y = check_target(y, n)
-            if sample_weight is None:
-                sw = _NO_WEIGHTS
-            else:
-                sw = V.check_sample_weight(sample_weight, n)
-            if first:
-                self._init_state(n_cols)
-            pred = np.empty(n)  # every row is written once per pass
-            epochs = self.n_epochs if fit_mode else 1
-            rng = check_random_state(self.random_state) if fit_mode and self.shuffle else None
-            for _ in range(epochs):
-                order = _IN_ORDER if rng is None else rng.permutation(n).astype(np.int64)
-                status = self._run_pass(Xd, y, sw, order, pred)
-                if status == CR.NONFINITE_INPUT:
-                    V.check_X(self, X, reset=first)  # raises with the usual message
-                    raise ValueError("Input X contains NaN or infinity.")
-                if status != CR.OK:
-                    raise FloatingPointError(
-                        f"{type(self).__name__}: a weight became infinite or NaN. The model was "
-                        "left as it was before this call. Scale the features and the target, "
-                        "or lower C."
-                    )
-            if not self._keeps_dual():
-                self._st[CR.DUAL] = np.nan  # these rounds are not in any kept dual
-        return pred
+        self._validate_params_once()
+        self._check_params()
+        Xd = _unchecked_dense(self, X, reset=first)
+        if Xd is None:
+            Xc = V.check_X(self, X, reset=first)
+            Xd = np.ascontiguousarray(Xc) if isinstance(Xc, np.ndarray) else V.CSRBatch(Xc)
+        n, n_cols = (Xd.n_rows, Xd.n_cols) if isinstance(Xd, V.CSRBatch) else Xd.shape
+        y = check_target(y, n)
+        if sample_weight is None:
+            sw = _NO_WEIGHTS
+        else:
+            sw = V.check_sample_weight(sample_weight, n)
+        if first:
+            self._init_state(n_cols)
+        # every row of pred is written once per pass
+        return Call(n=n, X=X, Xd=Xd, y=y, sw=sw, first=first, pred=np.empty(n))
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_run_pass`) over ``order`` (None: the rows in order)."""
+        status = self._run_pass(call.Xd, call.y, call.sw, _IN_ORDER if order is None else order,
+                                call.pred)  # fmt: skip
+        if status == CR.NONFINITE_INPUT:
+            V.check_X(self, call.X, reset=call.first)  # raises with the usual message
+            raise ValueError("Input X contains NaN or infinity.")
+        if status != CR.OK:
+            raise FloatingPointError(
+                f"{type(self).__name__}: a weight became infinite or NaN. The model was "
+                "left as it was before this call. Scale the features and the target, "
+                "or lower C."
+            )
+
+    def _finish(self, call):
+        if not self._keeps_dual():
+            self._st[CR.DUAL] = np.nan  # these rounds are not in any kept dual
+        return call.pred
 
     def _weights(self):
         if "_w" not in self.__dict__:  # (scikit-learn's check: ~2 us a call)

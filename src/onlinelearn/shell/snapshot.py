@@ -86,7 +86,7 @@ class SnapshotMixin:
     """``_snapshot`` / ``_save_arrays`` / ``_restore`` / ``_touched_rows`` of
     :class:`onlinelearn.shell.base.OnlineLinearClassifier`."""
 
-    def _snapshot(self, copy_arrays=True):
+    def _snapshot(self, copy_arrays=False):
         """State to restore if a call fails.  Without ``copy_arrays`` the weight arrays are
         kept by reference only; the caller then saves what it may change with
         :meth:`_save_arrays` (all of them, or the rows a batch can touch) before changing it."""

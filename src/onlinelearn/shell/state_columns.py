@@ -4,8 +4,9 @@ every family whose label set grows) and :func:`spread_columns`; and the linear l
 one column of theta (and of the averaging arrays) per class, or one for a binary model
 (:class:`StateColumnsMixin`).
 
-:class:`StateColumnsMixin` is a mixin of :class:`onlinelearn.shell.base.OnlineLinearClassifier`;
-it relies on the base's ``_codes``, ``_weights_dtype`` and ``_balanced_flag`` and on the
+:class:`StateColumnsMixin`'s methods are taken by
+:class:`onlinelearn.shell.base.OnlineLinearClassifier` (:func:`.meta.with_methods`);
+they rely on the base's ``_codes``, ``_weights_dtype`` and ``_balanced_flag`` and on the
 ``_link``, ``_always_multiclass`` and parameter attributes of the learner.
 """
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .online import OnlineMixin
 from .params import AT_LEAST_ONE, NON_NEGATIVE, Param
 
 __all__ = ["STOP", "ConvergenceStopMixin", "LossStop"]
@@ -47,26 +48,16 @@ class LossStop:
 
 class ConvergenceStopMixin:
     """Put before :class:`onlinelearn.base.OnlineLinearClassifier`: ``fit`` stops when the
-    training loss stops improving (:class:`LossStop`) or after ``n_epochs``, and records the
-    epochs it made in ``n_iter_``."""
+    training loss stops improving (:class:`LossStop`: ``tol`` and ``n_iter_no_change``) or
+    after ``n_epochs``; ``n_iter_`` is then the passes ``fit`` made, or 1 after
+    ``partial_fit`` (the passes of that call, as scikit-learn's ``partial_fit`` reports)."""
+
+    #: the one transaction of the shell (named here for the event road's check of what learns)
+    _learn = OnlineMixin._learn
 
     def _epoch_stop_rule(self, n_rows):
-        rule = LossStop(self.tol, self.n_iter_no_change, n_rows)
-        self._stop_rule = rule
-        return rule
+        return LossStop(self.tol, self.n_iter_no_change, n_rows)
 
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode, **options):
-        """The base's call; ``n_iter_`` is then the passes ``fit`` made (it stops when the
-        training loss stops improving, ``tol`` and ``n_iter_no_change``, or after
-        ``n_epochs``), or 1 after ``partial_fit`` (the passes of that call, as scikit-learn's
-        ``partial_fit`` reports)."""
-        try:
-            out = super()._learn(X, y, classes, sample_weight, fit_mode=fit_mode, **options)
-            if fit_mode:
-                rule = self.__dict__.get("_stop_rule")
-                self.n_iter_ = rule.epochs if rule is not None else 0
-            else:
-                self.n_iter_ = 1
-        finally:
-            self.__dict__.pop("_stop_rule", None)
-        return out
+    def _after(self, call, fit_mode):
+        super()._after(call, fit_mode)
+        self.n_iter_ = call.epochs if fit_mode else 1

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import structured as K_
 from ..shell.meta import estimator_from_meta, float_arrays, params_to_json, state_meta
-from ..shell.online import OnlineMixin, refuse_sample_weight
+from ..shell.online import Call, OnlineMixin, refuse_sample_weight
 from ..shell.params import parameters
+from ..shell.snapshot import restore_attrs, save_attrs
 from ._sequences import check_tag_sequences, pack_sequences
 from .learner import STRUCTURED
 
@@ -182,37 +182,42 @@ class SequenceTagger(OnlineMixin, BaseEstimator):
             classes = np.unique(y)
         return batch, y, classes
 
-    def _learn(self, X_seqs, y_seqs, classes, sample_weight, *, fit_mode):
-        """The family's call of :class:`~onlinelearn.shell.online.OnlineMixin`.
+    def _snapshot(self):
+        """The state by reference: ``fit`` makes new arrays, and a failed pass of
+        ``partial_fit`` puts back the rows it changed itself (:meth:`_pass`)."""
+        return save_attrs(self, _STATE)
+
+    def _restore(self, snap):
+        restore_attrs(self, _STATE, snap)
+
+    def _begin(self, X_seqs, y_seqs, classes, sample_weight, *, first, fit_mode, snap):
+        """The set-up of a call (:mod:`onlinelearn.shell.online`).
 
         X_seqs : list of (n_i, n_features) CSR matrices (or arrays), one row per token.
         y_seqs : list of length-n_i tag arrays.
-        ``fit``: ``n_epochs`` online passes from scratch, built on a new learner and copied in
-        at the end (a failure leaves the model as it was); ``partial_fit``: one pass over the
-        sequences in their order, new tags joining ``classes_``."""
+        ``fit``: ``n_epochs`` online passes from scratch over the sequences (shuffled when
+        ``shuffle``); ``partial_fit``: one pass over the sequences in their order, new tags
+        joining ``classes_``."""
         refuse_sample_weight(self, sample_weight)
         batch, y, seen = self._prepare(X_seqs, y_seqs, reset=fit_mode)
         if classes is not None:
             seen = np.union1d(seen, np.asarray(classes))
-        if fit_mode:
-            rng = check_random_state(self.random_state)
-            new = type(self)(**self.get_params())
-            new._init_state(seen, batch.n_features)
-            codes = np.searchsorted(seen, y).astype(np.int64)
-            order = np.arange(batch.n_sequences, dtype=np.int64)
-            for _ in range(self.n_epochs):
-                if self.shuffle:
-                    rng.shuffle(order)
-                new._pass(batch, codes, order)
-            for name in _STATE:
-                setattr(self, name, getattr(new, name))
-            return None
-        if not hasattr(self, "classes_"):
+        if first:
             self._init_state(seen, batch.n_features)
         else:
             self._grow(seen)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
-        self._pass(batch, codes, np.arange(batch.n_sequences, dtype=np.int64))
+        order = np.arange(batch.n_sequences, dtype=np.int64)
+        return Call(n=batch.n_sequences, batch=batch, codes=codes, order=order)
+
+    def _epoch(self, call, order):
+        """One compiled pass (:meth:`_pass`); a shuffled epoch visits the sequences in the
+        previous epoch's order permuted by ``order``."""
+        if order is not None:
+            call.order = call.order[order]
+        self._pass(call.batch, call.codes, call.order)
+
+    def _finish(self, call):
         return None
 
     # ----------------------------------------------------------------- read-out

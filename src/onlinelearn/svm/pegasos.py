@@ -6,7 +6,6 @@ import copy
 import numbers
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.svm import pegasos as PG
@@ -17,8 +16,9 @@ from ..shell.meta import (
     estimator_from_meta,
     float_arrays,
     state_meta,
+    with_methods,
 )
-from ..shell.online import OnlineMixin
+from ..shell.online import Call, OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
@@ -33,7 +33,8 @@ __all__ = ["Pegasos"]
     projection=Param(True, "boolean"), average=Param(False, "boolean", AT_LEAST_ONE),
     t0=Param(0.0, NON_NEGATIVE),
 )  # fmt: skip
-class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassifier):
+@with_methods(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin)
+class Pegasos(ScoresClassifier):
     """Pegasos: stochastic sub-gradient steps 1/(lambda t) on the strongly convex SVM objective.
 
     Objective (the thesis's Fig. 4.1 with f = 1/2 ||.||^2 and sigma = lambda; Shalev-Shwartz
@@ -167,40 +168,40 @@ class Pegasos(OnlineMixin, GrowingLabelsMixin, WeightsReadoutMixin, ScoresClassi
         return sw * vec[y_codes]
 
     # ------------------------------------------------------------------ learning
-    def _learn(self, X, y, classes, sample_weight, *, fit_mode):
+    def _snapshot(self):
+        return {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
+
+    def _restore(self, snap):
+        self.__dict__.clear()
+        self.__dict__.update(snap)
+
+    def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
+        """The set-up of a call (:mod:`onlinelearn.shell.online`)."""
         self._validate_params()
-        first = fit_mode or not hasattr(self, "classes_")
-        saved = {k: copy.deepcopy(v) for k, v in self.__dict__.items()}
-        try:
-            X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
-            new_classes = V.grown_labels(None if first else self.classes_, y, classes)
-            batch = V.CSRBatch(X)
-            if first:
-                self._init_state(new_classes, batch.n_cols)
-            else:
-                self._grow(new_classes)
-            y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
-            n = batch.n_rows
-            counts = self.class_counts_ + np.bincount(y_codes, minlength=len(self.classes_))
-            weights = np.ascontiguousarray(self._weights(y_codes, sw, counts), dtype=np.float64)
-            if fit_mode:
-                rng = check_random_state(self.random_state)
-                order = np.concatenate(
-                    [rng.permutation(n) if self.shuffle else np.arange(n)
-                     for _ in range(self.n_epochs)]
-                ).astype(np.int64)  # fmt: skip
-            else:
-                order = np.arange(n, dtype=np.int64)
-            self.class_counts_ = counts
-            if len(self.classes_) >= 2:
-                self._run(batch, y_codes, weights, order)
-            else:
-                self._st[PG.ST_T] += len(order)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        return self
+        X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        new_classes = V.grown_labels(None if first else self.classes_, y, classes)
+        batch = V.CSRBatch(X)
+        if first:
+            self._init_state(new_classes, batch.n_cols)
+        else:
+            self._grow(new_classes)
+        y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        counts = self.class_counts_ + np.bincount(y_codes, minlength=len(self.classes_))
+        weights = np.ascontiguousarray(self._weights(y_codes, sw, counts), dtype=np.float64)
+        self.class_counts_ = counts
+        return Call(n=batch.n_rows, batch=batch, y_codes=y_codes, weights=weights, orders=[])
+
+    def _epoch(self, call, order):
+        """The rows of one epoch, in ``order`` (None: in their order): every epoch of a call
+        is one compiled pass (:meth:`_finish`), whose mini-batches run across epochs."""
+        call.orders.append(np.arange(call.n, dtype=np.int64) if order is None else order)
+
+    def _finish(self, call):
+        order = np.concatenate(call.orders).astype(np.int64)
+        if len(self.classes_) >= 2:
+            self._run(call.batch, call.y_codes, call.weights, order)
+        else:
+            self._st[PG.ST_T] += len(order)
 
     def _run(self, batch, y_codes, weights, order):
         k = int(self.batch_size)
