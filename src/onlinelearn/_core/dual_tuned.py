@@ -47,8 +47,8 @@ from .sparse import row_offset, row_sqnorm
 
 # ====================================================================== tuned kernel
 @njit
-def entropy_frame(V, c):
-    """(m, Z): m = max |V| / c and Z = sum over [V, -V] / c of exp(. - m)."""
+def _max_abs(V, c):
+    """max |V_jk| / c over the entries (0 for an empty V); c = 1 divides nothing."""
     R, K = V.shape
     m = 0.0
     for j in range(R):
@@ -56,6 +56,14 @@ def entropy_frame(V, c):
             a = abs(V[j, k]) / c
             if a > m:
                 m = a
+    return m
+
+
+@njit
+def entropy_frame(V, c):
+    """(m, Z): m = max |V| / c and Z = sum over [V, -V] / c of exp(. - m)."""
+    R, K = V.shape
+    m = _max_abs(V, c)
     z = 0.0
     for j in range(R):
         for k in range(K):
@@ -68,12 +76,7 @@ def entropy_frame(V, c):
 def pnorm_of(V, p):
     """||V||_p over all entries, scaled by the largest magnitude first."""
     R, K = V.shape
-    sig = 0.0
-    for j in range(R):
-        for k in range(K):
-            a = abs(V[j, k])
-            if a > sig:
-                sig = a
+    sig = _max_abs(V, 1.0)
     if sig == 0.0:
         return 0.0
     s = 0.0
@@ -237,6 +240,17 @@ def _untouched(link, V, jj, kk, n, c, p):
 
 
 @njit
+def _dot_and_sqnorm(V, jj, kk, uu, n):
+    """(<v, u>, ||u||^2) of the update u listed as n entries (jj, kk, uu) against V."""
+    vu = 0.0
+    uu2 = 0.0
+    for e in range(n):
+        vu += V[jj[e], kk[e]] * uu[e]
+        uu2 += uu[e] * uu[e]
+    return vu, uu2
+
+
+@njit
 def sq_step(link, V, jj, kk, uu, n, c, p, gamma, a, s, lo):
     """The squared hinge's step on one dual variable, now at a (weight s > 0, c > 0)::
 
@@ -249,11 +263,7 @@ def sq_step(link, V, jj, kk, uu, n, c, p, gamma, a, s, lo):
     - a] when h(0) > 0 (h is <= 0 at that end since m is nondecreasing), on [lo, 0] when
     h(0) < 0."""
     if link == EUCLID:
-        vu = 0.0
-        uu2 = 0.0
-        for e in range(n):
-            vu += V[jj[e], kk[e]] * uu[e]
-            uu2 += uu[e] * uu[e]
+        vu, uu2 = _dot_and_sqnorm(V, jj, kk, uu, n)
         r = c / (2.0 * s)
         return max((c * gamma - vu - r * a) / (r + uu2), lo)
     rest, m_rest = _untouched(link, V, jj, kk, n, c, p)
@@ -287,11 +297,7 @@ def tuned_step(link, V, jj, kk, uu, n, c, p, gamma, lo, hi):
     """argmax_{lo <= a <= hi} gamma a - c f*((V + a u) / c), lo <= 0 <= hi: eq. (7.11) for the
     Euclidean link, (7.16) for the entropy link and u in {-1, 0, 1}, a bisection otherwise."""
     if link == EUCLID:
-        vu = 0.0
-        uu2 = 0.0
-        for e in range(n):
-            vu += V[jj[e], kk[e]] * uu[e]
-            uu2 += uu[e] * uu[e]
+        vu, uu2 = _dot_and_sqnorm(V, jj, kk, uu, n)
         if uu2 <= 0.0:
             return hi if gamma > 0.0 else 0.0
         return min(max((c * gamma - vu) / uu2, lo), hi)
