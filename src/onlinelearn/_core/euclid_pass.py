@@ -189,23 +189,6 @@ def move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, avera
             theta[j, rival] -= v
 
 
-@njit(inline="always")
-def move_max_loss(data, indices, off, start, stop, theta, U, d, ky, rival, tau, S, b, average,
-                  binary):  # fmt: skip
-    """The max-loss step on one row, its intercept feature included: :func:`move_two` over
-    the nonzeros (called with a literal 0 offset on CSR input, so that the inlined loop
-    indexes directly), then theta[d, ky] += tau b and, with K columns, theta[d, rival] -= tau b
-    (U as :func:`move_entry`)."""
-    if off == 0:
-        move_two(data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average, binary)
-    else:
-        move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, average, binary)
-    if b != 0.0:
-        move_entry(theta, U, d, ky, tau * b, S, average)
-        if not binary:
-            move_entry(theta, U, d, rival, -tau * b, S, average)
-
-
 @njit
 def euclid_pass(
     data,
@@ -399,9 +382,18 @@ def euclid_pass(
                 tau *= ysign
             elif pf_on:
                 prefetch_column(indices, off, start, stop, U, rival)
-            move_max_loss(
-                data, indices, off, start, stop, theta, U, d, ky, rival, tau, S, b, average, binary
-            )
+            if off == 0:
+                move_two(
+                    data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average, binary
+                )
+            else:
+                move_two(
+                    data, indices, off, start, stop, theta, U, ky, rival, tau, S, average, binary
+                )
+            if b != 0.0:
+                move_entry(theta, U, d, ky, tau * b, S, average)
+                if not binary:
+                    move_entry(theta, U, d, rival, -tau * b, S, average)
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit
-from .euclid_pass import move_max_loss, round_weight
+from .euclid_pass import move_entry, move_two, round_weight
 from .fp import finite
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
@@ -146,9 +146,16 @@ def margin_pass(
             ky = 0 if binary else yi
             if binary:
                 tau *= ysign
-            move_max_loss(
-                data, indices, off, start, stop, theta, U, d, ky, rival, tau, S, b, average, binary
-            )
+            if off == 0:
+                move_two(data, indices, 0, start, stop, theta, U, ky, rival, tau, S, average,
+                         binary)  # fmt: skip
+            else:
+                move_two(data, indices, off, start, stop, theta, U, ky, rival, tau, S, average,
+                         binary)  # fmt: skip
+            if b != 0.0:
+                move_entry(theta, U, d, ky, tau * b, S, average)
+                if not binary:
+                    move_entry(theta, U, d, rival, -tau * b, S, average)
             st[N_UPDATES] += 1.0
         st[N_ROUNDS] += 1.0
         if average:
