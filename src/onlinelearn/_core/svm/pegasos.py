@@ -52,19 +52,6 @@ def _fold_scale(V, P, st):
     st[ST_S] = 1.0
 
 
-@njit(inline="always")
-def _move_feature(V, P, j, c0, r, a, v, beta, binary, average):
-    """V[j, c0] += a v and, with K columns, V[j, r] -= a v (feature j of value v, moved by
-    a); with averaging and beta != 0, P the opposite way by beta a v."""
-    V[j, c0] += a * v
-    if not binary:
-        V[j, r] -= a * v
-    if average and beta != 0.0:
-        P[j, c0] -= beta * a * v
-        if not binary:
-            P[j, r] += beta * a * v
-
-
 @njit
 def pegasos_pass(
     data, indices, indptr, ycodes, weight, order, V, P, st, lam, t0, b, batch_size, project,
@@ -177,9 +164,23 @@ def pegasos_pass(
                 else:
                     st[ST_VSQ] += 2.0 * a * (vx0 - vx1) + 2.0 * a * a * xsq
                 for p in range(start, indptr[i + 1]):
-                    _move_feature(V, P, indices[p - off], c0, r, a, data[p], beta, binary, average)
+                    j = indices[p - off]
+                    v = data[p]
+                    V[j, c0] += a * v
+                    if not binary:
+                        V[j, r] -= a * v
+                    if average and beta != 0.0:
+                        P[j, c0] -= beta * a * v
+                        if not binary:
+                            P[j, r] += beta * a * v
                 if b != 0.0:
-                    _move_feature(V, P, d, c0, r, a, b, beta, binary, average)
+                    V[d, c0] += a * b
+                    if not binary:
+                        V[d, r] -= a * b
+                    if average and beta != 0.0:
+                        P[d, c0] -= beta * a * b
+                        if not binary:
+                            P[d, r] += beta * a * b
             if st[ST_VSQ] < 0.0:
                 st[ST_VSQ] = 0.0
         if project:
