@@ -358,3 +358,35 @@ def test_generic_pass_prefetching_changes_no_value(name, monkeypatch):
     for a in ("_theta", "_A", "_lastS", "_st"):
         np.testing.assert_array_equal(getattr(with_hints, a), getattr(without, a))
     assert with_hints.n_updates_ > 5
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ol: ol.PassiveAggressiveClassifier(variant="PA-II", C=0.3),
+        lambda ol: ol.PassiveAggressiveClassifier(average=False, fit_intercept=False),
+        lambda ol: ol.Perceptron(average_power=1.5),
+        lambda ol: ol.COPA(C=2.0),
+        lambda ol: ol.Winnow(),
+        lambda ol: ol.PNormPerceptron(p=3.0),
+    ],
+)
+def test_pass_codes_packs_the_arrays_the_estimators_hand_the_passes(make):
+    """state.pass_codes builds, from the parameters' values, the (ip, fp) that the shell's
+    ``_codes`` hands the passes (the one packing the shell can call)."""
+    import onlinelearn as ol
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), rng.integers(0, 3, 30)
+    est = make(ol).fit(X, y)
+    ip, fp = est._codes(est._n_weights())
+    got_ip, got_fp = ST.pass_codes(
+        link=ip[ST.IP_LINK], step=ip[ST.IP_STEP], average=est.average,
+        balanced=ip[ST.IP_BALANCED], C=fp[ST.FP_C], gamma=fp[ST.FP_GAMMA], eta=fp[ST.FP_ETA],
+        p=fp[ST.FP_P], b=est._intercept_value(), log_n=fp[ST.FP_LOG_N],
+        dual_gamma=est._dual_margin(), dual_quad=0.25 if ip[ST.IP_STEP] == S.PA2 else 0.0,
+        avg_power=getattr(est, "average_power", 0.0),
+    )  # fmt: skip
+    np.testing.assert_array_equal(got_ip, ip)
+    np.testing.assert_array_equal(got_fp, fp)
+    assert got_ip.dtype == ip.dtype and got_fp.dtype == fp.dtype

@@ -237,3 +237,51 @@ def test_which_learners_leave_the_finiteness_of_x_to_their_pass():
             return super()._pass_kernel(ip)
 
     assert not OwnPass()._finite_in_pass()  # a pass of its own: not known to check
+
+
+def test_averaged_finite_is_isfinite_of_the_averaged_readout():
+    """euclid_pass.averaged_finite (a sweep of x * 0, no division per entry) answers as
+    ``isfinite`` of (S theta - U) / max(S, T) on the rows asked for, plus b times their last
+    row, for states with an infinite or NaN entry, an S theta that overflows, a NaN S and a
+    read-out whose intercept term alone overflows."""
+    from onlinelearn._core.euclid_pass import averaged_finite
+    from onlinelearn._core.state import N_ROUNDS, N_ST, S_SUM
+
+    def reference(theta, U, st, rows, b):
+        T, S = st[N_ROUNDS], st[S_SUM]
+        if T <= 0:
+            return True
+        sel = rows if rows.size else np.arange(theta.shape[0])
+        with np.errstate(all="ignore"):
+            W = (S * theta[sel].astype(np.float64) - U[sel]) / max(S, T) if S == S else (
+                (S * theta[sel].astype(np.float64) - U[sel]) / T
+            )  # fmt: skip
+            return bool(np.isfinite(W).all() and np.isfinite(b * W[-1]).all())
+
+    rng = np.random.default_rng(5)
+    seen = set()
+    for trial in range(240):
+        theta = rng.normal(size=(7, 3)).astype(np.float32 if trial % 2 else np.float64)
+        U = rng.normal(size=(7, 3))
+        st = np.zeros(N_ST)
+        st[N_ROUNDS], st[S_SUM] = 50.0, 1275.0
+        j, k = int(rng.integers(7)), int(rng.integers(3))
+        case = trial % 6
+        if case == 0:
+            U[j, k] = np.inf
+        elif case == 1:
+            U[j, k] = np.nan
+        elif case == 2:
+            theta[j, k], st[S_SUM] = 3e38, 1e300
+        elif case == 3:
+            st[S_SUM] = np.nan
+        elif case == 4:
+            U[j, k] = 1e306
+        elif case == 5:  # finite weights of ~1e10: only b w of the last row overflows
+            theta *= theta.dtype.type(1e10)
+        rows = np.sort(rng.choice(7, size=int(rng.integers(0, 5)), replace=False)).astype(np.int64)
+        for b in (0.0, 1.0, 1e300):
+            want = reference(theta, U, st, rows, b)
+            assert averaged_finite(theta, U, st, rows, b) == want, (trial, b)
+            seen.add(want)
+    assert seen == {True, False}

@@ -481,6 +481,58 @@ def test_a_first_partial_fit_scores_its_held_out_rows_in_the_same_pass(
     assert ref == inpass.calibration_
 
 
+def _stream_row_by_row(cal, scores, codes, weights, skipped):
+    """Calibration.add_stream's definition: each skipped row advances the counters, each
+    scored row is added alone, and a fit is decided whenever one is due."""
+    for _ in range(skipped):
+        cal.head = (cal.head + 1) % P.WINDOW
+        cal.count = min(P.WINDOW, cal.count + 1)
+        cal.since_fit += 1
+        if cal.due():
+            cal.refit()
+    for i in range(len(codes)):
+        cal.add(scores[i : i + 1], codes[i : i + 1], weights[i : i + 1])
+        if cal.due():
+            cal.refit()
+
+
+def _same_window_state(a, b):
+    """Bit-equal state, the decided fit's rows and start included, before either fit runs."""
+    assert a._pending == b._pending
+    np.testing.assert_array_equal(a._start, b._start)
+    assert (a._fit_rows is None) == (b._fit_rows is None)
+    for u, v in zip(a._fit_rows or (), b._fit_rows or (), strict=True):
+        np.testing.assert_array_equal(u, v)
+    for name in ("scores", "codes", "weights", "_n", "_params"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+@pytest.mark.parametrize("kind,width", [("binary", 1), ("multiclass", 3)])
+def test_add_stream_equals_rows_added_one_at_a_time(kind, width):
+    """add_stream keeps one copy of the window per call (the last fit decided in it); the
+    window, counters, decided fit, its rows and its start are those of the rows added one at a
+    time, for calls of every size around the refit and window lengths, with skipped rows,
+    after counters a model file can hold (since_fit past the due point) and a fit pending."""
+    rng = np.random.default_rng(3)
+    sizes = [1, 2, 3, 255, 256, 257, 700, P.WINDOW - 1, P.WINDOW, P.STREAM_ROWS, 5000]
+    fast = P.Calibration(kind, width)
+    ref = P.Calibration(kind, width)
+    for step, n in enumerate(sizes + sizes[::-1] + list(rng.integers(1, 3000, 6))):
+        skipped = int(rng.integers(0, 2 * P.WINDOW)) if step % 3 == 2 else 0
+        S = rng.normal(size=(n, width))
+        codes = rng.integers(0, max(2, width), n)
+        w = rng.random(n)
+        if step == 7:  # counters as a model file may hold them: the next row is due at once
+            for cal in (fast, ref):
+                cal.since_fit, cal.at_fit = 300, 40
+        if step == 9:  # the fit decided before runs: the next one starts from its map
+            fast.params, ref.params  # noqa: B018
+        fast.add_stream(S, codes, w, skipped=skipped)
+        _stream_row_by_row(ref, S, codes, w, skipped)
+        _same_window_state(fast, ref)
+    assert fast == ref
+
+
 def test_overflowed_in_pass_scores_are_left_out_of_the_calibration_not_an_error():
     """A score that overflows (a huge feature value on a learned weight) makes the call's
     scored rows useless for the map; the call itself learns as it would without

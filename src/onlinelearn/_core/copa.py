@@ -126,6 +126,20 @@ def _sift_down(ell, idx, start, end):
 
 
 @njit
+def passive_round(Q, r, C, alpha, work_val):
+    """True, with alpha = work_val = 0, when a round of Q classes, ||x||^2 = r and aggressiveness
+    C has no step: Q < 2, r <= 0 or not finite, C <= 0 or NaN (the rule of both COPA steps).
+    A plain compiled function: inlined by numba (inline='always'), it made copa_step 10%
+    slower; LLVM's own inlining keeps the step's speed."""
+    if Q < 2 or not (0.0 < r < np.inf) or not (C > 0.0):
+        for q in range(Q):
+            alpha[q] = 0.0
+            work_val[q] = 0.0
+        return True
+    return False
+
+
+@njit
 def copa_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
     """One COPA round: the exact solution of problem (18) as the update W += x alpha^T.
 
@@ -159,10 +173,7 @@ def copa_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
     """
     Q = scores.shape[0]
     r = sqnorm
-    if Q < 2 or not (0.0 < r < np.inf) or not (C > 0.0):
-        for q in range(Q):
-            alpha[q] = 0.0
-            work_val[q] = 0.0
+    if passive_round(Q, r, C, alpha, work_val):
         return 0
     delta = 1.0 / (Q - 1)
     inv_C = 1.0 / C  # 0 when C = inf
@@ -322,10 +333,7 @@ def copa_hinge_step(scores, y, sqnorm, C, alpha, work_idx, work_val):
     """
     Q = scores.shape[0]
     r = sqnorm
-    if Q < 2 or not (0.0 < r < np.inf) or not (C > 0.0):
-        for q in range(Q):
-            alpha[q] = 0.0
-            work_val[q] = 0.0
+    if passive_round(Q, r, C, alpha, work_val):
         return 0
     delta = 1.0 / (Q - 1)
     cap = r * C  # inf when C = inf (or the product overflows: no rival can reach it then)

@@ -46,8 +46,9 @@ max-score rival at round i, for K classes).
    bisection.  c_t f*(theta/c_t) does not increase with c_t (f >= 0), so D_t never decreases
    with the optimal step (Lemma 2).
 
-The code: :mod:`.dual_window` (kernel 1), :mod:`.dual_tuned` (kernel 2), :mod:`.dual_common` (the
-codes, state slots and the store of past examples both use). This module keeps the names.
+The code: :mod:`.dual_window` (kernel 1), :mod:`.dual_tuned` (kernel 2; its step:
+:mod:`.dual_tuned_step`), :mod:`.dual_common` (the codes, state slots and the store of past
+examples both use). This module keeps the names.
 """
 
 from __future__ import annotations
@@ -55,14 +56,14 @@ from __future__ import annotations
 # every code, state slot and store column of dual_common, re-exported: the estimator and the
 # tests read them as DA.<name>
 from .dual_common import *  # noqa: F403
-from .dual_tuned import (  # noqa: F401
+from .dual_tuned import tuned_pass  # noqa: F401
+from .dual_tuned_step import (  # noqa: F401
     bisect_alpha,
     entropy_closed_form,
     entropy_frame,
     pnorm_of,
     sq_step,
     tuned_dual,
-    tuned_pass,
     tuned_step,
 )
 from .dual_window import (  # noqa: F401

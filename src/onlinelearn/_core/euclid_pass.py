@@ -469,7 +469,12 @@ def averaged_finite(theta, U, st, rows, b):
     ``rows`` (every row when ``rows`` is empty) is finite, and so is b times the weights of
     the last of those rows (the intercept row when b != 0): the test of
     :func:`averaged_from_u` followed by ``isfinite`` on its output, without writing the
-    (R, K) matrix (a first ``partial_fit`` over news20 read and wrote 9 MB for it)."""
+    (R, K) matrix (a first ``partial_fit`` over news20 read and wrote 9 MB for it).
+
+    With N = max(S, T) >= 1 (T counts rounds; a NaN S gives N = T), x / N is finite exactly
+    when x = S theta_jk - U_jk is (|x / N| <= |x|; x / inf = 0), so the sweep sums x * 0 (0
+    for a finite x, NaN otherwise: :func:`.checks.all_finite`) without a division or an exit
+    per entry, and divides only for the intercept row's b w."""
     T = st[N_ROUNDS]
     if T <= 0.0:
         return True  # the average is 0
@@ -477,7 +482,28 @@ def averaged_finite(theta, U, st, rows, b):
     N = S if S > T else T
     K = theta.shape[1]
     n = rows.shape[0] if rows.shape[0] > 0 else theta.shape[0]
+    if not (N >= 1.0):
+        return _averaged_finite_divided(theta, U, S, N, rows, 0, n, b)
+    acc = 0.0
     for r in range(n):
+        j = rows[r] if rows.shape[0] > 0 else r
+        for k in range(K):
+            acc += (S * np.float64(theta[j, k]) - U[j, k]) * 0.0
+    if acc != 0.0:
+        return False
+    if b != 0.0 and n > 0:  # the intercept row's b w, as the entry-by-entry test computes it
+        return _averaged_finite_divided(theta, U, S, N, rows, n - 1, n, b)
+    return True
+
+
+@njit
+def _averaged_finite_divided(theta, U, S, N, rows, r0, n, b):
+    """:func:`averaged_finite` entry by entry over the rows r0 .. n - 1 of the selection, each
+    weight divided by N, and b times the weights of row n - 1: the intercept row's test, and
+    the whole test when N < 1 (never from a count of rounds, kept so that it holds for any
+    state)."""
+    K = theta.shape[1]
+    for r in range(r0, n):
         j = rows[r] if rows.shape[0] > 0 else r
         last = r == n - 1 and b != 0.0
         for k in range(K):
@@ -487,4 +513,3 @@ def averaged_finite(theta, U, st, rows, b):
             if last and not finite(b * v):
                 return False
     return True
-

@@ -14,6 +14,20 @@ from .ranking_state import IP_ITER_MAX, N_MISTAKES, N_UPDATES, OK, T_SEEN
 
 # ---------------------------------------------------------------------------------- max-of-hinge
 @njit
+def max_abs_row_sum(G, k):
+    """max_i sum_j |G_ij| over the leading k x k block of G: the infinity norm, a bound on the
+    largest eigenvalue of a symmetric G (the step size of a projected gradient)."""
+    out = 0.0
+    for i in range(k):
+        s = 0.0
+        for j in range(k):
+            s += abs(G[i, j])
+        if s > out:
+            out = s
+    return out
+
+
+@njit
 def _project_capped_simplex(v, cap, out):
     """Euclidean projection of v onto {a >= 0, sum a <= cap} (Sec. 7.1: clip, or Fig. 7.1)."""
     k = v.shape[0]
@@ -41,13 +55,7 @@ def max_hinge_dual(G, c, cap, tol, max_iter, alpha, work):
     P - D = alpha' G alpha - c . alpha + cap [max_i (c - G alpha)_i]_+ is at most tol (1 + |D|).
     ``work`` (4, k) scratch.  Returns the number of iterations."""
     k = c.shape[0]
-    Lc = 0.0
-    for i in range(k):
-        s = 0.0
-        for j in range(k):
-            s += abs(G[i, j])
-        if s > Lc:
-            Lc = s
+    Lc = max_abs_row_sum(G, k)
     for i in range(k):
         alpha[i] = 0.0
     if Lc <= 0.0:

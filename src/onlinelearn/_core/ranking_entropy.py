@@ -135,6 +135,16 @@ def pair_line_search(r0, s0, cap, gamma, single, v, amass, wv, xv, m):
     return t
 
 
+@njit(inline="always")
+def _constraint_column(Y, r, K):
+    """(a1, a2): column r of the 2 x (K + 1) equality constraints A of the interior-point
+    solve, a1 = +-1 by the sign of label r (0 for the slack r = K), a2 = 1 on the relevant
+    labels and the slack, 0 elsewhere."""
+    if r < K:
+        return (1.0 if Y[r] else -1.0), (1.0 if Y[r] else 0.0)
+    return 0.0, 1.0
+
+
 @njit(fastmath=False)
 def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
     """Update III on the entropy: the primal-dual interior point method of thesis Sec. 7.3.2.
@@ -199,8 +209,7 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
         # dual residual at the current point (fp, fpp filled by _ip_residual)
         rd = 0.0
         for r in range(d):
-            a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-            a2 = 1.0 if (r == K or Y[r]) else 0.0
+            a1, a2 = _constraint_column(Y, r, K)
             e = abs(fp[r] - lam[r] + nu1 * a1 + nu2 * a2)
             if e > rd:
                 rd = e
@@ -299,8 +308,7 @@ def _ip_start_duals(Y, al, lam, fp):
     b1 = 0.0
     b2 = 0.0
     for r in range(d):
-        a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-        a2 = 1.0 if (r == K or Y[r]) else 0.0
+        a1, a2 = _constraint_column(Y, r, K)
         m11 += a1 * a1
         m12 += a1 * a2
         m22 += a2 * a2
@@ -312,8 +320,7 @@ def _ip_start_duals(Y, al, lam, fp):
     lo = 0.0
     scale = 0.0
     for r in range(d):
-        a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-        a2 = 1.0 if (r == K or Y[r]) else 0.0
+        a1, a2 = _constraint_column(Y, r, K)
         lam[r] = fp[r] + nu1 * a1 + nu2 * a2
         if lam[r] < lo:
             lo = lam[r]
@@ -342,8 +349,7 @@ def _ip_direction(Y, cap, al, lam, nu1, nu2, fp, fpp, tgt, dal, dlam):
     b1 = 0.0
     b2 = -cap
     for r in range(d):
-        a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-        a2 = 1.0 if (r == K or Y[r]) else 0.0
+        a1, a2 = _constraint_column(Y, r, K)
         zr = fpp[r] + lam[r] / al[r]
         ur = -fp[r] + tgt[r] / al[r] - nu1 * a1 - nu2 * a2
         m11 += a1 * a1 / zr
@@ -357,8 +363,7 @@ def _ip_direction(Y, cap, al, lam, nu1, nu2, fp, fpp, tgt, dal, dlam):
     dn1 = (m22 * b1 - m12 * b2) / det
     dn2 = (m11 * b2 - m12 * b1) / det
     for r in range(d):
-        a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-        a2 = 1.0 if (r == K or Y[r]) else 0.0
+        a1, a2 = _constraint_column(Y, r, K)
         zr = fpp[r] + lam[r] / al[r]
         ur = -fp[r] + tgt[r] / al[r] - nu1 * a1 - nu2 * a2
         dal[r] = (ur - a1 * dn1 - a2 * dn2) / zr
@@ -434,8 +439,7 @@ def _residual_norm(Y, cap, al, lam, nu1, nu2, mu, fp):
     rp1 = 0.0
     rp2 = -cap
     for r in range(K + 1):
-        a1 = (1.0 if Y[r] else -1.0) if r < K else 0.0
-        a2 = 1.0 if (r == K or Y[r]) else 0.0
+        a1, a2 = _constraint_column(Y, r, K)
         e = fp[r] - lam[r] + nu1 * a1 + nu2 * a2
         cc = lam[r] * al[r] - mu
         tot += e * e + cc * cc

@@ -37,6 +37,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .config import njit
 
 # st
@@ -73,6 +75,29 @@ FP_DUAL_GAMMA = 6
 FP_DUAL_QUAD = 7
 FP_AVG_POWER = 8
 N_FP = 9
+
+
+def pass_codes(link, step, average, balanced, C, gamma, eta, p, b, log_n, dual_gamma, dual_quad,
+               avg_power):  # fmt: skip
+    """(ip, fp): the parameter arrays the linear passes read (module docstring), from their
+    values; IP_PREDICT_AVERAGE and IP_DUAL start at 0 (set per call by the caller).
+    ``avg_power`` counts only with ``average``."""
+    ip = np.zeros(N_IP, dtype=np.int64)
+    ip[IP_LINK] = link
+    ip[IP_STEP] = step
+    ip[IP_AVERAGE] = int(bool(average))
+    ip[IP_BALANCED] = int(bool(balanced))
+    fp = np.zeros(N_FP, dtype=np.float64)
+    fp[FP_C] = C
+    fp[FP_GAMMA] = gamma
+    fp[FP_ETA] = eta
+    fp[FP_P] = p
+    fp[FP_B] = b
+    fp[FP_LOG_N] = log_n
+    fp[FP_DUAL_GAMMA] = dual_gamma
+    fp[FP_DUAL_QUAD] = dual_quad
+    fp[FP_AVG_POWER] = float(avg_power) if average else 0.0
+    return ip, fp
 
 
 @njit(inline="always")

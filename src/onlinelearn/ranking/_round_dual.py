@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .._core.config import njit
-from .._core.max_hinge import _project_capped_simplex
+from .._core.max_hinge import _project_capped_simplex, max_abs_row_sum
 
 MAX = 0
 AVG = 1
@@ -72,15 +72,21 @@ def _project(loss, P, v, cap, out):
 
 
 @njit
+def _largest_loss(P, c, Ga):
+    """max(0, max_p c_p - (G alpha)_p): the largest margin loss of the pairs."""
+    m = 0.0
+    for p in range(P):
+        r = c[p] - Ga[p]
+        if r > m:
+            m = r
+    return m
+
+
+@njit
 def _after_loss(loss, P, c, Ga, C):
     """C g(w_t + sum alpha a) from the margins c - G alpha."""
     if loss == MAX:
-        m = 0.0
-        for p in range(P):
-            r = c[p] - Ga[p]
-            if r > m:
-                m = r
-        return C * m
+        return C * _largest_loss(P, c, Ga)
     s = 0.0
     for p in range(P):
         r = c[p] - Ga[p]
@@ -114,14 +120,7 @@ def round_dual(loss, P, pi, pj, K, c, C, tol, max_iter, alpha, work):
         d = deg[pi[p]] + deg[pj[p]]
         if d > lap:
             lap = d
-    kmax = 0.0
-    for i in range(k):
-        s = 0.0
-        for j in range(k):
-            s += abs(K[i, j])
-        if s > kmax:
-            kmax = s
-    Lc = lap * kmax
+    Lc = lap * max_abs_row_sum(K, k)
     if Lc > 0.0:
         # the bound can exceed ||G|| by a factor k: estimate ||G|| by power iteration and keep
         # it only as a start (the iterations below double it whenever a step shows more
@@ -236,11 +235,7 @@ def polish_max(P, pi, pj, K, c, C, alpha, D, gap, beta):
     Kt = np.zeros(k)
     Ga = np.zeros(P)
     q = _gmul(P, pi, pj, K, alpha, tau, Kt, Ga)
-    rmax = 0.0
-    for p in range(P):
-        r = c[p] - Ga[p]
-        if r > rmax:
-            rmax = r
+    rmax = _largest_loss(P, c, Ga)
     best_p = 0.5 * q + C * rmax
     for p in range(P):
         beta[p] = alpha[p]
@@ -282,11 +277,7 @@ def polish_max(P, pi, pj, K, c, C, alpha, D, gap, beta):
         for u in range(m):
             trial[idx[u]] = sol[u]
         q2 = _gmul(P, pi, pj, K, trial, tau, Kt, Ga)
-        r2 = 0.0
-        for p in range(P):
-            r = c[p] - Ga[p]
-            if r > r2:
-                r2 = r
+        r2 = _largest_loss(P, c, Ga)
         val = 0.5 * q2 + C * r2
         if val < best_p:
             best_p = val

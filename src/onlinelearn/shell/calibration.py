@@ -341,31 +341,53 @@ class Calibration:
     def add_stream(self, scores, codes, weights, skipped=0):
         """The rows of a call of a learner that scores every row in its pass, in order, after
         ``skipped`` rows of the call that were learned but not scored: the window, its
-        counters and the decided fits end as if each row had come alone (:meth:`add`, then
+        counters and the decided fit end as if each row had come alone (:meth:`add`, then
         :meth:`refit` when :meth:`due`).  The skipped rows (only in a call of more than
         ``STREAM_ROWS`` rows) advance the counters; the fits decided among them and among the
         first scored rows are replaced by a later one in the call, whose window holds scored
         rows only (the last due row is at most REFIT rows from the end, its window the WINDOW
-        rows up to it)."""
-        while skipped > 0:
-            step = min(skipped, self._to_due())
-            self.head = int((self.head + step) % WINDOW)
-            self.count = min(WINDOW, self.count + step)
-            self.since_fit += step
-            skipped -= step
-            if self.due():
-                self.refit()
-        n, i = len(codes), 0
-        while i < n:
-            j = min(n, i + self._to_due())
-            self.add(scores[i:j], codes[i:j], weights[i:j])
-            if self.due():
-                self.refit()
-            i = j
+        rows up to it).  Only that last fit keeps a copy of its window (:meth:`refit`): the
+        earlier ones would be replaced before anything reads them, and the fit a pending one
+        starts from is the same either way."""
+        last = self._last_due(skipped + len(codes))
+        if last:
+            given = max(0, last - skipped)  # the scored rows up to the last due row
+            self._advance(last, scores[:given], codes[:given], weights[:given])
+            self.refit()
+            scores, codes, weights = scores[given:], codes[given:], weights[given:]
+            skipped = max(0, skipped - last)
+        self._advance(skipped + len(codes), scores, codes, weights)
 
-    def _to_due(self):
-        """Rows to add before the next fit is due (at least 1)."""
-        return max(1, min(REFIT, max(1, self.at_fit)) - self.since_fit)
+    def _last_due(self, n):
+        """The number of the next ``n`` rows after which the last fit among them is due
+        (:meth:`due`, row by row), 0 if none is."""
+        count, since, at = self.count, self.since_fit, self.at_fit
+        pos = last = 0
+        while True:
+            step = max(1, min(REFIT, max(1, at)) - since)
+            if pos + step > n:
+                return last
+            pos += step
+            count = min(WINDOW, count + step)
+            since, at, last = 0, count, pos
+            if at >= REFIT:  # from here on, one every REFIT rows
+                return pos + (n - pos) // REFIT * REFIT
+
+    def _advance(self, k, scores, codes, weights):
+        """Move the window on by ``k`` rows of which the last ``len(codes)`` were scored (the
+        others only advance the counters and the head, as a skipped row does); rows
+        overwritten within these k are not written."""
+        m = len(codes)
+        keep = min(m, WINDOW)
+        if keep:
+            slots = (self.head + (k - keep) + np.arange(keep)) % WINDOW
+            rows = np.asarray(scores[m - keep :], dtype=np.float64)
+            self.scores[slots] = rows.reshape(keep, self.n_columns)
+            self.codes[slots] = codes[m - keep :]
+            self.weights[slots] = weights[m - keep :]
+        self.head = int((self.head + k) % WINDOW)
+        self.count = min(WINDOW, self.count + k)
+        self.since_fit += k
 
     def due(self):
         return self.since_fit > 0 and self.since_fit >= min(REFIT, max(1, self.at_fit))
