@@ -8,17 +8,27 @@ must leave the model as it was."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _events_ref import (
+    BAD_ROWS,
+    check_named_features,
+    check_rejected,
+    check_river_conventions,
+    counting,
+)
+from _events_ref import general as _general
+from _events_ref import known_label_rows as _known_label_rows
+from _events_ref import ref_batch as _ref_batch
+from _events_ref import row as _row
+from _events_ref import same as _same
+from _events_ref import stream as _stream
 
 import onlinelearn
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
 from onlinelearn._core import one_row
 from onlinelearn.shell import events
-from onlinelearn.shell.proba import calibrating
 
 LEARNERS = {
     "PA-I": lambda: PassiveAggressiveClassifier(variant="PA-I"),
@@ -33,69 +43,10 @@ LEARNERS = {
 }
 
 
-def _general(est, X, y):
-    """partial_fit through the general path (never the event road): OnlineMixin.partial_fit's
-    body after its event test."""
-    with calibrating(est, "partial", X, y):
-        est._learn(X, y, None, None, fit_mode=False)
-
-
-def _state(est):
-    return {k: v for k, v in est.__dict__.items() if k not in ("_event", "_validated_params")}
-
-
-def _same(a, b):
-    da, db = _state(a), _state(b)
-    assert set(da) == set(db)
-    for k, v in da.items():
-        w = db[k]
-        if isinstance(v, np.ndarray):
-            assert v.dtype == w.dtype and v.shape == w.shape, k
-            assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
-        elif isinstance(v, float) and math.isnan(v):
-            assert math.isnan(w), k
-        else:
-            assert v == w, k
-
-
-def _stream(n, d, K, seed, density=1.0):
-    rng = np.random.default_rng(seed)
-    W = rng.normal(size=(d, K))
-    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 10.0], size=d)
-    if density < 1.0:
-        X[rng.random((n, d)) > density] = 0.0
-    y = np.argmax(X @ W + rng.normal(size=(n, K)), axis=1) if K > 2 else (X @ W[:, 0] > 0)
-    return X, y.astype(np.int64)
-
-
-def _row(X, i, kind):
-    if kind == "dense":
-        return X[i]
-    nz = np.flatnonzero(X[i])
-    if kind == "dict":
-        return {int(j): float(X[i, j]) for j in nz}
-    return sp.csr_matrix(X[i : i + 1])
-
-
-def _ref_batch(X, i, kind):
-    """The one-row batch that partial_fit gets for the same row."""
-    if kind == "dense":
-        return X[i : i + 1]
-    return sp.csr_matrix(X[i : i + 1])
-
-
 @pytest.fixture
 def road(monkeypatch):
     """The rows that took the compiled event step."""
-    calls = []
-    real = events.learn_row
-
-    def counting(*args):
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(events, "learn_row", counting)
-    return calls
+    return counting(monkeypatch, events, "learn_row")
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
@@ -119,14 +70,6 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
     _same(a, b)
     # every row of a label seen before, once two labels were seen, took the event road
     assert len(road) == _known_label_rows(y, 5)
-
-
-def _known_label_rows(y, first):
-    seen, n = set(y[:first].tolist()), 0
-    for lab in y[first:].tolist():
-        n += len(seen) >= 2 and lab in seen
-        seen.add(lab)
-    return n
 
 
 @pytest.mark.parametrize("name", ["PA-I", "Perceptron", "COPA"])
@@ -193,35 +136,10 @@ def _fitted(make=PassiveAggressiveClassifier, n=60):
     return est, X, y
 
 
-BAD_ROWS = {
-    "NaN value": ({0: float("nan"), 2: 1.0}, "NaN"),
-    "inf value": ({1: float("inf")}, "infinity"),
-    "index out of range": ({6: 1.0}, "out of range"),
-    "negative index": ({-1: 1.0}, "out of range"),
-    "string value": ({0: "a"}, "numbers"),
-    "string key on an unnamed model": ({"f0": 1.0}, "column indices"),
-    "too short": (np.ones(5), "6 features"),
-    "too long": (np.ones(7), "6 features"),
-    "dense NaN": (np.array([1.0, np.nan, 0, 0, 0, 0]), "NaN"),
-}
-
-
 @pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron, COPA])
 @pytest.mark.parametrize("bad", list(BAD_ROWS))
 def test_a_rejected_event_raises_one_clear_error_and_changes_nothing(make, bad):
-    est, X, y = _fitted(make)
-    twin, _, _ = _fitted(make)
-    x, match = BAD_ROWS[bad]
-    with pytest.raises(ValueError, match=match):
-        est.learn_one(x, 1)
-    _same(est, twin)
-    if bad not in ("string value",):
-        with pytest.raises(ValueError, match=match):
-            est.predict_one(x)
-    for i in range(20):  # and the stream goes on as if the row never came
-        est.learn_one(X[i], int(y[i]))
-        twin.learn_one(X[i], int(y[i]))
-    _same(est, twin)
+    check_rejected(lambda: _fitted(make), bad)
 
 
 @pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron])
@@ -271,31 +189,14 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
 
 
 def test_named_features_map_through_the_model_vocabulary():
-    pd = pytest.importorskip("pandas")
-    X, y = _stream(80, 3, 2, seed=9)
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    est = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
-    ref = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
-    for i in range(40, 80):
-        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}
-        assert est.predict_one(x) == ref.predict(frame.iloc[i : i + 1])[0]
-        est.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 2]}, int(y[i]))
+    def learn(ref, frame, X, i, y):
         ref.partial_fit(frame.iloc[i : i + 1], y[i : i + 1])
-    _same(est, ref)
-    assert est.predict_one({"a": 1.0, "zzz": 5.0}) == est.predict_one({"a": 1.0})
-    with pytest.raises(ValueError, match="not one of the model"):
-        est.learn_one({"a": 1.0, "zzz": 5.0}, 1)
+
+    check_named_features(PassiveAggressiveClassifier, learn)
 
 
 def test_before_any_learning_river_conventions():
-    est = PassiveAggressiveClassifier()
-    assert est.predict_one({0: 1.0}) is None and est.predict_proba_one({0: 1.0}) == {}
-    with pytest.raises(ValueError, match="fitted model"):
-        est.learn_one({0: 1.0}, 1)
-    est.learn_one(np.array([1.0, 0.0]), "spam")  # a first row of known width starts it
-    assert est.predict_one(np.array([1.0, 0.0])) == "spam"
-    est.learn_one(np.array([0.0, 1.0]), "ham")
-    assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
+    check_river_conventions(PassiveAggressiveClassifier)
 
 
 def test_a_row_changed_between_predict_one_and_learn_one_is_learned_as_it_is_then():
