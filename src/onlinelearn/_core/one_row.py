@@ -25,8 +25,9 @@ import numpy as np
 from .calibration import CAL_AT_FIT, CAL_COUNT, CAL_HEAD, CAL_OFFERED, CAL_REFIT, CAL_SINCE_FIT
 from .config import njit
 from .copa import is_copa
-from .euclid_pass import NONFINITE_X, OK, euclid_pass
+from .euclid_pass import euclid_pass
 from .fp import finite
+from .row_status import BAD_INDEX, DUE, NONFINITE_X, OK, REFUSED, UNSORTED
 from .state import (
     DUAL,
     FP_B,
@@ -52,17 +53,6 @@ __all__ = [
     "learn_row",
     "row_scores",
 ]
-
-#: a feature index outside [0, n_features): nothing was changed
-BAD_INDEX = 3
-#: the update was refused by a check after the pass (an overflow): the state was put back
-REFUSED = 4
-#: learned, and the calibration's next fit is due
-DUE = 5
-#: the row's columns are not in increasing order, or one is repeated: nothing was changed
-#: (``partial_fit`` learns a CSR row in its canonical form: the caller sorts and adds up)
-UNSORTED = 6
-
 
 @njit
 def _moved_finite(theta, U, indices, start, stop, d, has_b, average):

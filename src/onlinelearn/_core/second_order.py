@@ -149,6 +149,27 @@ def minmax_round(
     return flag, r, a
 
 
+#: (_minmax_open) x' A^{-1} x >= 1: the round is undefined
+_NOT_PD_FLAG = -1
+
+
+@njit
+def _minmax_open(P, v, W, jj, xx, n, f, yi, adaptive, query, c, u, st, i, outs):
+    """m = x' A^{-1} x of the gathered row (a full P = A^{-1}: with v = A^{-1} x; a diagonal
+    one: sum_j x_j^2 P_j), then the round's decisions and outputs (:func:`minmax_round`):
+    (flag, rival, a); flag ``_NOT_PD_FLAG`` (nothing written) when m >= 1 with two classes."""
+    K = W.shape[1]
+    if P.ndim == 2:
+        m = sym_matvec(P, jj, xx, n, v)
+    else:
+        m = 0.0
+        for q in range(n):
+            m += xx[q] * xx[q] * P[jj[q]]
+    if K >= 2 and not m < 1.0:
+        return _NOT_PD_FLAG, 0, 0.0
+    return minmax_round(W, jj, xx, n, f, K, yi, m, adaptive, query, c, u, st, i, *outs)
+
+
 @njit
 def minmax_pass_full(
     data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st,
@@ -171,16 +192,14 @@ def minmax_pass_full(
     the caller restores its snapshot)."""
     R = P.shape[0]
     K = W.shape[1]
+    outs = (pred_out, upd_out, a_out, rival_out, delta_out)
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        m = sym_matvec(P, jj, xx, n, v)
-        if K >= 2 and not m < 1.0:
+        flag, r, a = _minmax_open(P, v, W, jj, xx, n, f, yi, adaptive, query, c, u[i], st, i,
+                                  outs)  # fmt: skip
+        if flag == _NOT_PD_FLAG:
             return NOT_PD
-        flag, r, a = minmax_round(
-            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
-            pred_out, upd_out, a_out, rival_out, delta_out,
-        )  # fmt: skip
         if flag == NO_UPDATE:
             continue
         dense = n == R  # then jj = 0..R-1 in order (sorted CSR indices, bias last)
@@ -276,48 +295,29 @@ def minmax_pass_diag(
     a = 1 / (1 - m), A_j += a x_j^2, B_j += a x_j y' (y as in the full pass), W_j = P_j B_j on
     the touched rows only:
     O(nnz K) per round, exact (no drift)."""
-    K = W.shape[1]
+    outs = (pred_out, upd_out, a_out, rival_out, delta_out)
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        m = 0.0
-        for q in range(n):
-            m += xx[q] * xx[q] * P[jj[q]]
-        if K >= 2 and not m < 1.0:
+        flag, r, a = _minmax_open(P, f, W, jj, xx, n, f, yi, adaptive, query, c, u[i], st, i,
+                                  outs)  # fmt: skip
+        if flag == _NOT_PD_FLAG:
             return NOT_PD
-        flag, r, a = minmax_round(
-            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
-            pred_out, upd_out, a_out, rival_out, delta_out,
-        )  # fmt: skip
         if flag == NO_UPDATE:
-            continue
-        if onehot:
-            _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W)
             continue
         for q in range(n):
             j = jj[q]
             axq = a * xx[q]
             A[j] += axq * xx[q]
             P[j] = 1.0 / A[j]
-            B[j, yi] += axq * _SQRT_HALF
-            B[j, r] -= axq * _SQRT_HALF
-            for k in range(K):
+            if onehot:
+                B[j, yi] += axq
+            else:
+                B[j, yi] += axq * _SQRT_HALF
+                B[j, r] -= axq * _SQRT_HALF
+            for k in range(W.shape[1]):
                 W[j, k] = P[j] * B[j, k]
     return OK
-
-
-@njit
-def _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W):
-    """The diagonal update of one round with the one-hot label vector e_y."""
-    K = W.shape[1]
-    for q in range(n):
-        j = jj[q]
-        axq = a * xx[q]
-        A[j] += axq * xx[q]
-        P[j] = 1.0 / A[j]
-        B[j, yi] += axq
-        for k in range(K):
-            W[j, k] = P[j] * B[j, k]
 
 
 @njit

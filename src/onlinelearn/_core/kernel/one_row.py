@@ -47,7 +47,15 @@ import numpy as np
 
 from ..config import njit
 from ..fp import finite
-from ..status import OK
+from ..row_status import (
+    BAD_INDEX,
+    DUPLICATE,
+    NEED_ROOM,
+    NONFINITE_SCORE,
+    NONFINITE_X,
+    OK,
+    REFUSED,
+)
 from ..table import f1 as _f1
 from ..table import f2 as _f2
 from ..table import i1 as _i1
@@ -73,19 +81,6 @@ __all__ = [
     "BAD_INDEX", "DUPLICATE", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "learn_row",
     "row_scores", "table",
 ]  # fmt: skip
-
-#: a value of the row is NaN or infinite: nothing was changed
-NONFINITE_X = 1
-#: a feature index outside [0, n_features): nothing was changed
-BAD_INDEX = 3
-#: the update was refused by a check after the pass: the state was put back
-REFUSED = 4
-#: the row needs ``_ensure_capacity`` first (ib[I_NNZ] its nonzeros): nothing was changed
-NEED_ROOM = 5
-#: a sparse row repeats an index (the general path sums the entries): nothing was changed
-DUPLICATE = 6
-#: :func:`row_scores`: a score is not finite
-NONFINITE_SCORE = 7
 
 # ---------------------------------------------------------------------------- the table
 # the estimator's arrays, then the kernel program's
