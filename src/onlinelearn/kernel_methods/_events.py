@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from .._core.kernel import one_row as R
+from ..shell import event_rows as ER
 from ..shell import events as E
 from ..shell.online import OnlineMixin
 from ..shell.proba import _ACTIVE, _OFF
@@ -305,12 +306,12 @@ def predict_one(est, x):
     from a first call (River's convention)."""
     ev = event(est)
     if ev is not None:
-        s = _scores(est, ev, *E._entries(ev, x, False))
+        s = _scores(est, ev, *ER._entries(ev, x, False))
         if s is not None:
-            return E._label(ev, s)
+            return ER._label(ev, s)
     elif "classes_" not in est.__dict__:
         return None
-    return _general_predict(est, E._matrix(est, x))
+    return _general_predict(est, ER._matrix(est, x))
 
 
 def predict_entries(est, data, idx):
@@ -320,20 +321,20 @@ def predict_entries(est, data, idx):
     if ev is not None:
         s = _scores(est, ev, data, idx)
         if s is not None:
-            return E._label(ev, s)
-    return _general_predict(est, E._csr(est.n_features_in_, data, idx))
+            return ER._label(ev, s)
+    return _general_predict(est, ER._csr(est.n_features_in_, data, idx))
 
 
 def predict_proba_one(est, x):
     """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
     ev = event(est)
     if ev is not None:
-        s = _scores(est, ev, *E._entries(ev, x, False))
+        s = _scores(est, ev, *ER._entries(ev, x, False))
         if s is not None:
-            return E._proba(est, ev, s)
+            return ER._proba(est, ev, s)
     elif "classes_" not in est.__dict__:
         return {}
-    return E._proba_dict(est, est.predict_proba(E._matrix(est, x))[0])
+    return ER._proba_dict(est, est.predict_proba(ER._matrix(est, x))[0])
 
 
 def predict_proba_entries(est, data, idx):
@@ -342,5 +343,5 @@ def predict_proba_entries(est, data, idx):
     if ev is not None:
         s = _scores(est, ev, data, idx)
         if s is not None:
-            return E._proba(est, ev, s)
-    return E._proba_dict(est, est.predict_proba(E._csr(est.n_features_in_, data, idx))[0])
+            return ER._proba(est, ev, s)
+    return ER._proba_dict(est, est.predict_proba(ER._csr(est.n_features_in_, data, idx))[0])

@@ -40,17 +40,16 @@ import scipy.sparse as sp
 
 from .._core import second_order_row as SR
 from .._core.second_order_row import OK
-from ..shell.events import (
-    _add_one,
+from ..shell.event_rows import (
     _csr,
     _entries,
     _label,
     _label_array,
-    _label_code,
     _matrix,
     _proba,
     _proba_dict,
 )
+from ..shell.events import _add_one, _label_code
 from ..shell.online import OnlineMixin
 from ..shell.proba import _ACTIVE, _OFF
 
