@@ -68,8 +68,7 @@ from .second_order import (
 
 __all__ = [
     "BAD_INDEX", "GENERAL", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "UNSORTED",
-    "cw_diag_row", "cw_full_row", "exact_scores", "mm_diag_row", "mm_full_row", "row_scores",
-    "scratch",
+    "cw_row", "exact_scores", "mm_row", "row_scores", "scratch",
 ]  # fmt: skip
 
 # (the statuses: :mod:`.row_status`; ``saved`` too small: NEED_ROOM, ``ib[I_NEED]`` entries
@@ -249,10 +248,11 @@ def _keep(st, saved_st, ib, fb, saved, trace, back):
 
 
 @njit
-def cw_full_row(data, indices, W, S, st, ib, fb, saved):
-    """One row of AROW / SCW with a full Sigma: :func:`.second_order.cw_pass_full` on the
-    one-row batch, as a transaction (module docstring).  Returns OK, NONFINITE_X, UNSORTED,
-    BAD_INDEX, NEED_ROOM or REFUSED."""
+def cw_row(data, indices, W, S, st, ib, fb, saved):
+    """One row of AROW / SCW: :func:`.second_order.cw_pass_full` (Sigma a matrix) or
+    :func:`.second_order.cw_pass_diag` (Sigma its diagonal) on the one-row batch, as a
+    transaction (module docstring).  Returns OK, NONFINITE_X, UNSORTED, BAD_INDEX, NEED_ROOM
+    or REFUSED."""
     status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
         data, indices, W, ib, fb, False)  # fmt: skip
     if status != OK:
@@ -260,33 +260,44 @@ def cw_full_row(data, indices, W, S, st, ib, fb, saved):
     R, K = W.shape
     d = ib[I_D]
     b = fb[F_BIAS]
-    # J: the rows of Sigma that a column of the row (the intercept's included) reaches
-    for s in range(R):
-        Sx[s] = 0.0
     n = data.shape[0]
-    for q in range(n + (1 if b != 0.0 else 0)):
-        j = indices[q] if q < n else d
+    if S.ndim == 1:
+        nJ = _row_columns(indices, n, b, d, J)
+        whole = False
+        need = nJ * (K + 1)
+    else:
+        # J: the rows of Sigma that a column of the row (the intercept's included) reaches
         for s in range(R):
-            if S[j, s] != 0.0:
-                Sx[s] = 1.0
-    nJ = 0
-    for s in range(R):
-        if Sx[s] != 0.0:
-            J[nJ] = s
-            nJ += 1
-    whole = 8 * nJ >= R  # the pass sweeps whole rows of Sigma (cw_pass_full)
-    if not _room(ib, nJ * (R if whole else nJ) + nJ * K, saved):
+            Sx[s] = 0.0
+        for q in range(n + (1 if b != 0.0 else 0)):
+            j = indices[q] if q < n else d
+            for s in range(R):
+                if S[j, s] != 0.0:
+                    Sx[s] = 1.0
+        nJ = 0
+        for s in range(R):
+            if Sx[s] != 0.0:
+                J[nJ] = s
+                nJ += 1
+        whole = 8 * nJ >= R  # the pass sweeps whole rows of Sigma (cw_pass_full)
+        need = nJ * (R if whole else nJ) + nJ * K
+    if not _room(ib, need, saved):
         return NEED_ROOM
     _cw_copies(W, S, J, nJ, whole, saved, False)
     _keep(st, saved_st, ib, fb, saved, False, False)
-    cw_pass_full(
-        data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
-        pred, jj, xx, Sx, f,
-    )  # fmt: skip
+    if S.ndim == 2:
+        cw_pass_full(data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C],
+                     fb[F_PHI], st, pred, jj, xx, Sx, f)  # fmt: skip
+    else:
+        cw_pass_diag(data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C],
+                     fb[F_PHI], st, pred, jj, xx, f)  # fmt: skip
     ok = _rows_finite(W, J, nJ, K)
     for a in range(nJ):
-        for c in range(R if whole else nJ):
-            ok = ok and finite(S[J[a], c if whole else J[c]])
+        if S.ndim == 1:
+            ok = ok and finite(S[J[a]])
+        else:
+            for c in range(R if whole else nJ):
+                ok = ok and finite(S[J[a], c if whole else J[c]])
     if ok:
         return OK
     _cw_copies(W, S, J, nJ, whole, saved, True)
@@ -296,8 +307,11 @@ def cw_full_row(data, indices, W, S, st, ib, fb, saved):
 
 @njit
 def _cw_copies(W, S, J, nJ, whole, saved, back):
-    """Copy the rows J of W and of Sigma (whole, or their entries in J) into ``saved``, or
-    back."""
+    """Copy the rows J of W and of Sigma (whole, or their entries in J; a diagonal Sigma: its
+    entries J) into ``saved``, or back."""
+    if S.ndim == 1:
+        _diag_copies((S,), (W,), J, nJ, saved, 0, back)
+        return
     R, K = W.shape
     p = 0
     for a in range(nJ):
@@ -329,40 +343,12 @@ def _row_columns(indices, n, b, d, J):
 
 
 @njit
-def cw_diag_row(data, indices, W, S, st, ib, fb, saved):
-    """One row of AROW / SCW with a diagonal Sigma: :func:`.second_order.cw_pass_diag` on the
-    one-row batch, as a transaction (module docstring)."""
-    status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
-        data, indices, W, ib, fb, False)  # fmt: skip
-    if status != OK:
-        return status
-    K = W.shape[1]
-    b = fb[F_BIAS]
-    nJ = _row_columns(indices, data.shape[0], b, ib[I_D], J)
-    if not _room(ib, nJ * (K + 1), saved):
-        return NEED_ROOM
-    _diag_copies((S,), (W,), J, nJ, saved, 0, False)
-    _keep(st, saved_st, ib, fb, saved, False, False)
-    cw_pass_diag(
-        data, indices, indptr, y, b, ib[I_D], W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI],
-        st, pred, jj, xx, f,
-    )  # fmt: skip
-    ok = _rows_finite(W, J, nJ, K)
-    for a in range(nJ):
-        ok = ok and finite(S[J[a]])
-    if ok:
-        return OK
-    _diag_copies((S,), (W,), J, nJ, saved, 0, True)
-    _keep(st, saved_st, ib, fb, saved, False, True)
-    return REFUSED
-
-
-@njit
-def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
-    """One row of the weighted min-max learner with a full A^{-1}:
-    :func:`.second_order.minmax_pass_full` on the one-row batch, as a transaction (module
-    docstring).  The round's trace (update flag, rival, a_t, Delta_t) is left in the
-    ``I_UPD``, ``I_RIVAL``, ``F_A``, ``F_DELTA`` slots (put back when refused)."""
+def mm_row(data, indices, P, A, B, W, st, ib, fb, saved):
+    """One row of the weighted min-max learner: :func:`.second_order.minmax_pass_full` (A^{-1}
+    a matrix) or :func:`.second_order.minmax_pass_diag` (a diagonal A: P its diagonal) on the
+    one-row batch, as a transaction (module docstring).  The round's trace (update flag,
+    rival, a_t, Delta_t) is left in the ``I_UPD``, ``I_RIVAL``, ``F_A``, ``F_DELTA`` slots
+    (put back when refused)."""
     status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
         data, indices, W, ib, fb, True)  # fmt: skip
     if status != OK:
@@ -370,25 +356,30 @@ def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
     R, K = W.shape
     b = fb[F_BIAS]
     n = _row_columns(indices, data.shape[0], b, ib[I_D], J)
-    if not _room(ib, 4 + R * R + R * K + n * n + n * K, saved):
+    need = 4 + (R * R + R * K + n * n + n * K if P.ndim == 2 else n * (2 + 2 * K))
+    if not _room(ib, need, saved):
         return NEED_ROOM
     _keep(st, saved_st, ib, fb, saved, True, False)
     _mm_copies(P, A, B, W, J, n, saved, False)
     flags = ib[I_FLAGS]
-    status = minmax_pass_full(
-        data, indices, indptr, y, fb[F_U : F_U + 1], b, ib[I_D], P, A, B, W, (flags & 1) != 0,
-        (flags & 2) != 0, fb[F_R], ib[I_PARAM], st, pred, ib[I_UPD : I_UPD + 1],
-        fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, Sx, f,
-        (flags & 4) != 0,
-    )  # fmt: skip
-    ok = status != NOT_PD and _rows_finite(W, J, -R, K)
-    for s in range(R):
-        for t in range(R):
-            ok = ok and finite(P[s, t])
-    for a in range(n):
-        for c in range(n):
-            ok = ok and finite(A[J[a], J[c]])
-    ok = ok and _rows_finite(B, J, n, K)
+    args = (data, indices, indptr, y, fb[F_U : F_U + 1], b, ib[I_D], P, A, B, W,
+            (flags & 1) != 0, (flags & 2) != 0, fb[F_R])  # fmt: skip
+    outs = (pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1],
+            fb[F_DELTA : F_DELTA + 1], jj, xx)  # fmt: skip
+    if P.ndim == 2:
+        status = minmax_pass_full(*args, ib[I_PARAM], st, *outs, Sx, f, (flags & 4) != 0)
+    else:
+        status = minmax_pass_diag(*args, st, *outs, f, (flags & 4) != 0)
+    ok = status != NOT_PD and _rows_finite(B, J, n, K)
+    if P.ndim == 2:
+        ok = ok and _rows_finite(W, J, -R, K) and _rows_finite(P, J, -R, R)
+        for a in range(n):
+            for c in range(n):
+                ok = ok and finite(A[J[a], J[c]])
+    else:
+        ok = ok and _rows_finite(W, J, n, K)
+        for a in range(n):
+            ok = ok and finite(P[J[a]]) and finite(A[J[a]])
     if ok:
         return OK
     _keep(st, saved_st, ib, fb, saved, True, True)
@@ -398,8 +389,12 @@ def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
 
 @njit
 def _mm_copies(P, A, B, W, J, n, saved, back):
-    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved``
-    (after the trace's 4 slots), or back."""
+    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved`` (a
+    diagonal A: the entries J of P and A, the rows J of B and W), after the trace's 4 slots,
+    or back."""
+    if P.ndim == 1:
+        _diag_copies((P, A), (B, W), J, n, saved, 4, back)
+        return
     R, K = W.shape
     p = 4
     for s in range(R + n):
@@ -418,38 +413,6 @@ def _mm_copies(P, A, B, W, J, n, saved, back):
             else:
                 saved[p] = M[i, k]
             p += 1
-
-
-@njit
-def mm_diag_row(data, indices, P, A, B, W, st, ib, fb, saved):
-    """One row of the weighted min-max learner with a diagonal A:
-    :func:`.second_order.minmax_pass_diag` on the one-row batch, as a transaction (module
-    docstring; the trace as :func:`mm_full_row`'s)."""
-    status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
-        data, indices, W, ib, fb, True)  # fmt: skip
-    if status != OK:
-        return status
-    K = W.shape[1]
-    b = fb[F_BIAS]
-    n = _row_columns(indices, data.shape[0], b, ib[I_D], J)
-    if not _room(ib, 4 + n * (2 + 2 * K), saved):
-        return NEED_ROOM
-    _keep(st, saved_st, ib, fb, saved, True, False)
-    _diag_copies((P, A), (B, W), J, n, saved, 4, False)
-    flags = ib[I_FLAGS]
-    status = minmax_pass_diag(
-        data, indices, indptr, y, fb[F_U : F_U + 1], b, ib[I_D], P, A, B, W, (flags & 1) != 0,
-        (flags & 2) != 0, fb[F_R], st, pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1],
-        ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, f, (flags & 4) != 0,
-    )  # fmt: skip
-    ok = status != NOT_PD and _rows_finite(B, J, n, K) and _rows_finite(W, J, n, K)
-    for a in range(n):
-        ok = ok and finite(P[J[a]]) and finite(A[J[a]])
-    if ok:
-        return OK
-    _keep(st, saved_st, ib, fb, saved, True, True)
-    _diag_copies((P, A), (B, W), J, n, saved, 4, True)
-    return REFUSED
 
 
 @njit

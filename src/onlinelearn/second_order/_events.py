@@ -122,7 +122,7 @@ class SecondOrderEvent(E.Event):
         ev.trace = False
         if family == "cw":
             ev.arrays = (W, arrays["S"], state.st)
-            ev.step_name = "cw_full_row" if full else "cw_diag_row"
+            ev.step_name = "cw_row"
             ev.ib[SR.I_PARAM] = int(est._variant)
             ev.fb[SR.F_R], ev.fb[SR.F_C], ev.fb[SR.F_PHI] = params
             room = 4 * (R + K) if full else R * (K + 1)
@@ -130,7 +130,7 @@ class SecondOrderEvent(E.Event):
             from .minmax import REFRESH_EVERY
 
             ev.arrays = (arrays["P"], arrays["A"], arrays["B"], W, state.st)
-            ev.step_name = "mm_full_row" if full else "mm_diag_row"
+            ev.step_name = "mm_row"
             ev.query = est.query == "margin"
             ev.ib[SR.I_PARAM] = max(REFRESH_EVERY, 4 * R)
             ev.ib[SR.I_FLAGS] = (
