@@ -317,18 +317,24 @@ def _cw_copies(W, S, J, nJ, whole, saved, back):
     for a in range(nJ):
         s = J[a]
         for k in range(K):
-            if back:
-                W[s, k] = saved[p]
-            else:
-                saved[p] = W[s, k]
-            p += 1
+            p = _swap(W, s, k, saved, p, back)
         for c in range(R if whole else nJ):
-            t = c if whole else J[c]
-            if back:
-                S[s, t] = saved[p]
-            else:
-                saved[p] = S[s, t]
-            p += 1
+            p = _swap(S, s, c if whole else J[c], saved, p, back)
+
+
+@njit
+def _swap(M, i, j, saved, p, back):
+    """saved[p] = M[i, j] (M[i] for a vector), or back; returns p + 1."""
+    if M.ndim == 1:
+        if back:
+            M[i] = saved[p]
+        else:
+            saved[p] = M[i]
+    elif back:
+        M[i, j] = saved[p]
+    else:
+        saved[p] = M[i, j]
+    return p + 1
 
 
 @njit
@@ -397,22 +403,16 @@ def _mm_copies(P, A, B, W, J, n, saved, back):
         return
     R, K = W.shape
     p = 4
-    for s in range(R + n):
-        a = s - R
-        for c in range(R if s < R else n):
-            M, i, j = (P, s, c) if s < R else (A, J[a], J[c])
-            if back:
-                M[i, j] = saved[p]
-            else:
-                saved[p] = M[i, j]
-            p += 1
+    for s in range(R):
+        for c in range(R):
+            p = _swap(P, s, c, saved, p, back)
         for k in range(K):
-            M, i = (W, s) if s < R else (B, J[a])
-            if back:
-                M[i, k] = saved[p]
-            else:
-                saved[p] = M[i, k]
-            p += 1
+            p = _swap(W, s, k, saved, p, back)
+    for a in range(n):
+        for c in range(n):
+            p = _swap(A, J[a], J[c], saved, p, back)
+        for k in range(K):
+            p = _swap(B, J[a], k, saved, p, back)
 
 
 @njit
@@ -423,15 +423,7 @@ def _diag_copies(vectors, matrices, J, n, saved, p, back):
     for a in range(n):
         s = J[a]
         for M in vectors:
-            if back:
-                M[s] = saved[p]
-            else:
-                saved[p] = M[s]
-            p += 1
+            p = _swap(M, s, 0, saved, p, back)
         for M in matrices:
             for k in range(K):
-                if back:
-                    M[s, k] = saved[p]
-                else:
-                    saved[p] = M[s, k]
-                p += 1
+                p = _swap(M, s, k, saved, p, back)
