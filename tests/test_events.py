@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from _events_ref import (
     BAD_ROWS,
     check_named_features,
+    check_partial_fit_rows,
     check_rejected,
     check_river_conventions,
     counting,
@@ -75,16 +76,7 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
 @pytest.mark.parametrize("name", ["PA-I", "Perceptron", "COPA"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(200, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 200):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert len(road) == 2 * _known_label_rows(y, 10)
 
 
@@ -173,16 +165,14 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
     statuses = []
     for code in (0, 1):  # one of them is a mistake, whose update overflows
         before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
-        statuses.append(one_row.learn_row(data, idx, code, -1, ev.theta, ev.A, ev.st, ev.ib,
-                                          ev.fb, est.class_counts_, *events._NO_WINDOW))
+        statuses.append(one_row.learn_row(data, idx, code, ev.theta, ev.tab))
         if statuses[-1] == one_row.REFUSED:
             for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
                 assert np.array_equal(a, b, equal_nan=True)
     assert one_row.REFUSED in statuses
     before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
     for bad in ([2, 2, 3], [3, 2, 5]):
-        status = one_row.learn_row(data, np.array(bad, dtype=np.int32), 0, -1, ev.theta, ev.A,
-                                   ev.st, ev.ib, ev.fb, est.class_counts_, *events._NO_WINDOW)
+        status = one_row.learn_row(data, np.array(bad, dtype=np.int32), 0, ev.theta, ev.tab)
         assert status == one_row.UNSORTED
         for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
             assert np.array_equal(a, b, equal_nan=True)
@@ -255,3 +245,23 @@ def test_every_online_estimator_learns_and_predicts_one_row(make):
     if hasattr(a, "predict_proba"):
         P = a.predict_proba_one(X[3])
         np.testing.assert_array_equal(list(P.values()), b.predict_proba(X[3:4])[0])
+
+
+def test_rows_of_the_same_keys_are_each_read_as_they_are():
+    """A None value is a missing feature (left out), a new row of the same keys is read anew
+    (the columns kept from the last row serve only a row of numbers under the same keys)."""
+    X, y = _stream(60, 4, 2, seed=13)
+    a, b = Perceptron(), Perceptron()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    for i in range(5, 60):
+        x = {j: float(X[i, j]) for j in range(4)}
+        if i % 3 == 0:
+            x[1] = None
+        keep = [j for j in range(4) if x[j] is not None]
+        Xi = sp.csr_matrix((np.array([x[j] for j in keep]), np.array(keep), [0, len(keep)]),
+                           shape=(1, 4))  # fmt: skip
+        assert a.predict_one(x) == b.predict(Xi)[0]
+        a.learn_one(x, int(y[i]))
+        _general(b, Xi, y[i : i + 1])
+    _same(a, b)

@@ -254,3 +254,16 @@ def test_a_row_refused_after_the_pass_changes_nothing(make):
         _same(ad.estimator, twin.estimator)
         assert _buffer_clean(ad)
     assert refused  # the stream did reach the checks after the pass
+
+
+def test_rows_of_the_same_names_are_each_read_as_they_are():
+    """The columns kept from the last row serve only a row of numbers under the same names: a
+    string value (the indicator "k=v") or a missing one gives the row's own entries."""
+    ad = RiverClassifier(PassiveAggressiveClassifier(), n_features=16)
+    rows = [{"a": 1.0, "b": "red"}, {"a": 2.0, "b": 3.0}, {"a": None, "b": 1.5},
+            {"a": 0.5, "b": 2.5}, {"a": 0.5, "b": "blue"}, {"a": 0.25, "b": 4}]  # fmt: skip
+    for x in rows:
+        data, idx = ad._rows.entries(x, True)
+        got = np.zeros(16)
+        got[idx] = data
+        np.testing.assert_array_equal(got, ad._rows.matrix([x], False)[0])

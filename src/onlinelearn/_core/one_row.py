@@ -15,7 +15,11 @@ the pass's own compiled function, called on a one-row batch, with what the estim
   bit what it was) and returns :data:`REFUSED`, and the caller lets the general path say why.
 
 So one event is one compiled call, and the weights are those of ``partial_fit`` on the same
-one-row batch: the same function does the arithmetic.
+one-row batch: the same function does the arithmetic.  The event's arrays but the weights
+(whose dtype varies) reach :func:`learn_row` and :func:`row_scores` as one table of addresses
+(:mod:`.table`, :func:`table_of`): a call unboxes three arrays instead of eleven (numba's
+dispatch costs about 0.1 us an array).  The caller keeps the arrays referenced beside the table
+and makes it again whenever one of them is replaced.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ from .state import (
     S_SUM,
 )
 from .steps import CONSERVATIVE
+from .table import f1 as _f1
+from .table import f2 as _f2
+from .table import i1 as _i1
+from .table import table
 
 __all__ = [
     "BAD_INDEX",
@@ -50,8 +58,11 @@ __all__ = [
     "REFUSED",
     "UNSORTED",
     "buffers",
+    "learn_one_row",
     "learn_row",
     "row_scores",
+    "scores_of_row",
+    "table_of",
 ]
 
 @njit
@@ -154,9 +165,35 @@ def _window_add(hold, K, code, cal_scores, cal_codes, cal_weights, cal_n):
     return since > 0 and since >= min(CAL_REFIT, max(1, cal_n[CAL_AT_FIT]))
 
 
+#: rows of the event's table of addresses (:mod:`.table`): the averaging sums U, the counters,
+#: the two buffers of :func:`buffers`, the class counts, the calibration's window (empty arrays
+#: without one)
+T_U, T_ST, T_IB, T_FB, T_COUNTS, T_CAL_SCORES, T_CAL_CODES, T_CAL_WEIGHTS, T_CAL_N = range(9)
+
+
+def table_of(U, st, ib, fb, counts, window, previous=None):
+    """The arrays of :func:`learn_row` and :func:`row_scores` as (the list of arrays, their
+    table); ``window``: the calibration's (scores, codes, weights, counters), or empty arrays;
+    ``previous``: an earlier result, whose rows are taken again for the arrays still there."""
+    arrays = [U, st, ib, fb, counts, *window]
+    return arrays, table(arrays, previous)
+
+
 @njit
-def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_scores,
-              cal_codes, cal_weights, cal_n):  # fmt: skip
+def learn_row(data, indices, code, theta, tab):
+    """:func:`learn_one_row` with the arrays of the table ``tab`` (:func:`table_of`; one
+    argument to unbox instead of ten); the row is scored for the calibration when the table
+    holds its window."""
+    cal_n = _i1(tab, T_CAL_N)
+    return learn_one_row(data, indices, code, 0 if cal_n.shape[0] else -1, theta,
+                         _f2(tab, T_U), _f1(tab, T_ST), _i1(tab, T_IB), _f1(tab, T_FB),
+                         _i1(tab, T_COUNTS), _f2(tab, T_CAL_SCORES), _i1(tab, T_CAL_CODES),
+                         _f1(tab, T_CAL_WEIGHTS), cal_n)  # fmt: skip
+
+
+@njit
+def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_scores,
+                  cal_codes, cal_weights, cal_n):  # fmt: skip
     """Learn the row (``data``, ``indices``; a dense row is its d values with ``indices`` =
     arange(d)) of label code ``code`` as :func:`.euclid_pass.euclid_pass` does on that one-row
     batch, as a transaction (module docstring).  The pass's codes, parameters and small
@@ -270,7 +307,14 @@ def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_
 
 
 @njit
-def row_scores(data, indices, theta, U, st, ib, fb):
+def row_scores(data, indices, theta, tab):
+    """:func:`scores_of_row` with the arrays of the table ``tab`` (:func:`table_of`)."""
+    return scores_of_row(data, indices, theta, _f2(tab, T_U), _f1(tab, T_ST), _i1(tab, T_IB),
+                         _f1(tab, T_FB))  # fmt: skip
+
+
+@njit
+def scores_of_row(data, indices, theta, U, st, ib, fb):
     """The K scores of one row in the steps of ``decision_function`` (the read-out W, then
     x W + b W[d]): the averaged weights (S theta - U) / max(S, T) (0 before any round) with
     averaging, theta without, each read-out weight and the intercept's b W[d] rounded to the

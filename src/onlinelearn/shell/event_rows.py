@@ -29,14 +29,26 @@ def _entries(ev, x, learning):
             )
         return x, ev.dense_idx
     if isinstance(x, dict):
-        # the last dict row's entries are kept with a copy of it: a learn_one after a
-        # predict_one of an equal row, keys in the same order (test-then-train), reuses them
+        # the last dict row's entries are kept with its keys and values: a learn_one after a
+        # predict_one of an equal row, keys in the same order (test-then-train), reuses them,
+        # and a row of the same keys in the same order (a stream of fixed columns) its columns
         # (they are never written)
+        keys, vals = list(x), list(x.values())
         last = ev.last
-        if last is not None and (last[4] or not learning) and last[0] == x and last[1] == list(x):
+        same_keys = last is not None and last[1] == keys
+        if same_keys and last[0] == vals and (last[4] or not learning):
             return last[2], last[3]
+        if type(x) is dict and ev.names is None:
+            # the common case in one go: int keys, number values (columns checked in compiled
+            # code); the columns of the last row of this case when the keys are the same
+            data = as_float64(vals)
+            if data is not None:
+                idx = last[3] if same_keys and last[5] else np.array(keys)
+                if idx.dtype == np.int64:
+                    ev.last = (vals, keys, data, idx, True, True)
+                    return data, idx
         data, idx, complete = _dict_entries(ev, x, learning)
-        ev.last = (dict(x), list(x), data, idx, complete)
+        ev.last = (vals, keys, data, idx, complete, False)
         return data, idx
     if sp.issparse(x):
         if x.ndim == 2 and x.shape[0] != 1 or x.shape[-1] != ev.n_features:
@@ -65,15 +77,6 @@ def _entries(ev, x, learning):
 
 def _dict_entries(ev, x, learning):
     """(data, indices, complete) of a dict row; ``complete``: no name was left out."""
-    if type(x) is dict and ev.names is None:
-        # the common case in one go: int keys, number values (columns checked in compiled code)
-        idx = np.array(list(x))
-        vals = list(x.values())
-        if idx.dtype == np.int64 and None not in vals:
-            try:
-                return np.array(vals, dtype=np.float64), idx, True
-            except (TypeError, ValueError):
-                pass  # the loop below says what is wrong
     complete = True
     cols, vals = [], []
     names = ev.names
@@ -109,6 +112,18 @@ def _dict_entries(ev, x, learning):
     except (TypeError, ValueError):
         raise ValueError("feature values must be numbers") from None
     return data, np.array(cols, dtype=np.int32), complete
+
+
+def as_float64(vals):
+    """The values (a list) as float64 when every one is a number (int, float, bool), else None
+    (a missing value, a string...: the caller's general loop)."""
+    try:
+        data = np.array(vals)
+    except (TypeError, ValueError):
+        return None
+    if data.dtype.kind in "fiub" and data.ndim == 1:
+        return data.astype(np.float64, copy=False)
+    return None
 
 
 def _matrix(est, x):

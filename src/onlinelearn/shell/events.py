@@ -30,7 +30,9 @@ one-row scipy sparse matrix.
 The linear road.  A learner's state is its arrays (weights ``theta``, averaging sums ``U``,
 counters ``st``) and the codes its pass reads (``ip``, ``fp``); its step is
 :func:`onlinelearn._core.one_row.learn_row`, which also counts the class and writes the
-calibration's window.
+calibration's window.  The step's arrays (the weights aside) reach it as one table of addresses
+(:func:`onlinelearn._core.one_row.table_of`), made again when the class counts or the
+calibration are replaced (the general path replaces them; the event checks their identity).
 """
 
 from __future__ import annotations
@@ -41,7 +43,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.euclid_pass import euclid_pass
-from .._core.one_row import BAD_INDEX, DUE, OK, UNSORTED, buffers, learn_row, row_scores
+from .._core.one_row import (
+    BAD_INDEX,
+    DUE,
+    OK,
+    UNSORTED,
+    buffers,
+    learn_row,
+    row_scores,
+    table_of,
+)
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
 from .event_rows import _csr, _entries, _label, _label_array, _matrix, _proba, _proba_dict
 from .online import OnlineMixin
@@ -306,13 +317,18 @@ def road(family):
 
 # ---------------------------------------------------------------------------- the linear road
 _NO_WINDOW = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64))
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+#: dtype and ndim of the arrays of the table (one_row.table_of): U, st, ib, fb, the class counts,
+#: the calibration's scores, codes, weights and counters
+_KINDS = ((_F64, 2), (_F64, 1), (_I64, 1), (_F64, 1), (_I64, 1), (_F64, 2), (_I64, 1),
+          (_F64, 1), (_I64, 1))  # fmt: skip
 
 
 class LinearEvent(Event):
     """What one event of a fitted Euclidean learner needs (module docstring)."""
 
     __slots__ = ("theta", "A", "lastS", "st", "ip", "fp", "b", "average", "stop", "ib", "fb",
-                 "hold", "out")  # fmt: skip
+                 "hold", "out", "tab", "arrays", "counts", "cal")  # fmt: skip
 
     state_key = "_theta"
 
@@ -352,7 +368,25 @@ class LinearEvent(Event):
         ev.start(est, classes, est._proba_kind(), est._binary_mode(),
                  np.arange(n, dtype=np.int32), learns, est._native_proba())  # fmt: skip
         ev.ib, ev.fb, ev.hold, ev.out = buffers(ip, fp, est._theta.shape[1], est._st.shape[0], n)
-        return ev
+        ev.tab = ev.arrays = ev.cal = None
+        return ev if ev.attach(d.get("class_counts_"), None) else None
+
+    def attach(self, counts, cal):
+        """The table of the step's arrays (``one_row.table_of``) on the class counts ``counts``
+        and the calibration ``cal`` (None: none fed); False when an array is not one the table
+        can take (the general path then)."""
+        window = _NO_WINDOW if cal is None else (cal.scores, cal.codes, cal.weights, cal._n)
+        arrays = [self.A, self.st, self.ib, self.fb, counts, *window]
+        for a, (dtype, ndim) in zip(arrays, _KINDS, strict=True):
+            if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != ndim:
+                return False
+        try:
+            arrays, self.tab = table_of(*arrays[:5], window, (self.arrays, self.tab)
+                                        if self.tab is not None else None)  # fmt: skip
+        except ValueError:
+            return False
+        self.arrays, self.counts, self.cal = arrays, counts, cal
+        return True
 
     def current(self, d):
         return (
@@ -366,10 +400,11 @@ class LinearEvent(Event):
         """The compiled step on one row with the class count and the calibration's window (in
         the same compiled call)."""
         d = est.__dict__
-        window = _NO_WINDOW if cal is None else (cal.scores, cal.codes, cal.weights, cal._n)
-        hold_from = -1 if cal is None else 0
-        status = learn_row(data, idx, code, hold_from, self.theta, self.A, self.st, self.ib,
-                           self.fb, d["class_counts_"], *window)  # fmt: skip
+        if (d["class_counts_"] is not self.counts or cal is not self.cal) and not self.attach(
+            d["class_counts_"], cal
+        ):
+            return False
+        status = learn_row(data, idx, code, self.theta, self.tab)
         if status == UNSORTED:  # the canonical CSR row that partial_fit learns: sorted, summed
             order = np.argsort(idx, kind="stable")
             idx, data = idx[order], data[order]
@@ -378,8 +413,7 @@ class LinearEvent(Event):
                 r.sum_duplicates()
                 data = np.ascontiguousarray(r.data, dtype=np.float64)
                 idx = np.ascontiguousarray(r.indices, dtype=np.int32)
-            status = learn_row(data, idx, code, hold_from, self.theta, self.A, self.st, self.ib,
-                               self.fb, d["class_counts_"], *window)  # fmt: skip
+            status = learn_row(data, idx, code, self.theta, self.tab)
         if status == DUE:
             cal.refit()
         elif status != OK:
@@ -392,7 +426,7 @@ class LinearEvent(Event):
         return True
 
     def scores(self, est, data, idx):
-        if row_scores(data, idx, self.theta, self.A, self.st, self.ib, self.fb):
+        if row_scores(data, idx, self.theta, self.tab):
             return self.out
         if not np.isfinite(data).all():
             raise nonfinite_x()
