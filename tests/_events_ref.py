@@ -191,3 +191,18 @@ def check_river_conventions(make, extra=()):
         est.learn_one(x, "ham")
     assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
     return est
+
+
+def check_partial_fit_rows(make, X, y, first=10):
+    """``partial_fit`` of one row (a dense (1, d) array, then the same row as CSR) on every row
+    after the ``first``: the model the general path gives on the same calls."""
+    a, b = make(), make()
+    a.partial_fit(X[:first], y[:first])
+    general(b, X[:first], y[:first])
+    for i in range(first, len(y)):
+        a.partial_fit(X[i : i + 1], y[i : i + 1])
+        general(b, X[i : i + 1], y[i : i + 1])
+        Xs = sp.csr_matrix(X[i : i + 1])
+        a.partial_fit(Xs, [int(y[i])])
+        general(b, Xs, y[i : i + 1])
+    same(a, b)

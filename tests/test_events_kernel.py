@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from _events_ref import (
     BAD_ROWS,
     check_named_features,
+    check_partial_fit_rows,
     check_rejected,
     check_river_conventions,
     counting,
@@ -107,16 +108,7 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
 @pytest.mark.parametrize("name", ["Perceptron rbf budget", "PA-I poly", "COPA rbf budget"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(120, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 120):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert len(road) >= 2 * _known_label_rows(y, 10)
 
 

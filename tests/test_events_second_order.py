@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from _events_ref import (
     BAD_ROWS,
     check_named_features,
+    check_partial_fit_rows,
     check_rejected,
     check_river_conventions,
     counting,
@@ -92,16 +93,7 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
 @pytest.mark.parametrize("name", ["AROW", "SCW-II diagonal", "MinMax", "MinMax query"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(200, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 200):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert sum(road) == 2 * _known_label_rows(y, 10)
 
 
