@@ -44,7 +44,7 @@ def _entries(ev, x, learning):
             data = as_float64(vals)
             if data is not None:
                 idx = last[3] if same_keys and last[5] else np.array(keys)
-                if idx.dtype == np.int64:
+                if idx.dtype is _I64:
                     ev.last = (vals, keys, data, idx, True, True)
                     return data, idx
         data, idx, complete = _dict_entries(ev, x, learning)
@@ -121,9 +121,14 @@ def as_float64(vals):
         data = np.array(vals)
     except (TypeError, ValueError):
         return None
+    if data.dtype is _F64 and data.ndim == 1:
+        return data
     if data.dtype.kind in "fiub" and data.ndim == 1:
-        return data.astype(np.float64, copy=False)
+        return data.astype(np.float64)
     return None
+
+
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
 
 
 def _matrix(est, x):

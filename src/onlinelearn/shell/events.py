@@ -216,7 +216,9 @@ def road(family):
 
     def learn_one(est, x, y):
         """Learn one row ``x`` with label ``y``; River's ``learn_one``."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is not None and ev.learns:
             code = _label_code(ev, y)
             if code is not None:
@@ -229,7 +231,9 @@ def road(family):
         """The event road for a row given as float64 values and int32 columns (the River
         adapter's rows, whose reference is their CSR row); False when the general path must
         take it (nothing was changed)."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is None or not ev.learns:
             return False
         code = _label_code(ev, y)
@@ -253,7 +257,9 @@ def road(family):
             lab = y[0]
         else:
             return False
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is None or not ev.learns or ev.names is not None or X.shape[1] != ev.n_features:
             return False
         lab = _plain(lab)
@@ -273,7 +279,9 @@ def road(family):
     def predict_one(est, x):
         """The label ``predict`` gives the row ``x``; None before the model learned two labels
         from a first call (River's convention)."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is not None:
             s = ev.scores(est, *_entries(ev, x, False))
             if s is not None:
@@ -284,7 +292,9 @@ def road(family):
 
     def predict_entries(est, data, idx):
         """:func:`predict_one` of a row given as float64 values and int32 columns."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is not None:
             s = ev.scores(est, data, idx)
             if s is not None:
@@ -293,7 +303,9 @@ def road(family):
 
     def predict_proba_one(est, x):
         """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is not None and not ev.native:
             s = ev.scores(est, *_entries(ev, x, False))
             if s is not None:
@@ -304,7 +316,9 @@ def road(family):
 
     def predict_proba_entries(est, data, idx):
         """:func:`predict_proba_one` of a row given as float64 values and int32 columns."""
-        ev = event(est)
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
         if ev is not None and not ev.native:
             s = ev.scores(est, data, idx)
             if s is not None:
