@@ -386,6 +386,7 @@ def test_the_table_takes_only_arrays_it_can_point_into():
     arrays themselves."""
     from onlinelearn._core import table as Tb
     from onlinelearn._core.config import njit
+    from onlinelearn._core.table import F1, I2, array_of
 
     a, b = np.zeros(4), np.zeros((3, 2), dtype=np.int64)
     ro = np.zeros(3)
@@ -396,8 +397,8 @@ def test_the_table_takes_only_arrays_it_can_point_into():
 
     @njit
     def write(tab):
-        Tb.f1(tab, 0)[2] = 7.0
-        Tb.i2(tab, 1)[1, 1] = 5
+        array_of(tab, 0, F1)[2] = 7.0
+        array_of(tab, 1, I2)[1, 1] = 5
 
     tab = Tb.table([a, b])
     write(tab)

@@ -45,10 +45,8 @@ from .state import (
     S_SUM,
 )
 from .steps import CONSERVATIVE
-from .table import f1 as _f1
-from .table import f2 as _f2
-from .table import i1 as _i1
-from .table import table
+from .table import F1, F2, I1, table
+from .table import array_of as _at
 
 __all__ = [
     "BAD_INDEX",
@@ -184,11 +182,13 @@ def learn_row(data, indices, code, theta, tab):
     """:func:`learn_one_row` with the arrays of the table ``tab`` (:func:`table_of`; one
     argument to unbox instead of ten); the row is scored for the calibration when the table
     holds its window."""
-    cal_n = _i1(tab, T_CAL_N)
-    return learn_one_row(data, indices, code, 0 if cal_n.shape[0] else -1, theta,
-                         _f2(tab, T_U), _f1(tab, T_ST), _i1(tab, T_IB), _f1(tab, T_FB),
-                         _i1(tab, T_COUNTS), _f2(tab, T_CAL_SCORES), _i1(tab, T_CAL_CODES),
-                         _f1(tab, T_CAL_WEIGHTS), cal_n)  # fmt: skip
+    cal_n = _at(tab, T_CAL_N, I1)
+    return learn_one_row(
+        data, indices, code, 0 if cal_n.shape[0] else -1, theta, _at(tab, T_U, F2),
+        _at(tab, T_ST, F1), _at(tab, T_IB, I1), _at(tab, T_FB, F1), _at(tab, T_COUNTS, I1),
+        _at(tab, T_CAL_SCORES, F2), _at(tab, T_CAL_CODES, I1), _at(tab, T_CAL_WEIGHTS, F1),
+        cal_n,
+    )  # fmt: skip
 
 
 @njit
@@ -309,8 +309,8 @@ def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, 
 @njit
 def row_scores(data, indices, theta, tab):
     """:func:`scores_of_row` with the arrays of the table ``tab`` (:func:`table_of`)."""
-    return scores_of_row(data, indices, theta, _f2(tab, T_U), _f1(tab, T_ST), _i1(tab, T_IB),
-                         _f1(tab, T_FB))  # fmt: skip
+    return scores_of_row(data, indices, theta, _at(tab, T_U, F2), _at(tab, T_ST, F1),
+                         _at(tab, T_IB, I1), _at(tab, T_FB, F1))  # fmt: skip
 
 
 @njit
