@@ -8,17 +8,28 @@ must leave the model as it was."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _events_ref import (
+    BAD_ROWS,
+    check_named_features,
+    check_partial_fit_rows,
+    check_rejected,
+    check_river_conventions,
+    counting,
+)
+from _events_ref import general as _general
+from _events_ref import known_label_rows as _known_label_rows
+from _events_ref import ref_batch as _ref_batch
+from _events_ref import row as _row
+from _events_ref import same as _same
+from _events_ref import stream as _stream
 
 import onlinelearn
 from onlinelearn import COPA, PassiveAggressiveClassifier, Perceptron, Winnow
 from onlinelearn._core import one_row
 from onlinelearn.shell import events
-from onlinelearn.shell.proba import calibrating
 
 LEARNERS = {
     "PA-I": lambda: PassiveAggressiveClassifier(variant="PA-I"),
@@ -33,69 +44,10 @@ LEARNERS = {
 }
 
 
-def _general(est, X, y):
-    """partial_fit through the general path (never the event road): OnlineMixin.partial_fit's
-    body after its event test."""
-    with calibrating(est, "partial", X, y):
-        est._learn(X, y, None, None, fit_mode=False)
-
-
-def _state(est):
-    return {k: v for k, v in est.__dict__.items() if k not in ("_event", "_validated_params")}
-
-
-def _same(a, b):
-    da, db = _state(a), _state(b)
-    assert set(da) == set(db)
-    for k, v in da.items():
-        w = db[k]
-        if isinstance(v, np.ndarray):
-            assert v.dtype == w.dtype and v.shape == w.shape, k
-            assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
-        elif isinstance(v, float) and math.isnan(v):
-            assert math.isnan(w), k
-        else:
-            assert v == w, k
-
-
-def _stream(n, d, K, seed, density=1.0):
-    rng = np.random.default_rng(seed)
-    W = rng.normal(size=(d, K))
-    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 10.0], size=d)
-    if density < 1.0:
-        X[rng.random((n, d)) > density] = 0.0
-    y = np.argmax(X @ W + rng.normal(size=(n, K)), axis=1) if K > 2 else (X @ W[:, 0] > 0)
-    return X, y.astype(np.int64)
-
-
-def _row(X, i, kind):
-    if kind == "dense":
-        return X[i]
-    nz = np.flatnonzero(X[i])
-    if kind == "dict":
-        return {int(j): float(X[i, j]) for j in nz}
-    return sp.csr_matrix(X[i : i + 1])
-
-
-def _ref_batch(X, i, kind):
-    """The one-row batch that partial_fit gets for the same row."""
-    if kind == "dense":
-        return X[i : i + 1]
-    return sp.csr_matrix(X[i : i + 1])
-
-
 @pytest.fixture
 def road(monkeypatch):
     """The rows that took the compiled event step."""
-    calls = []
-    real = events.learn_row
-
-    def counting(*args):
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(events, "learn_row", counting)
-    return calls
+    return counting(monkeypatch, events, "learn_row")
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
@@ -121,27 +73,10 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
     assert len(road) == _known_label_rows(y, 5)
 
 
-def _known_label_rows(y, first):
-    seen, n = set(y[:first].tolist()), 0
-    for lab in y[first:].tolist():
-        n += len(seen) >= 2 and lab in seen
-        seen.add(lab)
-    return n
-
-
 @pytest.mark.parametrize("name", ["PA-I", "Perceptron", "COPA"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(200, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 200):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert len(road) == 2 * _known_label_rows(y, 10)
 
 
@@ -193,35 +128,10 @@ def _fitted(make=PassiveAggressiveClassifier, n=60):
     return est, X, y
 
 
-BAD_ROWS = {
-    "NaN value": ({0: float("nan"), 2: 1.0}, "NaN"),
-    "inf value": ({1: float("inf")}, "infinity"),
-    "index out of range": ({6: 1.0}, "out of range"),
-    "negative index": ({-1: 1.0}, "out of range"),
-    "string value": ({0: "a"}, "numbers"),
-    "string key on an unnamed model": ({"f0": 1.0}, "column indices"),
-    "too short": (np.ones(5), "6 features"),
-    "too long": (np.ones(7), "6 features"),
-    "dense NaN": (np.array([1.0, np.nan, 0, 0, 0, 0]), "NaN"),
-}
-
-
 @pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron, COPA])
 @pytest.mark.parametrize("bad", list(BAD_ROWS))
 def test_a_rejected_event_raises_one_clear_error_and_changes_nothing(make, bad):
-    est, X, y = _fitted(make)
-    twin, _, _ = _fitted(make)
-    x, match = BAD_ROWS[bad]
-    with pytest.raises(ValueError, match=match):
-        est.learn_one(x, 1)
-    _same(est, twin)
-    if bad not in ("string value",):
-        with pytest.raises(ValueError, match=match):
-            est.predict_one(x)
-    for i in range(20):  # and the stream goes on as if the row never came
-        est.learn_one(X[i], int(y[i]))
-        twin.learn_one(X[i], int(y[i]))
-    _same(est, twin)
+    check_rejected(lambda: _fitted(make), bad)
 
 
 @pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron])
@@ -255,47 +165,28 @@ def test_learn_row_leaves_the_state_bit_for_bit_when_it_refuses():
     statuses = []
     for code in (0, 1):  # one of them is a mistake, whose update overflows
         before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
-        statuses.append(one_row.learn_row(data, idx, code, -1, ev.theta, ev.A, ev.st, ev.ib,
-                                          ev.fb, est.class_counts_, *events._NO_WINDOW))
+        statuses.append(one_row.learn_row(data, idx, code, ev.theta, ev.tab))
         if statuses[-1] == one_row.REFUSED:
             for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
                 assert np.array_equal(a, b, equal_nan=True)
     assert one_row.REFUSED in statuses
     before = [a.copy() for a in (ev.theta, ev.A, ev.st)]
     for bad in ([2, 2, 3], [3, 2, 5]):
-        status = one_row.learn_row(data, np.array(bad, dtype=np.int32), 0, -1, ev.theta, ev.A,
-                                   ev.st, ev.ib, ev.fb, est.class_counts_, *events._NO_WINDOW)
+        status = one_row.learn_row(data, np.array(bad, dtype=np.int32), 0, ev.theta, ev.tab)
         assert status == one_row.UNSORTED
         for a, b in zip((ev.theta, ev.A, ev.st), before, strict=True):
             assert np.array_equal(a, b, equal_nan=True)
 
 
 def test_named_features_map_through_the_model_vocabulary():
-    pd = pytest.importorskip("pandas")
-    X, y = _stream(80, 3, 2, seed=9)
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    est = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
-    ref = PassiveAggressiveClassifier().partial_fit(frame.iloc[:40], y[:40])
-    for i in range(40, 80):
-        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}
-        assert est.predict_one(x) == ref.predict(frame.iloc[i : i + 1])[0]
-        est.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 2]}, int(y[i]))
+    def learn(ref, frame, X, i, y):
         ref.partial_fit(frame.iloc[i : i + 1], y[i : i + 1])
-    _same(est, ref)
-    assert est.predict_one({"a": 1.0, "zzz": 5.0}) == est.predict_one({"a": 1.0})
-    with pytest.raises(ValueError, match="not one of the model"):
-        est.learn_one({"a": 1.0, "zzz": 5.0}, 1)
+
+    check_named_features(PassiveAggressiveClassifier, learn)
 
 
 def test_before_any_learning_river_conventions():
-    est = PassiveAggressiveClassifier()
-    assert est.predict_one({0: 1.0}) is None and est.predict_proba_one({0: 1.0}) == {}
-    with pytest.raises(ValueError, match="fitted model"):
-        est.learn_one({0: 1.0}, 1)
-    est.learn_one(np.array([1.0, 0.0]), "spam")  # a first row of known width starts it
-    assert est.predict_one(np.array([1.0, 0.0])) == "spam"
-    est.learn_one(np.array([0.0, 1.0]), "ham")
-    assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
+    check_river_conventions(PassiveAggressiveClassifier)
 
 
 def test_a_row_changed_between_predict_one_and_learn_one_is_learned_as_it_is_then():
@@ -354,3 +245,23 @@ def test_every_online_estimator_learns_and_predicts_one_row(make):
     if hasattr(a, "predict_proba"):
         P = a.predict_proba_one(X[3])
         np.testing.assert_array_equal(list(P.values()), b.predict_proba(X[3:4])[0])
+
+
+def test_rows_of_the_same_keys_are_each_read_as_they_are():
+    """A None value is a missing feature (left out), a new row of the same keys is read anew
+    (the columns kept from the last row serve only a row of numbers under the same keys)."""
+    X, y = _stream(60, 4, 2, seed=13)
+    a, b = Perceptron(), Perceptron()
+    a.partial_fit(X[:5], y[:5])
+    _general(b, X[:5], y[:5])
+    for i in range(5, 60):
+        x = {j: float(X[i, j]) for j in range(4)}
+        if i % 3 == 0:
+            x[1] = None
+        keep = [j for j in range(4) if x[j] is not None]
+        Xi = sp.csr_matrix((np.array([x[j] for j in keep]), np.array(keep), [0, len(keep)]),
+                           shape=(1, 4))  # fmt: skip
+        assert a.predict_one(x) == b.predict(Xi)[0]
+        a.learn_one(x, int(y[i]))
+        _general(b, Xi, y[i : i + 1])
+    _same(a, b)

@@ -11,14 +11,26 @@ model as it was."""
 
 from __future__ import annotations
 
-import math
 import pickle
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_events import _general, _known_label_rows, _ref_batch  # the linear road's reference
+from _events_ref import (
+    BAD_ROWS,
+    check_named_features,
+    check_partial_fit_rows,
+    check_rejected,
+    check_river_conventions,
+    counting,
+    stream,
+)
+from _events_ref import general as _general
+from _events_ref import known_label_rows as _known_label_rows
+from _events_ref import ref_batch as _ref_batch
+from _events_ref import row as _row
+from _events_ref import same as _same
 
 from onlinelearn import KernelCOPA, KernelPassiveAggressive, KernelPerceptron
 from onlinelearn import kernels as Kn
@@ -43,62 +55,14 @@ LEARNERS = {
 }  # fmt: skip
 
 
-def _state(est):
-    return {k: v for k, v in est.__dict__.items() if k not in ("_event", "_validated")}
-
-
-def _same(a, b):
-    da, db = _state(a), _state(b)
-    assert set(da) == set(db)
-    for k, v in da.items():
-        w = db[k]
-        if isinstance(v, np.ndarray):
-            assert v.dtype == w.dtype and v.shape == w.shape, k
-            assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
-        elif k == "_prog":
-            for f in ("ops", "par", "ranges"):
-                assert np.array_equal(getattr(v, f), getattr(w, f)), k
-            assert v.kernel == w.kernel and v.n_features == w.n_features, k
-        elif isinstance(v, float) and math.isnan(v):
-            assert math.isnan(w), k
-        else:
-            assert v == w, k  # (the calibration: every array of its window, bit for bit)
-
-
 def _stream(n, d, K, seed, density=1.0):
-    rng = np.random.default_rng(seed)
-    W = rng.normal(size=(d, K))
-    X = rng.normal(size=(n, d)) * rng.choice([0.3, 1.0, 2.0], size=d)
-    if density < 1.0:
-        X[rng.random((n, d)) > density] = 0.0
-    noise = rng.normal(size=(n, K))
-    y = np.argmax(X @ W + noise, axis=1) if K > 2 else (X @ W[:, 0] + noise[:, 0] > 0)
-    return X, y.astype(np.int64)
-
-
-def _row(X, i, kind, rng=None):
-    if kind == "dense":
-        return X[i]
-    nz = np.flatnonzero(X[i])
-    if kind == "dict":
-        if rng is not None:
-            nz = rng.permutation(nz)  # keys in any order: the CSR row is sorted
-        return {int(j): float(X[i, j]) for j in nz}
-    return sp.csr_matrix(X[i : i + 1])
+    return stream(n, d, K, seed, density, scales=(0.3, 1.0, 2.0), noisy=True)
 
 
 @pytest.fixture
 def road(monkeypatch):
     """The rows that took the compiled event step."""
-    calls = []
-    real = one_row.learn_row
-
-    def counting(*args):
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(one_row, "learn_row", counting)
-    return calls
+    return counting(monkeypatch, one_row, "learn_row")
 
 
 def _score_bound(est, X):
@@ -144,16 +108,7 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
 @pytest.mark.parametrize("name", ["Perceptron rbf budget", "PA-I poly", "COPA rbf budget"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(120, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 120):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert len(road) >= 2 * _known_label_rows(y, 10)
 
 
@@ -227,18 +182,6 @@ def _fitted(make=KernelPerceptron, n=60):
     return est, X, y
 
 
-BAD_ROWS = {
-    "NaN value": ({0: float("nan"), 2: 1.0}, "NaN"),
-    "inf value": ({1: float("inf")}, "infinity"),
-    "index out of range": ({6: 1.0}, "out of range"),
-    "negative index": ({-1: 1.0}, "out of range"),
-    "string value": ({0: "a"}, "numbers"),
-    "string key on an unnamed model": ({"f0": 1.0}, "column indices"),
-    "too short": (np.ones(5), "6 features"),
-    "too long": (np.ones(7), "6 features"),
-    "dense NaN": (np.array([1.0, np.nan, 0, 0, 0, 0]), "NaN"),
-}
-
 MAKERS = [
     lambda: KernelPerceptron(budget=8),
     lambda: KernelPassiveAggressive("poly"),
@@ -249,19 +192,7 @@ MAKERS = [
 @pytest.mark.parametrize("make", MAKERS)
 @pytest.mark.parametrize("bad", list(BAD_ROWS))
 def test_a_rejected_event_raises_one_clear_error_and_changes_nothing(make, bad):
-    est, X, y = _fitted(make)
-    twin, _, _ = _fitted(make)
-    x, match = BAD_ROWS[bad]
-    with pytest.raises(ValueError, match=match):
-        est.learn_one(x, 1)
-    _same(est, twin)
-    if bad != "string value":
-        with pytest.raises(ValueError, match=match):
-            est.predict_one(x)
-    for i in range(20):  # and the stream goes on as if the row never came
-        est.learn_one(X[i], int(y[i]))
-        twin.learn_one(X[i], int(y[i]))
-    _same(est, twin)
+    check_rejected(lambda: _fitted(make), bad)
 
 
 @pytest.mark.parametrize("budget", [None, 3])
@@ -379,34 +310,17 @@ def test_named_features_map_through_the_model_vocabulary():
     """A dict row of a model fitted with feature names is the CSR row of its entries (a kernel
     value of a sparse row and of the dense row of the same values may differ in the last bit:
     the reference is partial_fit of the CSR row)."""
-    pd = pytest.importorskip("pandas")
-    X, y = _stream(80, 3, 2, seed=9)
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    est = KernelPassiveAggressive(budget=20).partial_fit(frame.iloc[:40], y[:40])
-    ref = KernelPassiveAggressive(budget=20).partial_fit(frame.iloc[:40], y[:40])
-    for i in range(40, 80):
-        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}
-        assert est.predict_one(x) == ref.predict(frame.iloc[i : i + 1])[0]
-        est.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 2]}, int(y[i]))
+
+    def learn(ref, frame, X, i, y):
         with warnings.catch_warnings():  # (a CSR row has no feature names)
             warnings.simplefilter("ignore", UserWarning)
             _general(ref, sp.csr_matrix(X[i : i + 1]), y[i : i + 1])
-    _same(est, ref)
-    assert est.predict_one({"a": 1.0, "zzz": 5.0}) == est.predict_one({"a": 1.0})
-    with pytest.raises(ValueError, match="not one of the model"):
-        est.learn_one({"a": 1.0, "zzz": 5.0}, 1)
+
+    check_named_features(lambda: KernelPassiveAggressive(budget=20), learn)
 
 
 def test_before_any_learning_river_conventions():
-    est = KernelPassiveAggressive()
-    assert est.predict_one({0: 1.0}) is None and est.predict_proba_one({0: 1.0}) == {}
-    with pytest.raises(ValueError, match="fitted model"):
-        est.learn_one({0: 1.0}, 1)
-    est.learn_one(np.array([1.0, 0.0]), "spam")  # a first row of known width starts it
-    assert est.predict_one(np.array([1.0, 0.0])) == "spam"
-    est.learn_one(np.array([0.0, 1.0]), "ham")
-    est.learn_one(np.array([0.0, 2.0]), "ham")
-    assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
+    est = check_river_conventions(KernelPassiveAggressive, extra=[np.array([0.0, 2.0])])
     assert est.predict_one({}) in ("ham", "spam")  # an empty row: every feature 0
 
 
@@ -472,6 +386,7 @@ def test_the_table_takes_only_arrays_it_can_point_into():
     arrays themselves."""
     from onlinelearn._core import table as Tb
     from onlinelearn._core.config import njit
+    from onlinelearn._core.table import F1, I2, array_of
 
     a, b = np.zeros(4), np.zeros((3, 2), dtype=np.int64)
     ro = np.zeros(3)
@@ -482,8 +397,8 @@ def test_the_table_takes_only_arrays_it_can_point_into():
 
     @njit
     def write(tab):
-        Tb.f1(tab, 0)[2] = 7.0
-        Tb.i2(tab, 1)[1, 1] = 5
+        array_of(tab, 0, F1)[2] = 7.0
+        array_of(tab, 1, I2)[1, 1] = 5
 
     tab = Tb.table([a, b])
     write(tab)

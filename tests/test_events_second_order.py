@@ -10,21 +10,31 @@ attribute bit for bit as it does, and a rejected event must leave the model as i
 from __future__ import annotations
 
 import copy
-import math
 import pickle
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _events_ref import (
+    BAD_ROWS,
+    check_named_features,
+    check_partial_fit_rows,
+    check_rejected,
+    check_river_conventions,
+    counting,
+    stream,
+)
+from _events_ref import general as _general
+from _events_ref import known_label_rows as _known_label_rows
+from _events_ref import ref_batch as _ref_batch
+from _events_ref import row as _row
+from _events_ref import same as _same
 
 from onlinelearn import AROW, SCW, WeightedMinMax
 from onlinelearn._core import second_order as SO
 from onlinelearn._core import second_order_row as SR
 from onlinelearn.model_io import load_model, save_model
 from onlinelearn.second_order import _events
-from onlinelearn.second_order._base import SecondOrderState
-from onlinelearn.shell.calibration import Calibration
-from onlinelearn.shell.proba import calibrating
 
 LEARNERS = {
     "AROW": lambda: AROW(),
@@ -43,68 +53,8 @@ LEARNERS = {
 }
 
 
-def _general(est, X, y):
-    """partial_fit through the general path (never the event road): OnlineMixin.partial_fit's
-    body after its event test."""
-    with calibrating(est, "partial", X, y):
-        est._learn(X, y, None, None, fit_mode=False)
-
-
-def _same(v, w, k="learner"):
-    """Equal values, arrays bit for bit (NaN equals NaN), learners and their parts walked."""
-    if isinstance(v, np.ndarray):
-        assert isinstance(w, np.ndarray) and v.dtype == w.dtype and v.shape == w.shape, k
-        assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
-    elif isinstance(v, dict):
-        assert isinstance(w, dict) and set(v) == set(w), k
-        for j in v:
-            _same(v[j], w[j], f"{k}[{j!r}]")
-    elif isinstance(v, SecondOrderState):
-        assert v.columns == w.columns, k
-        _same(v.arrays, w.arrays, f"{k}.arrays")
-        _same(v.st, w.st, f"{k}.st")
-    elif isinstance(v, np.random.Generator):
-        assert v.bit_generator.state == w.bit_generator.state, k
-    elif isinstance(v, Calibration):
-        assert v == w, k
-    elif isinstance(v, float) and math.isnan(v):
-        assert isinstance(w, float) and math.isnan(w), k
-    elif hasattr(v, "get_params") and hasattr(v, "__dict__"):
-        da = {a: b for a, b in vars(v).items() if a not in ("_event", "_validated_params")}
-        db = {a: b for a, b in vars(w).items() if a not in ("_event", "_validated_params")}
-        assert set(da) == set(db), k
-        for a in da:
-            _same(da[a], db[a], f"{k}.{a}")
-    else:
-        assert v == w, k
-
-
 def _stream(n, d, K, seed, density=1.0):
-    rng = np.random.default_rng(seed)
-    W = rng.normal(size=(d, K))
-    X = rng.normal(size=(n, d)) * rng.choice([0.3, 1.0, 3.0], size=d)
-    if density < 1.0:
-        X[rng.random((n, d)) > density] = 0.0
-    y = np.argmax(X @ W + rng.normal(size=(n, K)), axis=1) if K > 2 else (X @ W[:, 0] > 0)
-    return X, y.astype(np.int64)
-
-
-def _row(X, i, kind):
-    if kind == "dense":
-        return X[i]
-    nz = np.flatnonzero(X[i])
-    if kind == "dict":
-        return {int(j): float(X[i, j]) for j in nz}
-    if kind == "dict unsorted":
-        return {int(j): float(X[i, j]) for j in nz[::-1]}
-    return sp.csr_matrix(X[i : i + 1])
-
-
-def _ref_batch(X, i, kind):
-    """The one-row batch that partial_fit gets for the same row."""
-    if kind == "dense":
-        return X[i : i + 1]
-    return sp.csr_matrix(X[i : i + 1])
+    return stream(n, d, K, seed, density, scales=(0.3, 1.0, 3.0))
 
 
 @pytest.fixture
@@ -112,24 +62,9 @@ def road(monkeypatch):
     """The rows that the compiled event steps learned (the steps of the Events built after
     it)."""
     calls = []
-    for name in ("cw_full_row", "cw_diag_row", "mm_full_row", "mm_diag_row"):
-        real = getattr(SR, name)
-
-        def counting(*args, real=real):
-            status = real(*args)
-            calls.append(status == SR.OK)
-            return status
-
-        monkeypatch.setattr(SR, name, counting)
+    for name in ("cw_row", "mm_row"):
+        calls = counting(monkeypatch, SR, name, lambda status: status == SR.OK, calls)
     return calls
-
-
-def _known_label_rows(y, first):
-    seen, n = set(y[:first].tolist()), 0
-    for lab in y[first:].tolist():
-        n += len(seen) >= 2 and lab in seen
-        seen.add(lab)
-    return n
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
@@ -158,16 +93,7 @@ def test_learn_one_is_partial_fit_of_the_row_bit_for_bit(name, kind, K, road):
 @pytest.mark.parametrize("name", ["AROW", "SCW-II diagonal", "MinMax", "MinMax query"])
 def test_partial_fit_of_one_row_takes_the_event_road_and_gives_the_same_model(name, road):
     X, y = _stream(200, 5, 3, seed=3)
-    a, b = LEARNERS[name](), LEARNERS[name]()
-    a.partial_fit(X[:10], y[:10])
-    _general(b, X[:10], y[:10])
-    for i in range(10, 200):
-        a.partial_fit(X[i : i + 1], y[i : i + 1])
-        _general(b, X[i : i + 1], y[i : i + 1])
-        Xs = sp.csr_matrix(X[i : i + 1])
-        a.partial_fit(Xs, [int(y[i])])
-        _general(b, Xs, y[i : i + 1])
-    _same(a, b)
+    check_partial_fit_rows(LEARNERS[name], X, y)
     assert sum(road) == 2 * _known_label_rows(y, 10)
 
 
@@ -255,18 +181,6 @@ def _fitted(make=AROW, n=60, scale=1.0):
     return est, X, y
 
 
-BAD_ROWS = {
-    "NaN value": ({0: float("nan"), 2: 1.0}, "NaN"),
-    "inf value": ({1: float("inf")}, "infinity"),
-    "index out of range": ({6: 1.0}, "out of range"),
-    "negative index": ({-1: 1.0}, "out of range"),
-    "string value": ({0: "a"}, "numbers"),
-    "string key on an unnamed model": ({"f0": 1.0}, "column indices"),
-    "too short": (np.ones(5), "6 features"),
-    "too long": (np.ones(7), "6 features"),
-    "dense NaN": (np.array([1.0, np.nan, 0, 0, 0, 0]), "NaN"),
-}
-
 FAMILY = {
     "AROW": AROW,
     "AROW diagonal": lambda: AROW(covariance="diagonal"),
@@ -281,19 +195,7 @@ FAMILY = {
 @pytest.mark.parametrize("name", list(FAMILY))
 @pytest.mark.parametrize("bad", list(BAD_ROWS))
 def test_a_rejected_event_raises_one_clear_error_and_changes_nothing(name, bad):
-    est, X, y = _fitted(FAMILY[name])
-    twin, _, _ = _fitted(FAMILY[name])
-    x, match = BAD_ROWS[bad]
-    with pytest.raises(ValueError, match=match):
-        est.learn_one(x, 1)
-    _same(est, twin)
-    if bad not in ("string value",):
-        with pytest.raises(ValueError, match=match):
-            est.predict_one(x)
-    for i in range(20):  # and the stream goes on as if the row never came
-        est.learn_one(X[i], int(y[i]))
-        twin.learn_one(X[i], int(y[i]))
-    _same(est, twin)
+    check_rejected(lambda: _fitted(FAMILY[name]), bad)
 
 
 @pytest.mark.parametrize("name", list(FAMILY))
@@ -376,20 +278,11 @@ def test_minmax_row_beyond_its_bound_is_refused_and_changes_nothing():
 def test_named_features_map_through_the_model_vocabulary():
     """A dict row of feature names is its CSR row in the model's columns (the reference: that
     row without names, which scikit-learn's check lets through with a warning)."""
-    pd = pytest.importorskip("pandas")
-    X, y = _stream(80, 3, 2, seed=12)
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    est = AROW().partial_fit(frame.iloc[:40], y[:40])
-    ref = AROW().partial_fit(frame.iloc[:40], y[:40])
-    for i in range(40, 80):
-        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}
-        assert est.predict_one(x) == ref.predict(frame.iloc[i : i + 1])[0]
-        est.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 2]}, int(y[i]))
+
+    def learn(ref, frame, X, i, y):
         _general(ref, _ref_batch(X, i, "csr"), y[i : i + 1])
-    _same(est, ref)
-    assert est.predict_one({"a": 1.0, "zzz": 5.0}) == est.predict_one({"a": 1.0})
-    with pytest.raises(ValueError, match="not one of the model"):
-        est.learn_one({"a": 1.0, "zzz": 5.0}, 1)
+
+    check_named_features(AROW, learn)
 
 
 def test_copies_files_and_pickles_continue_the_stream(tmp_path):
@@ -411,11 +304,4 @@ def test_copies_files_and_pickles_continue_the_stream(tmp_path):
 
 
 def test_before_any_learning_river_conventions():
-    est = AROW()
-    assert est.predict_one({0: 1.0}) is None and est.predict_proba_one({0: 1.0}) == {}
-    with pytest.raises(ValueError, match="fitted model"):
-        est.learn_one({0: 1.0}, 1)
-    est.learn_one(np.array([1.0, 0.0]), "spam")  # a first row of known width starts it
-    assert est.predict_one(np.array([1.0, 0.0])) == "spam"
-    est.learn_one(np.array([0.0, 1.0]), "ham")
-    assert set(est.predict_proba_one({0: 1.0})) == {"ham", "spam"}
+    check_river_conventions(AROW)

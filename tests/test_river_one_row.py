@@ -7,7 +7,6 @@ included."""
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -15,6 +14,9 @@ import scipy.sparse as sp
 
 pytest.importorskip("river")
 
+from _events_ref import general as _general  # noqa: E402
+from _events_ref import known_label_rows  # noqa: E402
+from _events_ref import same as _same  # noqa: E402
 from river import datasets  # noqa: E402
 
 from onlinelearn import (  # noqa: E402
@@ -27,59 +29,12 @@ from onlinelearn import (  # noqa: E402
 from onlinelearn.river import RiverClassifier, RiverRegressor  # noqa: E402
 from onlinelearn.second_order import _events as so_events  # noqa: E402
 from onlinelearn.shell import events  # noqa: E402
-from onlinelearn.shell.proba import calibrating  # noqa: E402
 
 N = 150
 
 
 def _phishing(n=N):
     return list(itertools.islice(datasets.Phishing(), n))
-
-
-def _general(est, X, y):
-    """partial_fit through the general path (never the event road)."""
-    with calibrating(est, "partial", X, y):
-        est._learn(X, y, None, None, fit_mode=False)
-
-
-def _attrs(obj):
-    if hasattr(obj, "__dict__"):
-        return dict(obj.__dict__)
-    return {k: getattr(obj, k) for k in obj.__slots__ if hasattr(obj, k)}
-
-
-def _same(v, w, k):
-    """Equal values, arrays bit for bit (NaN equals NaN), containers and objects walked."""
-    if isinstance(v, np.ndarray):
-        assert isinstance(w, np.ndarray) and v.dtype == w.dtype and v.shape == w.shape, k
-        assert np.array_equal(v, w, equal_nan=v.dtype.kind == "f"), k
-    elif isinstance(v, dict):
-        assert isinstance(w, dict) and set(v) == set(w), k
-        for j in v:
-            _same(v[j], w[j], f"{k}[{j!r}]")
-    elif isinstance(v, list | tuple):
-        assert type(v) is type(w) and len(v) == len(w), k
-        for j, (a, b) in enumerate(zip(v, w, strict=True)):
-            _same(a, b, f"{k}[{j}]")
-    elif isinstance(v, float) and math.isnan(v):
-        assert isinstance(w, float) and math.isnan(w), k
-    elif (hasattr(v, "__dict__") or hasattr(v, "__slots__")) and not callable(v) and not (
-        isinstance(v, str | int | float | np.generic)
-    ):  # the calibration, a family's state object, a parameter's object
-        _same_state(v, w, k)
-    else:
-        assert v == w, k
-
-
-def _same_state(a, b, where="learner"):
-    """Every attribute of two learners equal, arrays bit for bit (the kept event state aside:
-    buffers, built by whichever road was taken)."""
-    da, db = _attrs(a), _attrs(b)
-    for d in (da, db):
-        d.pop("_event", None)
-    assert set(da) == set(db), where
-    for k in da:
-        _same(da[k], db[k], f"{where}.{k}")
 
 
 def _dense(rows, names, width):
@@ -158,7 +113,7 @@ def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name, lean_calls):
                 assert [p[c] for c in ref.classes_] == list(q)
         ad.learn_one(x, y)
         _general(ref, Xi, np.array([y]))
-    _same_state(ad.estimator, ref)
+    _same(ad.estimator, ref)
     assert _buffer_clean(ad)  # the kept row is zero between calls
     # every row with a label seen before, once two labels were seen, took the event road
     # (the learners it covers)
@@ -166,11 +121,7 @@ def test_learn_one_is_partial_fit_on_one_row_bit_for_bit(name, lean_calls):
 
 
 def _known_label_rows(rows):
-    seen, n = set(), 0
-    for _, y in rows:
-        n += len(seen) >= 2 and y in seen
-        seen.add(y)
-    return n
+    return known_label_rows([y for _, y in rows])
 
 
 def test_a_new_label_mid_stream_takes_partial_fit_and_gives_its_model(lean_calls):
@@ -183,7 +134,7 @@ def test_a_new_label_mid_stream_takes_partial_fit_and_gives_its_model(lean_calls
     for i, (x, y) in enumerate(rows):
         ad.learn_one(x, y)
         _general(ref, R[i], np.array([y]))
-    _same_state(ad.estimator, ref)
+    _same(ad.estimator, ref)
     assert list(ad.estimator.classes_) == ["a", "b", "c"]
     assert lean_calls[40] is False and sum(lean_calls) == _known_label_rows(rows)
 
@@ -208,7 +159,7 @@ def test_regressor_learn_one_is_partial_fit_on_one_row_bit_for_bit():
         ad.learn_one(x, y)
         ref.partial_fit(v, np.array([y]))
     assert sorted(seen) == names
-    _same_state(ad.estimator, ref)
+    _same(ad.estimator, ref)
 
 
 @pytest.mark.parametrize("width", [4, 2**13])  # dense with collisions; CSR
@@ -241,14 +192,14 @@ def test_a_rejected_row_changes_nothing_and_leaves_the_row_clean(name, bad):
         ad.learn_one({**x0, next(iter(x0)): bad}, y0)
     with pytest.raises(ValueError, match="Input X contains"):
         ad.predict_one({**x0, next(iter(x0)): bad})
-    _same_state(ad.estimator, twin.estimator)
+    _same(ad.estimator, twin.estimator)
     assert ad.feature_names_ == twin.feature_names_
     assert _buffer_clean(ad)
     for x, y in rows[30:]:  # and what follows is as if the bad rows never came
         assert ad.predict_one(x) == twin.predict_one(x)
         ad.learn_one(x, y)
         twin.learn_one(x, y)
-    _same_state(ad.estimator, twin.estimator)
+    _same(ad.estimator, twin.estimator)
 
 
 def test_a_regressor_refuses_a_bad_target_and_changes_nothing():
@@ -263,7 +214,7 @@ def test_a_regressor_refuses_a_bad_target_and_changes_nothing():
             ad.learn_one({"a": 1.0, "b": 1.0}, y)
     with pytest.raises((ValueError, TypeError)):
         ad.learn_one({"a": 1.0}, "high")
-    _same_state(ad.estimator, twin.estimator)
+    _same(ad.estimator, twin.estimator)
     assert ad.feature_names_ == ["a"] and not ad._rows.buf.any()
 
 
@@ -277,7 +228,7 @@ def test_a_label_of_another_type_is_refused_and_changes_nothing():
         twin.learn_one(x, y)
     with pytest.raises(ValueError, match="labels"):
         ad.learn_one(rows[0][0], "spam")
-    _same_state(ad.estimator, twin.estimator)
+    _same(ad.estimator, twin.estimator)
     assert _buffer_clean(ad)
 
 
@@ -300,6 +251,19 @@ def test_a_row_refused_after_the_pass_changes_nothing(make):
             assert "left as it was" in str(e)
         else:
             twin.learn_one(x, y)
-        _same_state(ad.estimator, twin.estimator)
+        _same(ad.estimator, twin.estimator)
         assert _buffer_clean(ad)
     assert refused  # the stream did reach the checks after the pass
+
+
+def test_rows_of_the_same_names_are_each_read_as_they_are():
+    """The columns kept from the last row serve only a row of numbers under the same names: a
+    string value (the indicator "k=v") or a missing one gives the row's own entries."""
+    ad = RiverClassifier(PassiveAggressiveClassifier(), n_features=16)
+    rows = [{"a": 1.0, "b": "red"}, {"a": 2.0, "b": 3.0}, {"a": None, "b": 1.5},
+            {"a": 0.5, "b": 2.5}, {"a": 0.5, "b": "blue"}, {"a": 0.25, "b": 4}]  # fmt: skip
+    for x in rows:
+        data, idx = ad._rows.entries(x, True)
+        got = np.zeros(16)
+        got[idx] = data
+        np.testing.assert_array_equal(got, ad._rows.matrix([x], False)[0])

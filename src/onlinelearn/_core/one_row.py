@@ -15,7 +15,11 @@ the pass's own compiled function, called on a one-row batch, with what the estim
   bit what it was) and returns :data:`REFUSED`, and the caller lets the general path say why.
 
 So one event is one compiled call, and the weights are those of ``partial_fit`` on the same
-one-row batch: the same function does the arithmetic.
+one-row batch: the same function does the arithmetic.  The event's arrays but the weights
+(whose dtype varies) reach :func:`learn_row` and :func:`row_scores` as one table of addresses
+(:mod:`.table`, :func:`table_of`): a call unboxes three arrays instead of eleven (numba's
+dispatch costs about 0.1 us an array).  The caller keeps the arrays referenced beside the table
+and makes it again whenever one of them is replaced.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ import numpy as np
 from .calibration import CAL_AT_FIT, CAL_COUNT, CAL_HEAD, CAL_OFFERED, CAL_REFIT, CAL_SINCE_FIT
 from .config import njit
 from .copa import is_copa
-from .euclid_pass import NONFINITE_X, OK, euclid_pass
+from .euclid_pass import euclid_pass
 from .fp import finite
+from .row_status import BAD_INDEX, DUE, NONFINITE_X, OK, REFUSED, UNSORTED
 from .state import (
     DUAL,
     FP_B,
@@ -40,6 +45,8 @@ from .state import (
     S_SUM,
 )
 from .steps import CONSERVATIVE
+from .table import F1, F2, I1, table
+from .table import array_of as _at
 
 __all__ = [
     "BAD_INDEX",
@@ -49,20 +56,12 @@ __all__ = [
     "REFUSED",
     "UNSORTED",
     "buffers",
+    "learn_one_row",
     "learn_row",
     "row_scores",
+    "scores_of_row",
+    "table_of",
 ]
-
-#: a feature index outside [0, n_features): nothing was changed
-BAD_INDEX = 3
-#: the update was refused by a check after the pass (an overflow): the state was put back
-REFUSED = 4
-#: learned, and the calibration's next fit is due
-DUE = 5
-#: the row's columns are not in increasing order, or one is repeated: nothing was changed
-#: (``partial_fit`` learns a CSR row in its canonical form: the caller sorts and adds up)
-UNSORTED = 6
-
 
 @njit
 def _moved_finite(theta, U, indices, start, stop, d, has_b, average):
@@ -164,9 +163,37 @@ def _window_add(hold, K, code, cal_scores, cal_codes, cal_weights, cal_n):
     return since > 0 and since >= min(CAL_REFIT, max(1, cal_n[CAL_AT_FIT]))
 
 
+#: rows of the event's table of addresses (:mod:`.table`): the averaging sums U, the counters,
+#: the two buffers of :func:`buffers`, the class counts, the calibration's window (empty arrays
+#: without one)
+T_U, T_ST, T_IB, T_FB, T_COUNTS, T_CAL_SCORES, T_CAL_CODES, T_CAL_WEIGHTS, T_CAL_N = range(9)
+
+
+def table_of(U, st, ib, fb, counts, window, previous=None):
+    """The arrays of :func:`learn_row` and :func:`row_scores` as (the list of arrays, their
+    table); ``window``: the calibration's (scores, codes, weights, counters), or empty arrays;
+    ``previous``: an earlier result, whose rows are taken again for the arrays still there."""
+    arrays = [U, st, ib, fb, counts, *window]
+    return arrays, table(arrays, previous)
+
+
 @njit
-def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_scores,
-              cal_codes, cal_weights, cal_n):  # fmt: skip
+def learn_row(data, indices, code, theta, tab):
+    """:func:`learn_one_row` with the arrays of the table ``tab`` (:func:`table_of`; one
+    argument to unbox instead of ten); the row is scored for the calibration when the table
+    holds its window."""
+    cal_n = _at(tab, T_CAL_N, I1)
+    return learn_one_row(
+        data, indices, code, 0 if cal_n.shape[0] else -1, theta, _at(tab, T_U, F2),
+        _at(tab, T_ST, F1), _at(tab, T_IB, I1), _at(tab, T_FB, F1), _at(tab, T_COUNTS, I1),
+        _at(tab, T_CAL_SCORES, F2), _at(tab, T_CAL_CODES, I1), _at(tab, T_CAL_WEIGHTS, F1),
+        cal_n,
+    )  # fmt: skip
+
+
+@njit
+def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_scores,
+                  cal_codes, cal_weights, cal_n):  # fmt: skip
     """Learn the row (``data``, ``indices``; a dense row is its d values with ``indices`` =
     arange(d)) of label code ``code`` as :func:`.euclid_pass.euclid_pass` does on that one-row
     batch, as a transaction (module docstring).  The pass's codes, parameters and small
@@ -280,7 +307,14 @@ def learn_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, cal_
 
 
 @njit
-def row_scores(data, indices, theta, U, st, ib, fb):
+def row_scores(data, indices, theta, tab):
+    """:func:`scores_of_row` with the arrays of the table ``tab`` (:func:`table_of`)."""
+    return scores_of_row(data, indices, theta, _at(tab, T_U, F2), _at(tab, T_ST, F1),
+                         _at(tab, T_IB, I1), _at(tab, T_FB, F1))  # fmt: skip
+
+
+@njit
+def scores_of_row(data, indices, theta, U, st, ib, fb):
     """The K scores of one row in the steps of ``decision_function`` (the read-out W, then
     x W + b W[d]): the averaged weights (S theta - U) / max(S, T) (0 before any round) with
     averaging, theta without, each read-out weight and the intercept's b W[d] rounded to the

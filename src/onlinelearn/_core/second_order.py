@@ -91,6 +91,15 @@ def sym_matvec(M, jj, xx, n, out):
 
 
 @njit
+def diag_quad(P, jj, xx, n):
+    """x' diag(P) x = sum_q x_q^2 P[j_q] for the gathered row."""
+    m = 0.0
+    for q in range(n):
+        m += xx[q] * xx[q] * P[jj[q]]
+    return m
+
+
+@njit
 def minmax_decide(f, K, y, m, adaptive, query, c, u):
     """The decisions of one min-max round from the scores f = W' x and m = x' A^{-1} x.
 
@@ -169,19 +178,44 @@ def minmax_pass_full(
     Every ``refresh`` updates A^{-1} is recomputed from A (Cholesky) and W from B,
     which bounds the drift of the rank-one updates.  Returns OK or NOT_PD (x' A^{-1} x >= 1:
     the caller restores its snapshot)."""
+    return _minmax_pass(
+        data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st,
+        (pred_out, upd_out, a_out, rival_out, delta_out), jj, xx, v, f, onehot,
+    )  # fmt: skip
+
+
+@njit
+def _minmax_pass(
+    data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st, outs,
+    jj, xx, v, f, onehot,
+):  # fmt: skip
+    """The pass of :func:`minmax_pass_full` (P = A^{-1} a matrix) or of
+    :func:`minmax_pass_diag` (P its diagonal; ``refresh`` and ``v`` unused)."""
     R = P.shape[0]
     K = W.shape[1]
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
-        m = sym_matvec(P, jj, xx, n, v)
+        m = sym_matvec(P, jj, xx, n, v) if P.ndim == 2 else diag_quad(P, jj, xx, n)
         if K >= 2 and not m < 1.0:
             return NOT_PD
-        flag, r, a = minmax_round(
-            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
-            pred_out, upd_out, a_out, rival_out, delta_out,
-        )  # fmt: skip
+        flag, r, a = minmax_round(W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
+                                  *outs)  # fmt: skip
         if flag == NO_UPDATE:
+            continue
+        if P.ndim == 1:
+            for q in range(n):
+                j = jj[q]
+                axq = a * xx[q]
+                A[j] += axq * xx[q]
+                P[j] = 1.0 / A[j]
+                if onehot:
+                    B[j, yi] += axq
+                else:
+                    B[j, yi] += axq * _SQRT_HALF
+                    B[j, r] -= axq * _SQRT_HALF
+                for k in range(K):
+                    W[j, k] = P[j] * B[j, k]
             continue
         dense = n == R  # then jj = 0..R-1 in order (sorted CSR indices, bias last)
         for p in range(n):
@@ -276,48 +310,10 @@ def minmax_pass_diag(
     a = 1 / (1 - m), A_j += a x_j^2, B_j += a x_j y' (y as in the full pass), W_j = P_j B_j on
     the touched rows only:
     O(nnz K) per round, exact (no drift)."""
-    K = W.shape[1]
-    for i in range(indptr.shape[0] - 1):
-        n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
-        yi = y[i]
-        m = 0.0
-        for q in range(n):
-            m += xx[q] * xx[q] * P[jj[q]]
-        if K >= 2 and not m < 1.0:
-            return NOT_PD
-        flag, r, a = minmax_round(
-            W, jj, xx, n, f, K, yi, m, adaptive, query, c, u[i], st, i,
-            pred_out, upd_out, a_out, rival_out, delta_out,
-        )  # fmt: skip
-        if flag == NO_UPDATE:
-            continue
-        if onehot:
-            _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W)
-            continue
-        for q in range(n):
-            j = jj[q]
-            axq = a * xx[q]
-            A[j] += axq * xx[q]
-            P[j] = 1.0 / A[j]
-            B[j, yi] += axq * _SQRT_HALF
-            B[j, r] -= axq * _SQRT_HALF
-            for k in range(K):
-                W[j, k] = P[j] * B[j, k]
-    return OK
-
-
-@njit
-def _diag_update_onehot(jj, xx, n, a, yi, A, P, B, W):
-    """The diagonal update of one round with the one-hot label vector e_y."""
-    K = W.shape[1]
-    for q in range(n):
-        j = jj[q]
-        axq = a * xx[q]
-        A[j] += axq * xx[q]
-        P[j] = 1.0 / A[j]
-        B[j, yi] += axq
-        for k in range(K):
-            W[j, k] = P[j] * B[j, k]
+    return _minmax_pass(
+        data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, 0, st,
+        (pred_out, upd_out, a_out, rival_out, delta_out), jj, xx, f, f, onehot,
+    )  # fmt: skip
 
 
 @njit
@@ -403,14 +399,23 @@ def cw_pass_full(
     the same and a sparse row of a wide model costs O(nnz R + |J|^2 + |J| K), not O(R^2)
     (:func:`support`).  On a rejected round (a non-finite Sigma x or step) J holds a
     non-finite entry whose own terms are non-finite too, so the state's check still fails."""
+    return _cw_pass(data, indices, indptr, y, bias, d, W, S, variant, r_param, C, phi, st,
+                    pred_out, jj, xx, Sx, f)  # fmt: skip
+
+
+@njit
+def _cw_pass(data, indices, indptr, y, bias, d, W, S, variant, r_param, C, phi, st, pred_out,
+             jj, xx, Sx, f):  # fmt: skip
+    """The pass of :func:`cw_pass_full` (Sigma a matrix) or of :func:`cw_pass_diag` (Sigma its
+    diagonal; ``Sx`` unused)."""
     R = S.shape[0]
     K = W.shape[1]
-    J = np.empty(R, dtype=np.int64)
+    J = np.empty(R if S.ndim == 2 else 0, dtype=np.int64)
     for i in range(indptr.shape[0] - 1):
         n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
         yi = y[i]
         r, m, kappa = cw_predict(W, jj, xx, n, f, K, yi, st, pred_out, i)
-        v = sym_matvec(S, jj, xx, n, Sx)
+        v = sym_matvec(S, jj, xx, n, Sx) if S.ndim == 2 else diag_quad(S, jj, xx, n)
         v *= kappa
         if not v > 0.0:
             continue
@@ -418,6 +423,17 @@ def cw_pass_full(
         if alpha == 0.0 and beta == 0.0:
             continue
         st[N_UPDATES] += 1.0
+        if S.ndim == 1:
+            for q in range(n):
+                j = jj[q]
+                sx = S[j] * xx[q]
+                if K == 1:
+                    W[j, 0] += (alpha if yi == 1 else -alpha) * sx
+                else:
+                    W[j, yi] += alpha * sx
+                    W[j, r] -= alpha * sx
+                S[j] -= beta * sx * sx
+            continue
         nJ = support(Sx, J)
         for a in range(nJ):
             s = J[a]
@@ -456,60 +472,5 @@ def cw_pass_diag(
     """One pass of AROW / SCW with a diagonal covariance (vector S): the same round as
     :func:`cw_pass_full` with Sigma x = S * x and the diagonal of the covariance update,
     S_j <- S_j - beta (S_j x_j)^2 (stays positive: beta S_j x_j^2 < 1); O(nnz K) per round."""
-    K = W.shape[1]
-    for i in range(indptr.shape[0] - 1):
-        n = gather_row(data, indices, indptr, i, bias, d, jj, xx)
-        yi = y[i]
-        r, m, kappa = cw_predict(W, jj, xx, n, f, K, yi, st, pred_out, i)
-        v = 0.0
-        for q in range(n):
-            v += xx[q] * xx[q] * S[jj[q]]
-        v *= kappa
-        if not v > 0.0:
-            continue
-        alpha, beta = cw_step(variant, m, v, r_param, C, phi)
-        if alpha == 0.0 and beta == 0.0:
-            continue
-        st[N_UPDATES] += 1.0
-        for q in range(n):
-            j = jj[q]
-            sx = S[j] * xx[q]
-            if K == 1:
-                W[j, 0] += (alpha if yi == 1 else -alpha) * sx
-            else:
-                W[j, yi] += alpha * sx
-                W[j, r] -= alpha * sx
-            S[j] -= beta * sx * sx
-    return OK
-
-
-@njit
-def kernel_perceptron_pass(Kmat, nodes, y, n_classes, alpha, sv, n_sv, pred_out):
-    """One pass of the multiclass kernel Perceptron on a precomputed kernel matrix.
-
-    The hypothesis is f_k(i) = sum_{s in support} alpha[s, k] K[sv[s], i]; on a mistake at node
-    i (argmax f != y) the node joins the support set with alpha = +1 for y and -1 for the
-    predicted class (Crammer & Singer's max-score Perceptron; the graph Perceptron of Herbster
-    & Pontil when K = L^+ plus a constant).  Returns the new support size."""
-    f = np.zeros(n_classes)
-    for t in range(nodes.shape[0]):
-        i = nodes[t]
-        for k in range(n_classes):
-            f[k] = 0.0
-        for s in range(n_sv):
-            kv = Kmat[sv[s], i]
-            for k in range(n_classes):
-                f[k] += alpha[s, k] * kv
-        pred = 0
-        for k in range(1, n_classes):
-            if f[k] > f[pred]:
-                pred = k
-        pred_out[t] = pred
-        if pred != y[t]:
-            sv[n_sv] = i
-            for k in range(n_classes):
-                alpha[n_sv, k] = 0.0
-            alpha[n_sv, y[t]] = 1.0
-            alpha[n_sv, pred] = -1.0
-            n_sv += 1
-    return n_sv
+    return _cw_pass(data, indices, indptr, y, bias, d, W, S, variant, r_param, C, phi, st,
+                    pred_out, jj, xx, f, f)  # fmt: skip

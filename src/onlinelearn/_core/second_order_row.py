@@ -47,6 +47,16 @@ import numpy as np
 
 from .config import njit
 from .fp import finite
+from .row_status import (
+    BAD_INDEX,
+    GENERAL,
+    NEED_ROOM,
+    NONFINITE_SCORE,
+    NONFINITE_X,
+    OK,
+    REFUSED,
+    UNSORTED,
+)
 from .second_order import (
     N_ST,
     NOT_PD,
@@ -58,26 +68,11 @@ from .second_order import (
 
 __all__ = [
     "BAD_INDEX", "GENERAL", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "UNSORTED",
-    "cw_diag_row", "cw_full_row", "exact_scores", "mm_diag_row", "mm_full_row", "row_scores",
-    "scratch",
+    "cw_row", "exact_scores", "mm_row", "row_scores", "scratch",
 ]  # fmt: skip
 
-OK = 0
-#: a value is NaN or infinite: nothing was changed
-NONFINITE_X = 1
-#: the indices are not strictly increasing: nothing was changed (sort them and call again)
-UNSORTED = 2
-#: an index outside [0, d): nothing was changed
-BAD_INDEX = 3
-#: the state after the pass was not finite (or x' A^{-1} x >= 1): the copies were put back
-REFUSED = 4
-#: ``saved`` is too small (``ib[I_NEED]`` entries are needed): nothing was changed
-NEED_ROOM = 5
-#: a case the general path decides (the min-max bound ||x||^2 < b within rounding, or
-#: crossed): nothing was changed
-GENERAL = 6
-#: (row_scores) a score is not finite
-NONFINITE_SCORE = 7
+# (the statuses: :mod:`.row_status`; ``saved`` too small: NEED_ROOM, ``ib[I_NEED]`` entries
+# are needed; the min-max bound: GENERAL)
 
 # ib slots
 I_PTR = 0  #: indptr of the one-row batch (2 slots)
@@ -167,8 +162,9 @@ def row_scores(data, indices, W, ib, fb, out):
 
 @njit
 def _rows_finite(M, J, nJ, K):
-    for a in range(nJ):
-        s = J[a]
+    """The rows J[:nJ] of M finite (nJ < 0: the first -nJ rows)."""
+    for a in range(abs(nJ)):
+        s = J[a] if nJ > 0 else a
         for k in range(K):
             if not finite(M[s, k]):
                 return False
@@ -200,93 +196,145 @@ def _views(ib, fb, K, R):
 
 
 @njit
-def _begin(data, indices, W, ib, fb):
-    """The checks before anything changes and the one-row batch's arrays; returns the status
-    (OK, NONFINITE_X, UNSORTED or BAD_INDEX)."""
+def _open(data, indices, W, ib, fb, bound):
+    """The checks before anything changes (the row's; with ``bound``, the min-max learner's
+    ||x||^2 < b with a margin: module docstring), the one-row batch's arrays and, when asked,
+    the row's scores before the step in ``hold``.  Returns (status: OK, NONFINITE_X, UNSORTED,
+    BAD_INDEX or GENERAL; the views of :func:`_views`)."""
+    R, K = W.shape
+    views = _views(ib, fb, K, R)
     status = _check_row(data, indices, ib[I_D])
     if status != OK:
-        return status
+        return status, views
     ib[I_PTR] = 0
     ib[I_PTR + 1] = data.shape[0]
     ib[I_PRED] = 0
     if ib[I_SCORE] != 0:
-        K = W.shape[1]
-        exact_scores(data, indices, W, ib[I_D], fb[F_BIAS], fb[F_HEAD : F_HEAD + K])
-    return OK
+        exact_scores(data, indices, W, ib[I_D], fb[F_BIAS], views[5])
+    if bound:
+        b = fb[F_BIAS]
+        sq = b * b
+        for q in range(data.shape[0]):
+            sq += data[q] * data[q]
+        if not sq < fb[F_C] * (1.0 - _BOUND_MARGIN):
+            return GENERAL, views
+    return OK, views
 
 
 @njit
-def cw_full_row(data, indices, W, S, st, ib, fb, saved):
-    """One row of AROW / SCW with a full Sigma: :func:`.second_order.cw_pass_full` on the
-    one-row batch, as a transaction (module docstring).  Returns OK, NONFINITE_X, UNSORTED,
-    BAD_INDEX, NEED_ROOM or REFUSED."""
+def _room(ib, need, saved):
+    """True when ``saved`` holds ``need`` entries; else ``ib[I_NEED]`` = need."""
+    if need > saved.shape[0]:
+        ib[I_NEED] = need
+        return False
+    return True
+
+
+@njit
+def _keep(st, saved_st, ib, fb, saved, trace, back):
+    """Copy the counters (and with ``trace``, the min-max trace slots: update, rival, a,
+    delta, in ``saved[0:4]``) into their copies, or back."""
+    keep = saved[0:4]
+    if back:
+        _copy(saved_st, st)
+        if trace:
+            ib[I_UPD], ib[I_RIVAL] = int(keep[0]), int(keep[1])
+            fb[F_A], fb[F_DELTA] = keep[2], keep[3]
+    else:
+        _copy(st, saved_st)
+        if trace:
+            keep[0], keep[1] = ib[I_UPD], ib[I_RIVAL]
+            keep[2], keep[3] = fb[F_A], fb[F_DELTA]
+
+
+@njit
+def cw_row(data, indices, W, S, st, ib, fb, saved):
+    """One row of AROW / SCW: :func:`.second_order.cw_pass_full` (Sigma a matrix) or
+    :func:`.second_order.cw_pass_diag` (Sigma its diagonal) on the one-row batch, as a
+    transaction (module docstring).  Returns OK, NONFINITE_X, UNSORTED, BAD_INDEX, NEED_ROOM
+    or REFUSED."""
+    status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
+        data, indices, W, ib, fb, False)  # fmt: skip
+    if status != OK:
+        return status
     R, K = W.shape
     d = ib[I_D]
     b = fb[F_BIAS]
-    status = _begin(data, indices, W, ib, fb)
-    if status != OK:
-        return status
-    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
-    # J: the rows of Sigma that a column of the row (the intercept's included) reaches
-    for s in range(R):
-        Sx[s] = 0.0
     n = data.shape[0]
-    for q in range(n + (1 if b != 0.0 else 0)):
-        j = indices[q] if q < n else d
+    if S.ndim == 1:
+        nJ = _row_columns(indices, n, b, d, J)
+        whole = False
+        need = nJ * (K + 1)
+    else:
+        # J: the rows of Sigma that a column of the row (the intercept's included) reaches
         for s in range(R):
-            if S[j, s] != 0.0:
-                Sx[s] = 1.0
-    nJ = 0
-    for s in range(R):
-        if Sx[s] != 0.0:
-            J[nJ] = s
-            nJ += 1
-    whole = 8 * nJ >= R  # the pass sweeps whole rows of Sigma (cw_pass_full)
-    need = nJ * (R if whole else nJ) + nJ * K
-    if need > saved.shape[0]:
-        ib[I_NEED] = need
+            Sx[s] = 0.0
+        for q in range(n + (1 if b != 0.0 else 0)):
+            j = indices[q] if q < n else d
+            for s in range(R):
+                if S[j, s] != 0.0:
+                    Sx[s] = 1.0
+        nJ = 0
+        for s in range(R):
+            if Sx[s] != 0.0:
+                J[nJ] = s
+                nJ += 1
+        whole = 8 * nJ >= R  # the pass sweeps whole rows of Sigma (cw_pass_full)
+        need = nJ * (R if whole else nJ) + nJ * K
+    if not _room(ib, need, saved):
         return NEED_ROOM
     _cw_copies(W, S, J, nJ, whole, saved, False)
-    _copy(st, saved_st)
-    cw_pass_full(
-        data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
-        pred, jj, xx, Sx, f,
-    )  # fmt: skip
+    _keep(st, saved_st, ib, fb, saved, False, False)
+    if S.ndim == 2:
+        cw_pass_full(data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C],
+                     fb[F_PHI], st, pred, jj, xx, Sx, f)  # fmt: skip
+    else:
+        cw_pass_diag(data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C],
+                     fb[F_PHI], st, pred, jj, xx, f)  # fmt: skip
     ok = _rows_finite(W, J, nJ, K)
-    if ok:
-        for a in range(nJ):
-            s = J[a]
+    for a in range(nJ):
+        if S.ndim == 1:
+            ok = ok and finite(S[J[a]])
+        else:
             for c in range(R if whole else nJ):
-                if not finite(S[s, c if whole else J[c]]):
-                    ok = False
+                ok = ok and finite(S[J[a], c if whole else J[c]])
     if ok:
         return OK
     _cw_copies(W, S, J, nJ, whole, saved, True)
-    _copy(saved_st, st)
+    _keep(st, saved_st, ib, fb, saved, False, True)
     return REFUSED
 
 
 @njit
 def _cw_copies(W, S, J, nJ, whole, saved, back):
-    """Copy the rows J of W and of Sigma (whole, or their entries in J) into ``saved``, or
-    back."""
+    """Copy the rows J of W and of Sigma (whole, or their entries in J; a diagonal Sigma: its
+    entries J) into ``saved``, or back."""
+    if S.ndim == 1:
+        _diag_copies((S,), (W,), J, nJ, saved, 0, back)
+        return
     R, K = W.shape
     p = 0
     for a in range(nJ):
         s = J[a]
         for k in range(K):
-            if back:
-                W[s, k] = saved[p]
-            else:
-                saved[p] = W[s, k]
-            p += 1
+            p = _swap(W, s, k, saved, p, back)
         for c in range(R if whole else nJ):
-            t = c if whole else J[c]
-            if back:
-                S[s, t] = saved[p]
-            else:
-                saved[p] = S[s, t]
-            p += 1
+            p = _swap(S, s, c if whole else J[c], saved, p, back)
+
+
+@njit
+def _swap(M, i, j, saved, p, back):
+    """saved[p] = M[i, j] (M[i] for a vector), or back; returns p + 1."""
+    if M.ndim == 1:
+        if back:
+            M[i] = saved[p]
+        else:
+            saved[p] = M[i]
+    elif back:
+        M[i, j] = saved[p]
+    else:
+        saved[p] = M[i, j]
+    return p + 1
 
 
 @njit
@@ -301,170 +349,70 @@ def _row_columns(indices, n, b, d, J):
 
 
 @njit
-def cw_diag_row(data, indices, W, S, st, ib, fb, saved):
-    """One row of AROW / SCW with a diagonal Sigma: :func:`.second_order.cw_pass_diag` on the
-    one-row batch, as a transaction (module docstring)."""
+def mm_row(data, indices, P, A, B, W, st, ib, fb, saved):
+    """One row of the weighted min-max learner: :func:`.second_order.minmax_pass_full` (A^{-1}
+    a matrix) or :func:`.second_order.minmax_pass_diag` (a diagonal A: P its diagonal) on the
+    one-row batch, as a transaction (module docstring).  The round's trace (update flag,
+    rival, a_t, Delta_t) is left in the ``I_UPD``, ``I_RIVAL``, ``F_A``, ``F_DELTA`` slots
+    (put back when refused)."""
+    status, (indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st) = _open(
+        data, indices, W, ib, fb, True)  # fmt: skip
+    if status != OK:
+        return status
     R, K = W.shape
-    d = ib[I_D]
     b = fb[F_BIAS]
-    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
-    status = _begin(data, indices, W, ib, fb)
-    if status != OK:
-        return status
-    nJ = _row_columns(indices, data.shape[0], b, d, J)
-    if nJ * (K + 1) > saved.shape[0]:
-        ib[I_NEED] = nJ * (K + 1)
+    n = _row_columns(indices, data.shape[0], b, ib[I_D], J)
+    need = 4 + (R * R + R * K + n * n + n * K if P.ndim == 2 else n * (2 + 2 * K))
+    if not _room(ib, need, saved):
         return NEED_ROOM
-    _diag_copies((S,), (W,), J, nJ, saved, 0, False)
-    _copy(st, saved_st)
-    cw_pass_diag(
-        data, indices, indptr, y, b, d, W, S, ib[I_PARAM], fb[F_R], fb[F_C], fb[F_PHI], st,
-        pred, jj, xx, f,
-    )  # fmt: skip
-    ok = _rows_finite(W, J, nJ, K)
-    for a in range(nJ):
-        ok = ok and finite(S[J[a]])
-    if ok:
-        return OK
-    _diag_copies((S,), (W,), J, nJ, saved, 0, True)
-    _copy(saved_st, st)
-    return REFUSED
-
-
-@njit
-def _mm_begin(data, indices, W, ib, fb):
-    """The min-max checks before anything changes: the row's and ||x||^2 < b with a margin
-    (module docstring)."""
-    status = _begin(data, indices, W, ib, fb)
-    if status != OK:
-        return status
-    b = fb[F_BIAS]
-    sq = b * b
-    for q in range(data.shape[0]):
-        sq += data[q] * data[q]
-    if not sq < fb[F_C] * (1.0 - _BOUND_MARGIN):
-        return GENERAL
-    return OK
-
-
-@njit
-def _mm_trace(ib, fb, back, keep):
-    """Copy the trace slots (update, rival, a, delta) into keep, or back."""
-    if back:
-        ib[I_UPD], ib[I_RIVAL] = int(keep[0]), int(keep[1])
-        fb[F_A], fb[F_DELTA] = keep[2], keep[3]
-    else:
-        keep[0], keep[1] = ib[I_UPD], ib[I_RIVAL]
-        keep[2], keep[3] = fb[F_A], fb[F_DELTA]
-
-
-@njit
-def mm_full_row(data, indices, P, A, B, W, st, ib, fb, saved):
-    """One row of the weighted min-max learner with a full A^{-1}:
-    :func:`.second_order.minmax_pass_full` on the one-row batch, as a transaction (module
-    docstring).  The round's trace (update flag, rival, a_t, Delta_t) is left in the
-    ``I_UPD``, ``I_RIVAL``, ``F_A``, ``F_DELTA`` slots (put back when refused)."""
-    R, K = W.shape
-    d = ib[I_D]
-    b = fb[F_BIAS]
-    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
-    status = _mm_begin(data, indices, W, ib, fb)
-    if status != OK:
-        return status
-    n = _row_columns(indices, data.shape[0], b, d, J)
-    need = 4 + R * R + R * K + n * n + n * K
-    if need > saved.shape[0]:
-        ib[I_NEED] = need
-        return NEED_ROOM
-    _mm_trace(ib, fb, False, saved[0:4])
+    _keep(st, saved_st, ib, fb, saved, True, False)
     _mm_copies(P, A, B, W, J, n, saved, False)
-    _copy(st, saved_st)
     flags = ib[I_FLAGS]
-    status = minmax_pass_full(
-        data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
-        (flags & 2) != 0, fb[F_R], ib[I_PARAM], st, pred, ib[I_UPD : I_UPD + 1],
-        fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, Sx, f,
-        (flags & 4) != 0,
-    )  # fmt: skip
-    ok = status != NOT_PD
-    for s in range(R):
-        for t in range(R):
-            ok = ok and finite(P[s, t])
-        for k in range(K):
-            ok = ok and finite(W[s, k])
-    for a in range(n):
-        for c in range(n):
-            ok = ok and finite(A[J[a], J[c]])
-        for k in range(K):
-            ok = ok and finite(B[J[a], k])
+    args = (data, indices, indptr, y, fb[F_U : F_U + 1], b, ib[I_D], P, A, B, W,
+            (flags & 1) != 0, (flags & 2) != 0, fb[F_R])  # fmt: skip
+    outs = (pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1], ib[I_RIVAL : I_RIVAL + 1],
+            fb[F_DELTA : F_DELTA + 1], jj, xx)  # fmt: skip
+    if P.ndim == 2:
+        status = minmax_pass_full(*args, ib[I_PARAM], st, *outs, Sx, f, (flags & 4) != 0)
+    else:
+        status = minmax_pass_diag(*args, st, *outs, f, (flags & 4) != 0)
+    ok = status != NOT_PD and _rows_finite(B, J, n, K)
+    if P.ndim == 2:
+        ok = ok and _rows_finite(W, J, -R, K) and _rows_finite(P, J, -R, R)
+        for a in range(n):
+            for c in range(n):
+                ok = ok and finite(A[J[a], J[c]])
+    else:
+        ok = ok and _rows_finite(W, J, n, K)
+        for a in range(n):
+            ok = ok and finite(P[J[a]]) and finite(A[J[a]])
     if ok:
         return OK
-    _mm_trace(ib, fb, True, saved[0:4])
+    _keep(st, saved_st, ib, fb, saved, True, True)
     _mm_copies(P, A, B, W, J, n, saved, True)
-    _copy(saved_st, st)
     return REFUSED
 
 
 @njit
 def _mm_copies(P, A, B, W, J, n, saved, back):
-    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved``
-    (after the trace's 4 slots), or back."""
+    """Copy A^{-1} and W whole, the J x J block of A and the rows J of B into ``saved`` (a
+    diagonal A: the entries J of P and A, the rows J of B and W), after the trace's 4 slots,
+    or back."""
+    if P.ndim == 1:
+        _diag_copies((P, A), (B, W), J, n, saved, 4, back)
+        return
     R, K = W.shape
     p = 4
-    for s in range(R + n):
-        a = s - R
-        for c in range(R if s < R else n):
-            M, i, j = (P, s, c) if s < R else (A, J[a], J[c])
-            if back:
-                M[i, j] = saved[p]
-            else:
-                saved[p] = M[i, j]
-            p += 1
+    for s in range(R):
+        for c in range(R):
+            p = _swap(P, s, c, saved, p, back)
         for k in range(K):
-            M, i = (W, s) if s < R else (B, J[a])
-            if back:
-                M[i, k] = saved[p]
-            else:
-                saved[p] = M[i, k]
-            p += 1
-
-
-@njit
-def mm_diag_row(data, indices, P, A, B, W, st, ib, fb, saved):
-    """One row of the weighted min-max learner with a diagonal A:
-    :func:`.second_order.minmax_pass_diag` on the one-row batch, as a transaction (module
-    docstring; the trace as :func:`mm_full_row`'s)."""
-    R, K = W.shape
-    d = ib[I_D]
-    b = fb[F_BIAS]
-    indptr, y, pred, J, jj, hold, f, xx, Sx, saved_st = _views(ib, fb, K, R)
-    status = _mm_begin(data, indices, W, ib, fb)
-    if status != OK:
-        return status
-    n = _row_columns(indices, data.shape[0], b, d, J)
-    need = 4 + n * (2 + 2 * K)
-    if need > saved.shape[0]:
-        ib[I_NEED] = need
-        return NEED_ROOM
-    _mm_trace(ib, fb, False, saved[0:4])
-    _diag_copies((P, A), (B, W), J, n, saved, 4, False)
-    _copy(st, saved_st)
-    flags = ib[I_FLAGS]
-    status = minmax_pass_diag(
-        data, indices, indptr, y, fb[F_U : F_U + 1], b, d, P, A, B, W, (flags & 1) != 0,
-        (flags & 2) != 0, fb[F_R], st, pred, ib[I_UPD : I_UPD + 1], fb[F_A : F_A + 1],
-        ib[I_RIVAL : I_RIVAL + 1], fb[F_DELTA : F_DELTA + 1], jj, xx, f, (flags & 4) != 0,
-    )  # fmt: skip
-    ok = status != NOT_PD
-    ok = ok and _rows_finite(B, J, n, K) and _rows_finite(W, J, n, K)
+            p = _swap(W, s, k, saved, p, back)
     for a in range(n):
-        ok = ok and finite(P[J[a]]) and finite(A[J[a]])
-    if ok:
-        return OK
-    _mm_trace(ib, fb, True, saved[0:4])
-    _diag_copies((P, A), (B, W), J, n, saved, 4, True)
-    _copy(saved_st, st)
-    return REFUSED
+        for c in range(n):
+            p = _swap(A, J[a], J[c], saved, p, back)
+        for k in range(K):
+            p = _swap(B, J[a], k, saved, p, back)
 
 
 @njit
@@ -475,15 +423,7 @@ def _diag_copies(vectors, matrices, J, n, saved, p, back):
     for a in range(n):
         s = J[a]
         for M in vectors:
-            if back:
-                M[s] = saved[p]
-            else:
-                saved[p] = M[s]
-            p += 1
+            p = _swap(M, s, 0, saved, p, back)
         for M in matrices:
             for k in range(K):
-                if back:
-                    M[s, k] = saved[p]
-                else:
-                    saved[p] = M[s, k]
-                p += 1
+                p = _swap(M, s, k, saved, p, back)

@@ -4,8 +4,9 @@ Numba's dispatch unboxes each array argument (about 0.1 us an array); a compiled
 reads a dozen arrays on every call of a few microseconds (one event of an online learner) spends
 more on its arguments than on its work.  :func:`table` writes, for a list of 1-D or 2-D numpy
 arrays, one int64 row (address, rows, columns) each; compiled code takes views of them back with
-:func:`f1` (float64, 1-D), :func:`f2` (float64, 2-D), :func:`i1`, :func:`i2` (int64) and
-:func:`i32` (int32, 1-D), given the table and a row: one argument instead of many.
+:func:`array_of`, given the table, a row and the kind of the array (:data:`F1`: float64, 1-D;
+:data:`F2`: float64, 2-D; :data:`I1`, :data:`I2`: int64; :data:`I32`: int32, 1-D): one
+argument instead of many.
 
 The views carry no reference to the arrays: the table is valid while the arrays it was made
 from are alive and unmoved, so whoever keeps a table keeps the arrays referenced beside it,
@@ -22,7 +23,7 @@ from numba.extending import intrinsic
 
 from .config import njit
 
-__all__ = ["f1", "f2", "i1", "i2", "i32", "table"]
+__all__ = ["F1", "F2", "I1", "I2", "I32", "array_of", "table"]
 
 
 def table(arrays, previous=None):
@@ -67,26 +68,15 @@ def _pointer(typingctx, address):
     return types.voidptr(address), codegen
 
 
-@njit
-def f1(tab, i):
-    return carray(_pointer(tab[i, 0]), (tab[i, 1],), np.float64)
+#: the kinds of view (:func:`array_of`): float64 1-D and 2-D, int64 1-D and 2-D, int32 1-D
+F1, F2, I1, I2, I32 = (np.zeros(0), np.zeros((0, 0)), np.zeros(0, np.int64),
+                       np.zeros((0, 0), np.int64), np.zeros(0, np.int32))  # fmt: skip
 
 
 @njit
-def f2(tab, i):
-    return carray(_pointer(tab[i, 0]), (tab[i, 1], tab[i, 2]), np.float64)
-
-
-@njit
-def i1(tab, i):
-    return carray(_pointer(tab[i, 0]), (tab[i, 1],), np.int64)
-
-
-@njit
-def i2(tab, i):
-    return carray(_pointer(tab[i, 0]), (tab[i, 1], tab[i, 2]), np.int64)
-
-
-@njit
-def i32(tab, i):
-    return carray(_pointer(tab[i, 0]), (tab[i, 1],), np.int32)
+def array_of(tab, i, like):
+    """The array of row ``i`` of the table, of the dtype and number of dimensions of ``like``
+    (one of :data:`F1`, :data:`F2`, :data:`I1`, :data:`I2`, :data:`I32`)."""
+    if like.ndim == 1:
+        return carray(_pointer(tab[i, 0]), (tab[i, 1],), like.dtype)
+    return carray(_pointer(tab[i, 0]), (tab[i, 1], tab[i, 2]), like.dtype)

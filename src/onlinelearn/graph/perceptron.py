@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
-from .._core.second_order import kernel_perceptron_pass
+from .._core.precomputed_perceptron import kernel_perceptron_pass
 from ..shell import validation as V
 from .features import laplacian_pinv
 

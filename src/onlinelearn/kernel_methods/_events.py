@@ -2,19 +2,18 @@
 KernelCOPA): ``learn_one``, ``predict_one``, ``predict_proba_one`` and ``partial_fit`` on one
 row, straight to the compiled step.
 
-The road of the linear classifiers (:mod:`onlinelearn.shell.events`: the same rows, labels,
-River conventions and errors, whose helpers this module uses), on the kernel learners' state:
-:class:`Event` keeps what cannot change between two events (the step's codes, the label-to-code
-dict, the buffers, and the table of addresses through which the compiled functions reach the
-support set: :mod:`onlinelearn._core.table`), built on the first event after anything changed
-and dropped whenever a parameter or a state array is set (``KernelOnlineClassifier.__setattr__``,
-``_restore``; it is never pickled or copied); when a row needs room (``_ensure_capacity``) its
-table is made again on the new arrays.  One event is one compiled
-call, :func:`~onlinelearn._core.kernel.one_row.learn_row`: the pass of ``partial_fit`` on a
-one-row batch inside a compiled transaction, then the class count and the probability
-calibration's bookkeeping, the same steps in the same order as ``partial_fit``; so the model is
-bit for bit the one ``partial_fit`` gives on the same one-row batches (a 1-D row: the (1, d)
-array; a dict or sparse row: the CSR row of its entries).
+The skeleton of :mod:`onlinelearn.shell.events` (the same rows, labels, River conventions and
+errors), filled in by :class:`KernelEvent` on the kernel learners' state: the event keeps what
+cannot change between two events (the step's codes, the buffers, and the table of addresses
+through which the compiled functions reach the support set: :mod:`onlinelearn._core.table`),
+built on the first event after anything changed and dropped whenever a parameter or a state
+array is set (``KernelOnlineClassifier.__setattr__``, ``_restore``; it is never pickled or
+copied); when a row needs room (``_ensure_capacity``) its table is made again on the new
+arrays.  One event is one compiled call, :func:`~onlinelearn._core.kernel.one_row.learn_row`:
+the pass of ``partial_fit`` on a one-row batch inside a compiled transaction, then the class
+count and the probability calibration's bookkeeping, the same steps in the same order as
+``partial_fit``; so the model is bit for bit the one ``partial_fit`` gives on the same one-row
+batches (a 1-D row: the (1, d) array; a dict or sparse row: the CSR row of its entries).
 
 The calibration scores a row (``calibration_.wants``: every row at first, then about one in 8)
 with ``decision_function`` of the model before the call; here the compiled step leaves that
@@ -38,10 +37,9 @@ import numpy as np
 from .._core.kernel import one_row as R
 from ..shell import events as E
 from ..shell.online import OnlineMixin
-from ..shell.proba import _ACTIVE, _OFF
 
 __all__ = [
-    "Event", "event", "learn_entries", "learn_one", "partial_fit_row", "predict_entries",
+    "KernelEvent", "event", "learn_entries", "learn_one", "partial_fit_row", "predict_entries",
     "predict_one", "predict_proba_entries", "predict_proba_one",
 ]  # fmt: skip
 
@@ -55,92 +53,101 @@ _ARRAYS = (
 )  # fmt: skip
 
 
-class Event:
+class KernelEvent(E.Event):
     """What one event of a fitted kernel online learner needs (module docstring)."""
 
-    __slots__ = (
-        "tab", "arrays", "ib", "fb", "kv", "cu", "rest", "out", "st", "coef", "pool_d", "classes",
-        "plain", "codes", "n_features", "names", "dense_idx", "binary", "kind", "n_columns",
-        "n_weights", "learns", "b2", "K", "last",
-    )  # fmt: skip
+    __slots__ = ("tab", "arrays", "ib", "fb", "kv", "cu", "rest", "out", "st", "coef", "pool_d",
+                 "b2", "K")  # fmt: skip
 
-    def __reduce__(self):
-        return _dropped, ()  # its table holds addresses: a copy of an estimator builds its own
+    state_key = "_coef"
 
+    @classmethod
+    def build(cls, est, d, classes):
+        from ._online_base import _RULES, KernelOnlineClassifier
 
-def _dropped():
-    return None
-
-
-def _build(est):
-    """The :class:`Event` of ``est``, or None when its events take the general path."""
-    from ._online_base import _RULES, KernelOnlineClassifier
-
-    d = est.__dict__
-    classes = d.get("classes_")
-    if classes is None or len(classes) < 2 or "_coef" not in d:
-        return None
-    try:
-        est._validate()
-        prog = d["_prog"]
-        if prog.subsets or est._kernel != prog.kernel:
+        try:
+            est._validate()
+            prog = d["_prog"]
+            if prog.subsets or est._kernel != prog.kernel:
+                return None
+            budget = est.budget
+            if budget is not None and est._n_sv > budget:
+                return None  # lowered since the last call: the general path removes vectors first
+            step, C, gamma = est._step()
+            ints = (step, est._binary(), est.average, 0 if budget is None else budget,
+                    _RULES[est.removal], est._keeps_dual(), est.n_features_in_)  # fmt: skip
+            floats = (C, gamma, est._b2, est._dual_margin())
+            kind = est._proba_kind()
+            K = d["_coef"].shape[1]
+            L = d["_sv_norm"].shape[1]
+        except Exception:  # noqa: BLE001 - the general path reports it
             return None
-        budget = est.budget
-        if budget is not None and est._n_sv > budget:
-            return None  # lowered since the last call: the general path removes vectors first
-        step, C, gamma = est._step()
-        ints = (step, est._binary(), est.average, 0 if budget is None else budget,
-                _RULES[est.removal], est._keeps_dual(), est.n_features_in_)  # fmt: skip
-        floats = (C, gamma, est._b2, est._dual_margin())
-        kind = est._proba_kind()
-        K = d["_coef"].shape[1]
-        L = d["_sv_norm"].shape[1]
-    except Exception:  # noqa: BLE001 - the general path reports it
-        return None
-    nf = int(est.n_features_in_)
-    n_ib, n_fb = R.buffer_sizes(K, prog.ops.shape[0], nf)
-    slots_f, slots_i, saved_f, saved_i = R.saved_shapes(K, L, nf)
-    ev = Event()
-    ev.last = None  # (shell.events._entries: the last dict row's entries)
-    ev.ib = np.zeros(n_ib, dtype=np.int64)
-    ev.fb = np.zeros(n_fb)
-    ev.ib[: len(ints)] = [int(v) for v in ints]
-    ev.fb[: len(floats)] = floats
-    ev.kv = ev.cu = ev.tab = None
-    ev.out = ev.fb[R.F_K + 4 * K : R.F_K + 5 * K]
-    ev.rest = [np.zeros(nf), np.zeros(nf, dtype=np.int32), np.zeros(nf),
-               np.zeros(nf, dtype=np.int32), np.zeros(slots_f), np.zeros(slots_i, np.int64),
-               np.zeros(saved_f), np.zeros(saved_i, np.int32), np.zeros((1, L)),
-               np.zeros(2 * nf)]  # fmt: skip
-    if not _attach(est, ev):
-        return None
-    ev.classes = classes
-    ev.plain = [c.item() if isinstance(c, np.generic) else c for c in classes]
-    codes = {}
-    for k, c in enumerate(ev.plain):
-        codes.setdefault(c, k)
-    ev.codes = codes
-    ev.n_features = nf
-    names = d.get("feature_names_in_")
-    ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
-    ev.dense_idx = np.zeros(0, dtype=np.int32)  # (one_row: a dense row has no indices)
-    ev.binary = bool(est._binary())
-    ev.kind = kind
-    ev.n_columns = 1 if kind == "binary" else len(classes)
-    ev.n_weights = nf * ev.n_columns  # (what proba._scores_before strides by)
-    ev.b2 = float(est._b2)
-    ev.K = K
-    # the road learns only what partial_fit would learn with its own arguments alone
-    cls = type(est)
-    ev.learns = (
-        est.class_weight is None
-        and cls.partial_fit is OnlineMixin.partial_fit
-        and cls._learn is KernelOnlineClassifier._learn
-        and cls._run is KernelOnlineClassifier._run
-        and cls._ensure_capacity is KernelOnlineClassifier._ensure_capacity
-    )
-    d["_event"] = ev
-    return ev
+        nf = int(est.n_features_in_)
+        n_ib, n_fb = R.buffer_sizes(K, prog.ops.shape[0], nf)
+        slots_f, slots_i, saved_f, saved_i = R.saved_shapes(K, L, nf)
+        ev = cls()
+        ev.ib = np.zeros(n_ib, dtype=np.int64)
+        ev.fb = np.zeros(n_fb)
+        ev.ib[: len(ints)] = [int(v) for v in ints]
+        ev.fb[: len(floats)] = floats
+        ev.kv = ev.cu = ev.tab = None
+        ev.out = ev.fb[R.F_K + 4 * K : R.F_K + 5 * K]
+        ev.rest = [np.zeros(nf), np.zeros(nf, dtype=np.int32), np.zeros(nf),
+                   np.zeros(nf, dtype=np.int32), np.zeros(slots_f), np.zeros(slots_i, np.int64),
+                   np.zeros(saved_f), np.zeros(saved_i, np.int32), np.zeros((1, L)),
+                   np.zeros(2 * nf)]  # fmt: skip
+        if not _attach(est, ev):
+            return None
+        ev.b2 = float(est._b2)
+        ev.K = K
+        # the road learns only what partial_fit would learn with its own arguments alone
+        cls_ = type(est)
+        learns = (
+            est.class_weight is None
+            and cls_.partial_fit is OnlineMixin.partial_fit
+            and cls_._learn is KernelOnlineClassifier._learn
+            and cls_._run is KernelOnlineClassifier._run
+            and cls_._ensure_capacity is KernelOnlineClassifier._ensure_capacity
+        )
+        # (one_row: a dense row has no indices)
+        return ev.start(est, classes, kind, est._binary(), np.zeros(0, dtype=np.int32), learns)
+
+    def current(self, d):
+        """(Setting a state array drops the event; the identities checked here guard the arrays
+        the table points into against a write of the estimator's ``__dict__`` that bypassed
+        that.)"""
+        return self.st is d.get("_st") and self.coef is d.get("_coef") and self.pool_d is d.get(
+            "_pool_d")  # fmt: skip
+
+    def step(self, est, data, idx, code, cal):
+        """The compiled step on one row, then the class count and the calibration."""
+        scored = cal is not None and cal.wants(1, self.n_weights)
+        self.ib[R.I_SCORED] = scored
+        status = R.learn_row(data, idx, code, self.tab)
+        if status == R.NEED_ROOM:
+            _, status = _with_room(est, self, data, idx, code)
+        if status != R.OK:
+            if status == R.BAD_INDEX:
+                raise self.out_of_range()
+            return False  # non-finite values, an overflow, a repeated index: the general path
+        est.__dict__["class_counts_"][code] += 1
+        E.offer(cal, _score_before(self) if scored else None, code)
+        return True
+
+    def scores(self, est, data, idx):
+        """The row's K scores (``FB``'s out block), or None when the general path must read
+        it."""
+        status = R.row_scores(data, idx, self.tab)
+        if status == R.OK:
+            return self.out
+        if status == R.NONFINITE_X:
+            raise E.nonfinite_x()
+        if status == R.BAD_INDEX:
+            raise self.out_of_range()
+        if status == R.DUPLICATE:
+            return None
+        raise FloatingPointError(
+            f"the kernel {est._kernel!r} gave NaN or infinity on these inputs")
 
 
 def _attach(est, ev):
@@ -169,48 +176,7 @@ def _attach(est, ev):
     return True
 
 
-def event(est):
-    """The current :class:`Event` of ``est`` (built when needed), or None.  (Setting a state
-    array drops it; the identities checked here guard the arrays the table points into
-    against a write of the estimator's ``__dict__`` that bypassed that.)"""
-    d = est.__dict__
-    ev = d.get("_event")
-    if ev is None or not (ev.st is d.get("_st") and ev.coef is d.get("_coef")
-                          and ev.pool_d is d.get("_pool_d")):  # fmt: skip
-        d.pop("_event", None)
-        ev = _build(est)
-    return ev
-
-
 # ---------------------------------------------------------------------------- learning
-def _learn(est, ev, data, idx, code):
-    """The compiled step on one row and the bookkeeping after it; False when the general path
-    must take the row (nothing was changed)."""
-    if _ACTIVE.get():
-        return False  # inside another learning call: the general path decides who calibrates
-    cal = None
-    scored = False
-    if not _OFF.get():
-        cal = est.__dict__.get("calibration_")
-        if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
-            return False  # the general path starts or reshapes the calibration
-        scored = cal.wants(1, ev.n_weights)
-    ev.ib[R.I_SCORED] = scored
-    status = R.learn_row(data, idx, code, ev.tab)
-    if status == R.NEED_ROOM:
-        ev, status = _with_room(est, ev, data, idx, code)
-    if status != R.OK:
-        if status == R.BAD_INDEX:
-            raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
-        return False  # non-finite values, an overflow, a repeated index: the general path
-    est.__dict__["class_counts_"][code] += 1
-    if cal is not None:
-        if scored:
-            _score_before(cal, ev, code)
-        cal.offered += 1
-    return True
-
-
 def _with_room(est, ev, data, idx, code):
     """``_ensure_capacity`` as ``partial_fit`` runs it for the row, then the step again; when
     the step is refused, the arrays are put back as they were (the general path then raises
@@ -236,11 +202,11 @@ def _with_room(est, ev, data, idx, code):
     return ev, status
 
 
-def _score_before(cal, ev, code):
-    """The calibration's row: ``decision_function`` of the model before the step on the row
-    (``KernelOnlineClassifier._raw_scores``: K(x, SV) @ coef + b^2 sum(coef), the same numpy
-    calls on the kernel values and coefficients the step left), kept as ``partial_fit`` keeps
-    it (``ProbabilityMixin._calibrate_after``); a score that is not finite is left out."""
+def _score_before(ev):
+    """The calibration's score of the row: ``decision_function`` of the model before the step
+    on the row (``KernelOnlineClassifier._raw_scores``: K(x, SV) @ coef + b^2 sum(coef), the
+    same numpy calls on the kernel values and coefficients the step left), as
+    ``ProbabilityMixin._calibrate_after`` keeps it; None when it is not finite (left out)."""
     n = int(ev.ib[R.I_N_OLD])
     if n:
         cu = ev.cu[:n]
@@ -251,96 +217,10 @@ def _score_before(cal, ev, code):
         s0 = float(raw[0])
         s1 = float(raw[-1])
         if not (math.isfinite(s0) and math.isfinite(s1)):
-            return
-        score = s0 if ev.K == 1 else s1 - s0
-    else:
-        if not np.isfinite(raw).all():
-            return
-        score = raw
-    E._add_one(cal, score, code)
-    if cal.due():
-        cal.refit()
+            return None
+        return s0 if ev.K == 1 else s1 - s0
+    return raw if np.isfinite(raw).all() else None
 
 
-def learn_one(est, x, y):
-    """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``."""
-    E.learn_one(est, x, y, event, _learn)
-
-
-def learn_entries(est, data, idx, y):
-    """The event road for a row given as float64 values and int32 columns (the River adapter's
-    rows); False when the general path must take it (nothing was changed)."""
-    return E.learn_entries(est, data, idx, y, event, _learn)
-
-
-def partial_fit_row(est, X, y):
-    """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
-    canonical CSR row) of a known label, on the event road; False when the general path must
-    take it (nothing was changed)."""
-    return E.partial_fit_row(est, X, y, event, _learn)
-
-
-# ---------------------------------------------------------------------------- prediction
-def _scores(est, ev, data, idx):
-    """The row's K scores (``FB``'s out block), or None when the general path must read it."""
-    status = R.row_scores(data, idx, ev.tab)
-    if status == R.OK:
-        return ev.out
-    if status == R.NONFINITE_X:
-        raise ValueError("Input X contains NaN or infinity.")
-    if status == R.BAD_INDEX:
-        raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
-    if status == R.DUPLICATE:
-        return None
-    raise FloatingPointError(f"the kernel {est._kernel!r} gave NaN or infinity on these inputs")
-
-
-def _general_predict(est, X):
-    lab = est.predict(X)[0]
-    return lab.item() if isinstance(lab, np.generic) else lab
-
-
-def predict_one(est, x):
-    """The label ``predict`` gives the row ``x``; None before the model learned two labels
-    from a first call (River's convention)."""
-    ev = event(est)
-    if ev is not None:
-        s = _scores(est, ev, *E._entries(ev, x, False))
-        if s is not None:
-            return E._label(ev, s)
-    elif "classes_" not in est.__dict__:
-        return None
-    return _general_predict(est, E._matrix(est, x))
-
-
-def predict_entries(est, data, idx):
-    """:func:`predict_one` of a row given as float64 values and int32 columns (the River
-    adapter's rows)."""
-    ev = event(est)
-    if ev is not None:
-        s = _scores(est, ev, data, idx)
-        if s is not None:
-            return E._label(ev, s)
-    return _general_predict(est, E._csr(est.n_features_in_, data, idx))
-
-
-def predict_proba_one(est, x):
-    """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
-    ev = event(est)
-    if ev is not None:
-        s = _scores(est, ev, *E._entries(ev, x, False))
-        if s is not None:
-            return E._proba(est, ev, s)
-    elif "classes_" not in est.__dict__:
-        return {}
-    return E._proba_dict(est, est.predict_proba(E._matrix(est, x))[0])
-
-
-def predict_proba_entries(est, data, idx):
-    """:func:`predict_proba_one` of a row given as float64 values and int32 columns."""
-    ev = event(est)
-    if ev is not None:
-        s = _scores(est, ev, data, idx)
-        if s is not None:
-            return E._proba(est, ev, s)
-    return E._proba_dict(est, est.predict_proba(E._csr(est.n_features_in_, data, idx))[0])
+(event, learn_one, learn_entries, partial_fit_row, predict_one, predict_entries,
+ predict_proba_one, predict_proba_entries) = E.road(KernelEvent)  # fmt: skip

@@ -8,6 +8,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .event_rows import as_float64
+
 __all__ = ["DictRows"]
 
 #: rows narrower than this are dense arrays, wider ones CSR
@@ -113,26 +115,32 @@ class DictRows:
     def entries(self, x, grow):
         """One dict row as (float64 values, int32 columns) in the row's order, colliding hashed
         names added up in that order (the values :meth:`row` writes); names not known and not
-        ``grow``: left out (weight 0).  The last row's entries are kept with a copy of it: a
-        ``learn_one`` after a ``predict_one`` of an equal row, keys in the same order (River's
-        test-then-train), reuses them (the arrays are never written)."""
+        ``grow``: left out (weight 0).  The last row's entries are kept with its keys and
+        values: a ``learn_one`` after a ``predict_one`` of an equal row, keys in the same order
+        (River's test-then-train), reuses them, and a row of the same names in the same order
+        its columns (the arrays are never written)."""
+        keys, row = list(x), list(x.values())
         last = self.__dict__.get("last")
-        if last is not None and (last[4] or not grow) and last[0] == x and last[1] == list(x):
+        same_keys = last is not None and last[1] == keys
+        if same_keys and last[0] == row and (last[4] or not grow):
             return last[2], last[3]
-        index, hashing = self.index, self.hashing
-        if not hashing:
-            # the common case in one go: every name known, every value a number
-            try:
-                cols = [index[k] for k in x]
-                vals = list(x.values())
-                data = np.array(vals)
-                if data.dtype.kind in "fiub" and data.ndim == 1:  # (a string: "k=v", below)
-                    data = data.astype(np.float64, copy=False)
-                    idx = np.array(cols, dtype=np.int32)
-                    self.last = (dict(x), list(x), data, idx, True)
+        if not self.hashing:
+            # the common case in one go: every name known, every value a number (the columns
+            # of the last row of this case when the names are the same)
+            data = as_float64(row)
+            if data is not None:
+                if same_keys and last[5]:
+                    idx = last[3]
+                else:
+                    index = self.index
+                    try:
+                        idx = np.array([index[k] for k in x], dtype=np.int32)
+                    except (KeyError, TypeError):
+                        idx = None  # a new name: the loop below
+                if idx is not None:
+                    self.last = (row, keys, data, idx, True, True)
                     return data, idx
-            except (KeyError, TypeError, ValueError):
-                pass  # a new name, a string value: the loop below
+        hashing = self.hashing
         cols, vals = self._pairs(x, grow)
         # every name has its column (names never learned from, not grow: left out)
         complete = len(cols) == sum(v is not None for v in x.values())
@@ -146,7 +154,7 @@ class DictRows:
         except (TypeError, ValueError):
             raise ValueError(f"feature values must be numbers, got {x!r}") from None
         idx = np.array(cols, dtype=np.int32)
-        self.last = (dict(x), list(x), data, idx, complete)
+        self.last = (row, keys, data, idx, complete, False)
         return data, idx
 
     def csr(self, data, idx):

@@ -1,278 +1,180 @@
-"""One event at a time: ``learn_one``, ``predict_one`` and ``predict_proba_one`` of the linear
-classifiers, and ``partial_fit`` on one row, straight to the compiled step.
+"""One event at a time: ``learn_one``, ``predict_one``, ``predict_proba_one`` and ``partial_fit``
+on one row, straight to a family's compiled one-row step; the skeleton every family's road
+fills in, and the linear classifiers' road.
 
-A learner's state is its arrays (weights ``theta``, averaging sums ``U``, counters ``st``) and
-the codes its pass reads (``ip``, ``fp``).  For an event, :class:`Event` keeps what cannot
-change between two events (the codes, the label-to-code dict, the one-row buffers and the
-scratch of the pass) and the learner's own arrays by reference; it is built on the first event
-after anything changed (a parameter set, the arrays replaced by ``fit``, a new label, a model
-file) and checked with a few identity tests on every event.  One event is then one compiled
-call, :func:`onlinelearn._core.one_row.learn_row`: the pass of ``partial_fit`` on a one-row
-batch inside a compiled transaction (a rejected row leaves the state bit for bit as it was),
-followed by the class count and the probability calibration's bookkeeping, the same steps in
-the same order as ``partial_fit``; so the model is bit for bit the one ``partial_fit`` gives on
-the same one-row batches (a dense row: the (1, d) array; a dict or sparse row: the canonical CSR
-row of its entries, columns sorted and repeated ones added up, as ``partial_fit`` takes it).
+The skeleton.  A family's :class:`Event` subclass keeps what cannot change between two events
+(the step's codes and parameters, the label-to-code dict, the buffers and scratch) and the
+learner's state arrays by reference; it is built (``build``) on the first event after anything
+changed (a parameter set, the state replaced by ``fit`` or by a call of the general path, a new
+label, a model file) and checked (``current``: a few identity tests) on every event.  One learned
+event (:func:`transaction`) is then one compiled call (``step``): the family's batch pass on the
+one-row batch inside a compiled transaction (a rejected row leaves the state bit for bit as it
+was), followed by what ``partial_fit`` does after its pass (the class count, the probability
+calibration's window), in the same order; so the model is bit for bit the one ``partial_fit``
+gives on the same one-row batches (a dense row: the (1, d) array; a dict or sparse row: the
+canonical CSR row of its entries, columns sorted and repeated ones added up, as ``partial_fit``
+takes it).  A prediction is one compiled call too (``scores``).  :func:`road` makes the
+per-event functions of a family from its subclass.
 
-What the event road does not cover goes through ``partial_fit`` unchanged: an unfitted model,
-one class so far, a new label, ``class_weight``, a sample weight, the learners whose pass is not
-the Euclidean one (Winnow, the p-norm Perceptron, constrained updates), and every error (the
-general path raises the error it always raised, after the compiled transaction put the state
-back).
+What a road does not cover goes through ``partial_fit`` unchanged: an unfitted model, one class
+so far, a new label, ``class_weight``, a sample weight, what the family names (here: the
+learners whose pass is not the Euclidean one: Winnow, the p-norm Perceptron, constrained
+updates), and every error (the general path raises the error it always raised, after the
+compiled transaction put the state back).
 
-Rows (``x``): a dict {column index: value} or, on a model fitted with feature names, {name:
-value} (a name the model does not know is refused by ``learn_one`` and has weight 0 for
-``predict_one``); a 1-D array of the model's width; a one-row scipy sparse matrix.
+Rows (``x``, :mod:`onlinelearn.shell.event_rows`): a dict {column index: value} or, on a model
+fitted with feature names, {name: value} (a name the model does not know is refused by
+``learn_one`` and has weight 0 for ``predict_one``); a 1-D array of the model's width; a
+one-row scipy sparse matrix.
+
+The linear road.  A learner's state is its arrays (weights ``theta``, averaging sums ``U``,
+counters ``st``) and the codes its pass reads (``ip``, ``fp``); its step is
+:func:`onlinelearn._core.one_row.learn_row`, which also counts the class and writes the
+calibration's window.  The step's arrays (the weights aside) reach it as one table of addresses
+(:func:`onlinelearn._core.one_row.table_of`), made again when the class counts or the
+calibration are replaced (the general path replaces them; the event checks their identity).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
+from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._core.euclid_pass import euclid_pass
-from .._core.one_row import BAD_INDEX, DUE, OK, UNSORTED, buffers, learn_row, row_scores
+from .._core.one_row import (
+    BAD_INDEX,
+    DUE,
+    OK,
+    UNSORTED,
+    buffers,
+    learn_row,
+    row_scores,
+    table_of,
+)
 from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
+from .event_rows import _csr, _entries, _label, _label_array, _matrix, _proba, _proba_dict
 from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
 from .stop import ConvergenceStopMixin
 
-__all__ = [
-    "Event",
-    "event",
-    "learn_entries",
-    "learn_one",
-    "one_row_matrix",
-    "partial_fit_row",
-    "predict_entries",
-    "predict_one",
-    "predict_proba_entries",
-    "predict_proba_one",
-]
-
-class Event:
-    """What one event of a fitted Euclidean learner needs (module docstring)."""
-
-    __slots__ = (
-        "theta", "A", "lastS", "st", "ip", "fp", "classes", "codes", "plain", "n_features",
-        "names", "b", "average", "binary", "kind", "n_columns", "learns", "native", "stop",
-        "dense_idx", "ib", "fb", "hold", "out", "last",
-    )  # fmt: skip
-
-    def current(self, est):
-        d = est.__dict__
-        return (
-            d.get("_theta") is self.theta
-            and d.get("_A") is self.A
-            and d.get("_st") is self.st
-            and d.get("classes_") is self.classes
-        )
-
-
-def _build(est):
-    """The :class:`Event` of ``est``, or None when its events take the general path."""
-    from .base import OnlineLinearClassifier
-
-    d = est.__dict__
-    classes = d.get("classes_")
-    if classes is None or len(classes) < 2 or "_theta" not in d:
-        return None
-    family = getattr(est, "_family", None)
-    if family is not None and family() is not None:
-        return None  # OnlineLearner on another family's steps
-    try:
-        if not est._finite_in_pass() or est._pass_kernel(est._codes(1)[0]) is not euclid_pass:
-            return None
-        est._validate_params_once()
-        est._check_average_state()
-        if isinstance(est.intercept_scaling, str) and "intercept_scaling_" not in d:
-            return None
-        ip, fp = est._codes(est._n_weights())
-    except Exception:  # noqa: BLE001 - the general path reports it
-        return None
-    ev = Event()
-    ev.theta, ev.A, ev.lastS, ev.st = est._theta, est._A, est._lastS, est._st
-    ip[IP_PREDICT_AVERAGE] = 0
-    ip[IP_DUAL] = int(est._keeps_dual(euclid_pass))
-    ev.ip, ev.fp = ip, fp
-    ev.classes = classes
-    ev.plain = [c.item() if isinstance(c, np.generic) else c for c in classes]
-    codes = {}
-    for k, c in enumerate(ev.plain):
-        codes.setdefault(c, k)
-    ev.codes = codes
-    ev.n_features = int(est.n_features_in_)
-    names = d.get("feature_names_in_")
-    ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
-    ev.b = float(est._intercept_value())
-    ev.average = bool(est.average)
-    ev.binary = bool(est._binary_mode())
-    ev.kind = est._proba_kind()
-    ev.n_columns = 1 if ev.kind == "binary" else len(classes)
-    ev.native = bool(est._native_proba())
-    ev.stop = isinstance(est, ConvergenceStopMixin)
-    # the event road learns only what partial_fit would learn with its own arguments alone
-    ev.learns = (
-        est.class_weight is None
-        and type(est).partial_fit is OnlineMixin.partial_fit
-        and type(est)._learn in (OnlineLinearClassifier._learn, ConvergenceStopMixin._learn)
-        and type(est)._run is OnlineLinearClassifier._run
-    )
-    K = est._theta.shape[1]
-    n = ev.n_features
-    ev.dense_idx = np.arange(n, dtype=np.int32)
-    ev.ib, ev.fb, ev.hold, ev.out = buffers(ip, fp, K, est._st.shape[0], n)
-    ev.last = None
-    d["_event"] = ev
-    return ev
-
-
-def event(est):
-    """The current :class:`Event` of ``est`` (built when needed), or None."""
-    d = est.__dict__
-    ev = d.get("_event")
-    if (
-        ev is not None
-        and d.get("_theta") is ev.theta
-        and d.get("_A") is ev.A
-        and d.get("_st") is ev.st
-        and d.get("classes_") is ev.classes
-    ):
-        return ev
-    d.pop("_event", None)
-    return _build(est)
-
-
-def forget(est):
-    """Drop the kept event state (a parameter changed)."""
-    est.__dict__.pop("_event", None)
-
-
-# ---------------------------------------------------------------------------- rows
-def _entries(ev, x, learning):
-    """(data, indices) of a row: float64 values and int32 columns (see the module docstring);
-    raises ValueError for a row that cannot be the model's."""
-    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.flags.c_contiguous:
-        if x.shape[0] != ev.n_features:
-            raise ValueError(
-                f"a row of {ev.n_features} features was expected, got an array of shape "
-                f"{x.shape}"
-            )
-        return x, ev.dense_idx
-    if isinstance(x, dict):
-        # the last dict row's entries are kept with a copy of it: a learn_one after a
-        # predict_one of an equal row, keys in the same order (test-then-train), reuses them
-        # (they are never written)
-        last = ev.last
-        if last is not None and (last[4] or not learning) and last[0] == x and last[1] == list(x):
-            return last[2], last[3]
-        data, idx, complete = _dict_entries(ev, x, learning)
-        ev.last = (dict(x), list(x), data, idx, complete)
-        return data, idx
-    if sp.issparse(x):
-        if x.ndim == 2 and x.shape[0] != 1 or x.shape[-1] != ev.n_features:
-            raise ValueError(
-                f"a sparse row of shape (1, {ev.n_features}) was expected, got {x.shape}"
-            )
-        r = sp.csr_matrix(x)
-        if not r.has_canonical_format:
-            r = r.copy()
-            r.sum_duplicates()
-        nnz = int(r.indptr[-1])
-        return (np.ascontiguousarray(r.data[:nnz], dtype=np.float64),
-                np.ascontiguousarray(r.indices[:nnz], dtype=np.int32))  # fmt: skip
-    a = np.asarray(x, dtype=np.float64) if not isinstance(x, np.ndarray) else x
-    if a.ndim == 2 and a.shape[0] == 1:
-        a = a[0]
-    if a.ndim != 1 or a.shape[0] != ev.n_features:
-        raise ValueError(
-            f"a row of {ev.n_features} features was expected, got an array of shape "
-            f"{np.shape(x)}"
-        )
-    if a.dtype != np.float64 or not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a, dtype=np.float64)
-    return a, ev.dense_idx
-
-
-def _dict_entries(ev, x, learning):
-    """(data, indices, complete) of a dict row; ``complete``: no name was left out."""
-    if type(x) is dict and ev.names is None:
-        # the common case in one go: int keys, number values (columns checked in compiled code)
-        idx = np.array(list(x))
-        vals = list(x.values())
-        if idx.dtype == np.int64 and None not in vals:
-            try:
-                return np.array(vals, dtype=np.float64), idx, True
-            except (TypeError, ValueError):
-                pass  # the loop below says what is wrong
-    complete = True
-    cols, vals = [], []
-    names = ev.names
-    for k, v in x.items():
-        if v is None:
-            continue
-        if type(k) is int or (isinstance(k, numbers.Integral) and not isinstance(k, bool)):
-            j = int(k)
-        elif names is not None and isinstance(k, str):
-            j = names.get(k)
-            if j is None:
-                if learning:
-                    raise ValueError(
-                        f"feature {k!r} is not one of the model's {ev.n_features} features "
-                        "(feature_names_in_); a fitted model's width is fixed"
-                    )
-                complete = False
-                continue  # never learned from: weight 0
-        else:
-            raise ValueError(
-                f"feature {k!r}: a dict row's keys are column indices (int)"
-                + (" or the model's feature names" if names is not None else
-                   "; this model was not fitted with feature names")
-            )  # fmt: skip
-        if not 0 <= j < ev.n_features:
-            raise ValueError(
-                f"feature index {j} is out of range: the model has {ev.n_features} features"
-            )
-        cols.append(j)
-        vals.append(v)
-    try:
-        data = np.array(vals, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("feature values must be numbers") from None
-    return data, np.array(cols, dtype=np.int32), complete
-
-
-def _matrix(est, x):
-    """The row ``x`` (a dict, a 1-D array, a one-row sparse matrix) as the (1, d) matrix that
-    ``partial_fit`` / ``predict`` take."""
-    if isinstance(x, dict):
-        d = getattr(est, "n_features_in_", None)
-        if d is None:
-            raise ValueError(
-                f"{type(est).__name__}: a dict row needs a fitted model (its width and "
-                "features); fit or partial_fit it on a first batch, or use "
-                "onlinelearn.river.RiverClassifier, which maps feature names to columns"
-            )
-        ev = Event()
-        ev.last = None
-        ev.n_features = int(d)
-        names = est.__dict__.get("feature_names_in_")
-        ev.names = None if names is None else {str(n): j for j, n in enumerate(names)}
-        data, idx = _entries(ev, x, True)
-        return _csr(ev.n_features, data, idx)
-    if sp.issparse(x):
-        return sp.csr_matrix(x)
-    a = np.asarray(x)
-    return a.reshape(1, -1) if a.ndim == 1 else a
-
-
 one_row_matrix = _matrix
 
+__all__ = [
+    "Event", "LinearEvent", "Road", "event", "learn_entries", "learn_one", "offer",
+    "one_row_matrix", "partial_fit_row", "predict_entries", "predict_one",
+    "predict_proba_entries", "predict_proba_one", "road", "transaction",
+]  # fmt: skip
 
-# ---------------------------------------------------------------------------- learning
+
+class Event:
+    """What one event of a fitted learner needs, whatever its family (module docstring): the
+    labels (``classes``, as Python values ``plain``, their codes), the rows (width, feature
+    names, the dense row's columns, the last dict row's entries), the read-out (``kind``,
+    ``n_columns``, ``binary``, ``native``).  A family's subclass adds its state and fills in
+    :meth:`build`, :meth:`current`, :meth:`step` and :meth:`scores`."""
+
+    __slots__ = (
+        "classes", "plain", "codes", "n_features", "names", "dense_idx", "kind", "n_columns",
+        "n_weights", "binary", "native", "learns", "last",
+    )  # fmt: skip
+
+    def start(self, est, classes, kind, binary, dense_idx, learns=True, native=False):
+        """Fill in the family-independent part; returns the event."""
+        self.classes = classes
+        self.plain = [c.item() if isinstance(c, np.generic) else c for c in classes]
+        codes = {}
+        for k, c in enumerate(self.plain):
+            codes.setdefault(c, k)
+        self.codes = codes
+        self.n_features = n = int(est.n_features_in_)
+        names = est.__dict__.get("feature_names_in_")
+        self.names = None if names is None else {str(v): j for j, v in enumerate(names)}
+        self.dense_idx = dense_idx
+        self.kind = kind
+        self.n_columns = 1 if kind == "binary" else len(classes)
+        self.n_weights = n * self.n_columns  # (what proba._scores_before strides by)
+        self.binary = bool(binary)
+        self.native = bool(native)
+        self.learns = bool(learns)
+        self.last = None
+        return self
+
+    #: the estimator attribute that holds the family's state (no event before it is there)
+    state_key = None
+
+    @classmethod
+    def build(cls, est, d, classes):
+        """The event state of ``est`` (its ``__dict__`` ``d``, which holds ``state_key`` and
+        two labels or more, ``classes``), or None when its events take the general path."""
+        raise NotImplementedError
+
+    def current(self, d):
+        """True while the estimator's ``__dict__`` ``d`` holds the state this event was built
+        on."""
+        raise NotImplementedError
+
+    def step(self, est, data, idx, code, cal):
+        """Learn the row (float64 values ``data``, int32 columns ``idx``) of label code
+        ``code`` and do the bookkeeping after it (``cal``: the calibration to feed, or None);
+        False when the general path must take the row (nothing was changed)."""
+        raise NotImplementedError
+
+    def scores(self, est, data, idx):
+        """The row's scores in the steps of ``decision_function``, or None when the general
+        path must read the row; raises for a row that cannot be the model's."""
+        raise NotImplementedError
+
+    def out_of_range(self):
+        return ValueError(f"a feature index is out of range [0, {self.n_features})")
+
+    def __reduce__(self):
+        return _dropped, ()  # never copied: a copy of an estimator builds its own (a family's
+        # table holds the addresses of this estimator's arrays)
+
+
+def _dropped():
+    return None
+
+
+def nonfinite_x():
+    return ValueError("Input X contains NaN or infinity.")
+
+
+def transaction(est, ev, data, idx, code):
+    """One learned event: ``ev.step`` with the calibration ``partial_fit`` would feed; False
+    when the general path must take the row (nothing was changed)."""
+    if _ACTIVE.get():
+        return False  # inside another learning call: the general path decides who calibrates
+    cal = None
+    if not (ev.native or _OFF.get()):
+        cal = est.__dict__.get("calibration_")
+        if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
+            return False  # the general path starts or reshapes the calibration
+    return ev.step(est, data, idx, code, cal)
+
+
+def offer(cal, score, code):
+    """After a learned row, as ``partial_fit`` keeps it (``ProbabilityMixin._calibrate_after``):
+    its score before the step (None: not scored, or not finite) into the calibration's window
+    as ``Calibration.add`` of one row of weight 1, a fit when one is due, and the row counted
+    as offered.  (The families whose compiled step does not write the window itself.)"""
+    if cal is None:
+        return
+    if score is not None:
+        h = cal.head
+        cal.scores[h] = score
+        cal.codes[h] = code
+        cal.weights[h] = 1.0
+        cal.head = (h + 1) % cal.scores.shape[0]
+        cal.count = min(cal.scores.shape[0], cal.count + 1)
+        cal.since_fit += 1
+        if cal.due():
+            cal.refit()
+    cal.offered += 1
+
+
 def _label_code(ev, y):
     try:
         return ev.codes.get(y)
@@ -280,246 +182,275 @@ def _label_code(ev, y):
         return None
 
 
-_NO_WINDOW = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64))
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
 
 
-def _learn(est, ev, data, idx, code):
-    """The compiled step on one row and the bookkeeping after it (the class count and the
-    calibration's window, in the same compiled call); False when the general path must take
-    the row (nothing was changed)."""
-    if _ACTIVE.get():
-        return False  # inside another learning call: the general path decides who calibrates
-    d = est.__dict__
-    if ev.native or _OFF.get():
-        cal, window = None, _NO_WINDOW
-    else:
-        cal = d.get("calibration_")
-        if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
-            return False  # the general path starts or reshapes the calibration
-        window = (cal.scores, cal.codes, cal.weights, cal._n)
-    status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A, ev.st,
-                       ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
-    if status == UNSORTED:  # the canonical CSR row that partial_fit learns: sorted, summed
-        order = np.argsort(idx, kind="stable")
-        idx, data = idx[order], data[order]
-        if (idx[1:] == idx[:-1]).any():  # a repeated column: scipy adds them up
-            r = sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, ev.n_features))
-            r.sum_duplicates()
-            data = np.ascontiguousarray(r.data, dtype=np.float64)
-            idx = np.ascontiguousarray(r.indices, dtype=np.int32)
-        status = learn_row(data, idx, code, 0 if cal is not None else -1, ev.theta, ev.A,
-                           ev.st, ev.ib, ev.fb, d["class_counts_"], *window)  # fmt: skip
-    if status == DUE:
-        cal.refit()
-    elif status != OK:
-        if status == BAD_INDEX:
-            raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
-        return False  # non-finite values, an overflow: the general path raises its error
-    if ev.stop:
-        d["n_iter_"] = 1
-        d.pop("_stop_rule", None)
-    return True
+Road = namedtuple(
+    "Road",
+    "event learn_one learn_entries partial_fit_row predict_one predict_entries "
+    "predict_proba_one predict_proba_entries",
+)
 
 
-def _add_one(cal, score, code):
-    """``cal.add`` of one row of weight 1 (the same slots and counters), in Python: the
-    families whose one-row step does not write the window itself."""
-    h = cal.head
-    cal.scores[h] = score
-    cal.codes[h] = code
-    cal.weights[h] = 1.0
-    cal.head = (h + 1) % cal.scores.shape[0]
-    cal.count = min(cal.scores.shape[0], cal.count + 1)
-    cal.since_fit += 1
+def road(family):
+    """The per-event functions of a family (its :class:`Event` subclass): a :class:`Road` of
+    plain functions of the estimator, to be the family's module functions and its classes'
+    methods."""
+    build, key = family.build, family.state_key
 
+    def event(est):
+        """The current event state of ``est`` (built when needed), or None."""
+        d = est.__dict__
+        ev = d.get("_event")
+        if ev is not None and ev.current(d):
+            return ev
+        d.pop("_event", None)
+        classes = d.get("classes_")
+        if classes is None or len(classes) < 2 or d.get(key) is None:
+            return None
+        ev = build(est, d, classes)
+        if ev is not None:
+            d["_event"] = ev
+        return ev
 
-def learn_one(est, x, y, event=event, learn=_learn):
-    """Learn one row ``x`` with label ``y`` (module docstring); River's ``learn_one``.
-    (``event``, ``learn``: the family's :func:`event` and :func:`_learn`; another family's
-    road, e.g. ``onlinelearn.kernel_methods._events``, passes its own.)"""
-    ev = event(est)
-    if ev is not None and ev.learns:
+    def learn_one(est, x, y):
+        """Learn one row ``x`` with label ``y``; River's ``learn_one``."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is not None and ev.learns:
+            code = _label_code(ev, y)
+            if code is not None:
+                data, idx = _entries(ev, x, True)
+                if transaction(est, ev, data, idx, code):
+                    return
+        est.partial_fit(_matrix(est, x), _label_array(est, y))
+
+    def learn_entries(est, data, idx, y):
+        """The event road for a row given as float64 values and int32 columns (the River
+        adapter's rows, whose reference is their CSR row); False when the general path must
+        take it (nothing was changed)."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is None or not ev.learns:
+            return False
         code = _label_code(ev, y)
-        if code is not None:
-            data, idx = _entries(ev, x, True)
-            if learn(est, ev, data, idx, code):
-                return
-    est.partial_fit(_matrix(est, x), _label_array(est, y))
+        return code is not None and transaction(est, ev, data, idx, code)
 
-
-def learn_entries(est, data, idx, y, event=event, learn=_learn):
-    """The event road for a row given as float64 values and int32 columns (the River adapter's
-    rows); False when the general path must take it (nothing was changed)."""
-    ev = event(est)
-    if ev is None or not ev.learns:
-        return False
-    code = _label_code(ev, y)
-    if code is None:
-        return False
-    return learn(est, ev, data, idx, code)
-
-
-def _label_array(est, y):
-    classes = est.__dict__.get("classes_")
-    if classes is not None and classes.dtype.kind in "US" and isinstance(y, str):
-        return np.array([y], dtype=classes.dtype if len(y) <= classes.dtype.itemsize else None)
-    return np.array([y])
-
-
-def partial_fit_row(est, X, y, event=event, learn=_learn):
-    """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
-    canonical CSR row) of a known label, on the event road; False when the general path must
-    take it (nothing was changed)."""
-    if type(X) is np.ndarray:
-        if X.ndim != 2 or X.shape[0] != 1 or X.dtype != np.float64 or not X.flags.c_contiguous:
+    def partial_fit_row(est, X, y):
+        """``partial_fit(X, y)`` of a one-row float64 batch (a C-contiguous (1, d) array or a
+        canonical CSR row) of a known label, on the event road; False when the general path
+        must take it (nothing was changed)."""
+        if type(X) is np.ndarray:
+            if X.ndim != 2 or X.shape[0] != 1 or X.dtype != np.float64 or not X.flags.c_contiguous:
+                return False
+        elif not (isinstance(X, sp.csr_matrix | sp.csr_array) and X.shape[0] == 1
+                  and X.dtype == np.float64 and X.has_canonical_format):
+            return False  # fmt: skip
+        if type(y) is np.ndarray:
+            if y.shape != (1,):
+                return False
+            lab = y[0]
+        elif type(y) is list and len(y) == 1:
+            lab = y[0]
+        else:
             return False
-    elif not (isinstance(X, sp.csr_matrix | sp.csr_array) and X.shape[0] == 1
-              and X.dtype == np.float64 and X.has_canonical_format):
-        return False  # fmt: skip
-    if type(y) is np.ndarray:
-        if y.shape != (1,):
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is None or not ev.learns or ev.names is not None or X.shape[1] != ev.n_features:
             return False
-        lab = y[0]
-    elif type(y) is list and len(y) == 1:
-        lab = y[0]
-    else:
-        return False
-    ev = event(est)
-    if ev is None or not ev.learns or ev.names is not None or X.shape[1] != ev.n_features:
-        return False
-    if isinstance(lab, np.generic):
-        lab = lab.item()
-    code = _label_code(ev, lab)
-    if code is None or ev.classes[code] != lab:
-        return False
-    if type(X) is np.ndarray:
-        data, idx = X[0], ev.dense_idx
-    else:
+        lab = _plain(lab)
+        code = _label_code(ev, lab)
+        if code is None or ev.classes[code] != lab:
+            return False
+        if type(X) is np.ndarray:
+            return transaction(est, ev, X[0], ev.dense_idx, code)
         nnz = int(X.indptr[1])
         data = X.data[:nnz]
         idx = X.indices[:nnz]
         if idx.dtype != np.int32 or not (data.flags.c_contiguous and idx.flags.c_contiguous):
             data = np.ascontiguousarray(data)
             idx = np.ascontiguousarray(idx, dtype=np.int32)
-    return learn(est, ev, data, idx, code)
+        return transaction(est, ev, data, idx, code)
+
+    def predict_one(est, x):
+        """The label ``predict`` gives the row ``x``; None before the model learned two labels
+        from a first call (River's convention)."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is not None:
+            s = ev.scores(est, *_entries(ev, x, False))
+            if s is not None:
+                return _label(ev, s)
+        elif "classes_" not in est.__dict__:
+            return None
+        return _plain(est.predict(_matrix(est, x))[0])
+
+    def predict_entries(est, data, idx):
+        """:func:`predict_one` of a row given as float64 values and int32 columns."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is not None:
+            s = ev.scores(est, data, idx)
+            if s is not None:
+                return _label(ev, s)
+        return _plain(est.predict(_csr(est.n_features_in_, data, idx))[0])
+
+    def predict_proba_one(est, x):
+        """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is not None and not ev.native:
+            s = ev.scores(est, *_entries(ev, x, False))
+            if s is not None:
+                return _proba(est, ev, s)
+        elif "classes_" not in est.__dict__:
+            return {}
+        return _proba_dict(est, est.predict_proba(_matrix(est, x))[0])
+
+    def predict_proba_entries(est, data, idx):
+        """:func:`predict_proba_one` of a row given as float64 values and int32 columns."""
+        ev = est.__dict__.get("_event")
+        if ev is None or not ev.current(est.__dict__):
+            ev = event(est)
+        if ev is not None and not ev.native:
+            s = ev.scores(est, data, idx)
+            if s is not None:
+                return _proba(est, ev, s)
+        return _proba_dict(est, est.predict_proba(_csr(est.n_features_in_, data, idx))[0])
+
+    return Road(event, learn_one, learn_entries, partial_fit_row, predict_one, predict_entries,
+                predict_proba_one, predict_proba_entries)  # fmt: skip
 
 
-# ---------------------------------------------------------------------------- prediction
-def _scores(ev, data, idx):
-    ok = row_scores(data, idx, ev.theta, ev.A, ev.st, ev.ib, ev.fb)
-    if not ok:
+# ---------------------------------------------------------------------------- the linear road
+_NO_WINDOW = (np.zeros((0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, np.int64))
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+#: dtype and ndim of the arrays of the table (one_row.table_of): U, st, ib, fb, the class counts,
+#: the calibration's scores, codes, weights and counters
+_KINDS = ((_F64, 2), (_F64, 1), (_I64, 1), (_F64, 1), (_I64, 1), (_F64, 2), (_I64, 1),
+          (_F64, 1), (_I64, 1))  # fmt: skip
+
+
+class LinearEvent(Event):
+    """What one event of a fitted Euclidean learner needs (module docstring)."""
+
+    __slots__ = ("theta", "A", "lastS", "st", "ip", "fp", "b", "average", "stop", "ib", "fb",
+                 "hold", "out", "tab", "arrays", "counts", "cal")  # fmt: skip
+
+    state_key = "_theta"
+
+    @classmethod
+    def build(cls, est, d, classes):
+        from .base import OnlineLinearClassifier
+
+        family = getattr(est, "_family", None)
+        if family is not None and family() is not None:
+            return None  # OnlineLearner on another family's steps
+        try:
+            if not est._finite_in_pass() or est._pass_kernel(est._codes(1)[0]) is not euclid_pass:
+                return None
+            est._validate_params_once()
+            est._check_average_state()
+            if isinstance(est.intercept_scaling, str) and "intercept_scaling_" not in d:
+                return None
+            ip, fp = est._codes(est._n_weights())
+        except Exception:  # noqa: BLE001 - the general path reports it
+            return None
+        ev = cls()
+        ev.theta, ev.A, ev.lastS, ev.st = est._theta, est._A, est._lastS, est._st
+        ip[IP_PREDICT_AVERAGE] = 0
+        ip[IP_DUAL] = int(est._keeps_dual(euclid_pass))
+        ev.ip, ev.fp = ip, fp
+        ev.b = float(est._intercept_value())
+        ev.average = bool(est.average)
+        ev.stop = isinstance(est, ConvergenceStopMixin)
+        n = int(est.n_features_in_)
+        # the event road learns only what partial_fit would learn with its own arguments alone
+        learns = (
+            est.class_weight is None
+            and type(est).partial_fit is OnlineMixin.partial_fit
+            and type(est)._learn in (OnlineLinearClassifier._learn, ConvergenceStopMixin._learn)
+            and type(est)._run is OnlineLinearClassifier._run
+        )
+        ev.start(est, classes, est._proba_kind(), est._binary_mode(),
+                 np.arange(n, dtype=np.int32), learns, est._native_proba())  # fmt: skip
+        ev.ib, ev.fb, ev.hold, ev.out = buffers(ip, fp, est._theta.shape[1], est._st.shape[0], n)
+        ev.tab = ev.arrays = ev.cal = None
+        return ev if ev.attach(d.get("class_counts_"), None) else None
+
+    def attach(self, counts, cal):
+        """The table of the step's arrays (``one_row.table_of``) on the class counts ``counts``
+        and the calibration ``cal`` (None: none fed); False when an array is not one the table
+        can take (the general path then)."""
+        window = _NO_WINDOW if cal is None else (cal.scores, cal.codes, cal.weights, cal._n)
+        arrays = [self.A, self.st, self.ib, self.fb, counts, *window]
+        for a, (dtype, ndim) in zip(arrays, _KINDS, strict=True):
+            if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != ndim:
+                return False
+        try:
+            arrays, self.tab = table_of(*arrays[:5], window, (self.arrays, self.tab)
+                                        if self.tab is not None else None)  # fmt: skip
+        except ValueError:
+            return False
+        self.arrays, self.counts, self.cal = arrays, counts, cal
+        return True
+
+    def current(self, d):
+        return (
+            d.get("_theta") is self.theta
+            and d.get("_A") is self.A
+            and d.get("_st") is self.st
+            and d.get("classes_") is self.classes
+        )
+
+    def step(self, est, data, idx, code, cal):
+        """The compiled step on one row with the class count and the calibration's window (in
+        the same compiled call)."""
+        d = est.__dict__
+        if (d["class_counts_"] is not self.counts or cal is not self.cal) and not self.attach(
+            d["class_counts_"], cal
+        ):
+            return False
+        status = learn_row(data, idx, code, self.theta, self.tab)
+        if status == UNSORTED:  # the canonical CSR row that partial_fit learns: sorted, summed
+            order = np.argsort(idx, kind="stable")
+            idx, data = idx[order], data[order]
+            if (idx[1:] == idx[:-1]).any():  # a repeated column: scipy adds them up
+                r = _csr(self.n_features, data, idx)
+                r.sum_duplicates()
+                data = np.ascontiguousarray(r.data, dtype=np.float64)
+                idx = np.ascontiguousarray(r.indices, dtype=np.int32)
+            status = learn_row(data, idx, code, self.theta, self.tab)
+        if status == DUE:
+            cal.refit()
+        elif status != OK:
+            if status == BAD_INDEX:
+                raise self.out_of_range()
+            return False  # non-finite values, an overflow: the general path raises its error
+        if self.stop:
+            d["n_iter_"] = 1
+            d.pop("_stop_rule", None)
+        return True
+
+    def scores(self, est, data, idx):
+        if row_scores(data, idx, self.theta, self.tab):
+            return self.out
         if not np.isfinite(data).all():
-            raise ValueError("Input X contains NaN or infinity.")
-        if idx.shape[0] and not (0 <= int(idx.min()) and int(idx.max()) < ev.n_features):
-            raise ValueError(f"a feature index is out of range [0, {ev.n_features})")
+            raise nonfinite_x()
+        if idx.shape[0] and not (0 <= int(idx.min()) and int(idx.max()) < self.n_features):
+            raise self.out_of_range()
         raise ValueError(
             "the decision values of row 0 are not finite (an overflow of <w, x>: its feature "
             "values are too large for float64 with these weights); scale the features."
         )
-    return ev.out
 
 
-def _csr(n_features, data, idx):
-    return sp.csr_matrix((data, idx, np.array([0, idx.shape[0]])), shape=(1, n_features))
-
-
-def predict_one(est, x):
-    """The label ``predict`` gives the row ``x``; None before the model learned two labels
-    from a first call (River's convention)."""
-    ev = event(est)
-    if ev is None:
-        if "classes_" not in est.__dict__:
-            return None
-        lab = est.predict(_matrix(est, x))[0]
-        return lab.item() if isinstance(lab, np.generic) else lab
-    return _label(ev, _scores(ev, *_entries(ev, x, False)))
-
-
-def predict_entries(est, data, idx):
-    """:func:`predict_one` of a row given as float64 values and int32 columns (the River
-    adapter's rows)."""
-    ev = event(est)
-    if ev is None:
-        lab = est.predict(_csr(est.n_features_in_, data, idx))[0]
-        return lab.item() if isinstance(lab, np.generic) else lab
-    return _label(ev, _scores(ev, data, idx))
-
-
-def _label(ev, s):
-    if ev.binary:
-        return ev.plain[1] if s[0] > 0 else ev.plain[0]
-    return ev.plain[_first_max(s)]
-
-
-def predict_proba_one(est, x):
-    """{label: probability} as ``predict_proba`` gives the row ``x``; {} before learning."""
-    ev = event(est)
-    if ev is None or ev.native:
-        if "classes_" not in est.__dict__:
-            return {}
-        return _proba_dict(est, est.predict_proba(_matrix(est, x))[0])
-    return _proba(est, ev, _scores(ev, *_entries(ev, x, False)))
-
-
-def predict_proba_entries(est, data, idx):
-    """:func:`predict_proba_one` of a row given as float64 values and int32 columns."""
-    ev = event(est)
-    if ev is None or ev.native:
-        return _proba_dict(est, est.predict_proba(_csr(est.n_features_in_, data, idx))[0])
-    return _proba(est, ev, _scores(ev, data, idx))
-
-
-def _proba_dict(est, P):
-    return {(c.item() if isinstance(c, np.generic) else c): float(p)
-            for c, p in zip(est.classes_, P, strict=True)}  # fmt: skip
-
-
-def _proba(est, ev, s):
-    """The calibrated probabilities of the scores ``s`` (``predict_proba``'s steps)."""
-    params = est._proba_params()
-    if ev.kind == "binary":
-        v = float(s[0]) if ev.binary else float(s[1]) - float(s[0])
-        z = params[0] * max(v, 0.0) + params[1] * min(v, 0.0)
-        P = [math.exp(_log_sigmoid(-z)), math.exp(_log_sigmoid(z))]
-        pred = 1 if v > 0 else 0
-    else:
-        a = params[0]
-        Z = [a * float(v) for v in s]
-        m = max(Z)
-        if not math.isfinite(m):
-            m = 0.0
-        E = [t - m for t in Z]
-        tot = 0.0
-        for t in E:
-            tot += math.exp(t)
-        lse = math.log(tot)
-        P = [math.exp(t - lse) for t in E]
-        pred = _first_max(list(s))
-    top = _first_max(P)
-    if top != pred:  # rounding made them equal: one ulp to predict's class (proba._agree)
-        eps = math.ulp(P[top])
-        P[pred] = P[top] + eps
-        P[top] = P[top] - eps
-    return dict(zip(ev.plain, P, strict=True))
-
-
-def _first_max(v):
-    best, top = 0, v[0]
-    for k in range(1, len(v)):
-        if v[k] > top:
-            best, top = k, v[k]
-    return best
-
-
-_LOGE2 = math.log(2.0)
-
-
-def _log_sigmoid(z):
-    """log sigma(z) = -logaddexp(0, -z), in the steps of numpy's ``logaddexp``."""
-    y = -z
-    if y == 0.0:
-        return -_LOGE2
-    tmp = -y
-    if tmp > 0:
-        return -math.log1p(math.exp(-tmp))
-    return -(y + math.log1p(math.exp(tmp)))
+(event, learn_one, learn_entries, partial_fit_row, predict_one, predict_entries,
+ predict_proba_one, predict_proba_entries) = road(LinearEvent)  # fmt: skip

@@ -47,13 +47,17 @@ import numpy as np
 
 from ..config import njit
 from ..fp import finite
-from ..status import OK
-from ..table import f1 as _f1
-from ..table import f2 as _f2
-from ..table import i1 as _i1
-from ..table import i2 as _i2
-from ..table import i32 as _i32
-from ..table import table
+from ..row_status import (
+    BAD_INDEX,
+    DUPLICATE,
+    NEED_ROOM,
+    NONFINITE_SCORE,
+    NONFINITE_X,
+    OK,
+    REFUSED,
+)
+from ..table import F1, F2, I1, I2, I32, table
+from ..table import array_of as _at
 from .gram import row_bounds, row_leaf_sqnorms
 from .online import (
     BIRTHS,
@@ -73,19 +77,6 @@ __all__ = [
     "BAD_INDEX", "DUPLICATE", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "learn_row",
     "row_scores", "table",
 ]  # fmt: skip
-
-#: a value of the row is NaN or infinite: nothing was changed
-NONFINITE_X = 1
-#: a feature index outside [0, n_features): nothing was changed
-BAD_INDEX = 3
-#: the update was refused by a check after the pass: the state was put back
-REFUSED = 4
-#: the row needs ``_ensure_capacity`` first (ib[I_NNZ] its nonzeros): nothing was changed
-NEED_ROOM = 5
-#: a sparse row repeats an index (the general path sums the entries): nothing was changed
-DUPLICATE = 6
-#: :func:`row_scores`: a score is not finite
-NONFINITE_SCORE = 7
 
 # ---------------------------------------------------------------------------- the table
 # the estimator's arrays, then the kernel program's
@@ -191,14 +182,14 @@ def _values(tab, row_d, row_i, n, dense, st, ib, fb):
     """The kernel values ``KV`` of the row (n stored values) with the support vectors and
     itself, and its norms ``NORMS``: computed, or kept from the last call on the same row and
     the same support set (module docstring)."""
-    kv = _f1(tab, KV)
-    norms = _f2(tab, NORMS)
-    indptr = _i1(tab, IB)[I_INDPTR : I_INDPTR + 2]
+    kv = _at(tab, KV, F1)
+    norms = _at(tab, NORMS, F2)
+    indptr = _at(tab, IB, I1)[I_INDPTR : I_INDPTR + 2]
     indptr[0] = 0
     indptr[1] = n
     nf = ib[I_NF]
-    key_d = _f1(tab, KEY_D)
-    key_i = _i32(tab, KEY_I)
+    key_d = _at(tab, KEY_D, F1)
+    key_i = _at(tab, KEY_I, I32)
     known = (ib[I_KEY] == 1 and ib[I_KEY_NNZ] == n and ib[I_KEY_DENSE] == int(dense)
              and fb[F_KEY_BIRTHS] == st[BIRTHS] and fb[F_KEY_REMOVED] == st[N_REMOVED]
              and fb[F_KEY_NSV] == st[N_SV])  # fmt: skip
@@ -209,14 +200,15 @@ def _values(tab, row_d, row_i, n, dense, st, ib, fb):
                 break
     if known:
         return
-    ranges = _i2(tab, RANGES)
+    ranges = _at(tab, RANGES, I2)
     row_leaf_sqnorms(row_d, row_i, indptr, 1, nf, dense, ranges, norms)
     a0, a1 = row_bounds(indptr, 0, nf, dense)
-    K = _f2(tab, COEF).shape[1]
+    K = _at(tab, COEF, F2).shape[1]
     stack = fb[F_K + N_K_BLOCKS * K :]
-    row_values(_i2(tab, OPS), _f1(tab, PAR), ranges, row_d, row_i, a0, a1, dense, norms[0],
-               _f1(tab, POOL_D), _i32(tab, POOL_I), _i1(tab, SV_LO), _i1(tab, SV_HI),
-               _f2(tab, SV_NORM), int(st[N_SV]), stack, _f1(tab, ZEROS), kv)  # fmt: skip
+    row_values(_at(tab, OPS, I2), _at(tab, PAR, F1), ranges, row_d, row_i, a0, a1, dense,
+               norms[0], _at(tab, POOL_D, F1), _at(tab, POOL_I, I32), _at(tab, SV_LO, I1),
+               _at(tab, SV_HI, I1), _at(tab, SV_NORM, F2), int(st[N_SV]), stack,
+               _at(tab, ZEROS, F1), kv)  # fmt: skip
     for q in range(n):
         key_d[q] = row_d[q]
         key_i[q] = row_i[q] if not dense else 0
@@ -253,20 +245,20 @@ def row_scores(data, indices, tab):
     order) for the row (``data``, ``indices``; a dense row: its n_features values and an
     empty ``indices``, :func:`_is_dense`) in ``FB``'s ``out`` block.  Returns OK, BAD_INDEX,
     NONFINITE_X, DUPLICATE or NONFINITE_SCORE; changes nothing but the event's buffers."""
-    ib = _i1(tab, IB)
-    fb = _f1(tab, FB)
-    st = _f1(tab, ST)
-    row_d = _f1(tab, ROW_D)
-    row_i = _i32(tab, ROW_I)
+    ib = _at(tab, IB, I1)
+    fb = _at(tab, FB, F1)
+    st = _at(tab, ST, F1)
+    row_d = _at(tab, ROW_D, F1)
+    row_i = _at(tab, ROW_I, I32)
     status, n, nz = _take_row(data, indices, ib[I_NF], row_d, row_i)
     if status != OK:
         return status
     dense = _is_dense(data, indices)
     _values(tab, row_d, row_i, n, dense, st, ib, fb)
-    kv = _f1(tab, KV)
-    coef = _f2(tab, COEF)
-    A = _f2(tab, AVG)
-    last = _f1(tab, LAST)
+    kv = _at(tab, KV, F1)
+    coef = _at(tab, COEF, F2)
+    A = _at(tab, AVG, F2)
+    last = _at(tab, LAST, F1)
     K = coef.shape[1]
     out = fb[F_K + 4 * K : F_K + 5 * K]
     tot = fb[F_K + 5 * K : F_K + 6 * K]
@@ -315,22 +307,22 @@ def learn_row(data, indices, code, tab):
     ``indices``, :func:`_is_dense`) of label code ``code`` as :func:`.online.kernel_pass` does
     on that one-row batch, as a transaction (module docstring).  Returns OK, NONFINITE_X,
     BAD_INDEX, DUPLICATE, NEED_ROOM or REFUSED."""
-    ib = _i1(tab, IB)
-    fb = _f1(tab, FB)
-    st = _f1(tab, ST)
-    row_d = _f1(tab, ROW_D)
-    row_i = _i32(tab, ROW_I)
+    ib = _at(tab, IB, I1)
+    fb = _at(tab, FB, F1)
+    st = _at(tab, ST, F1)
+    row_d = _at(tab, ROW_D, F1)
+    row_i = _at(tab, ROW_I, I32)
     nf = ib[I_NF]
     status, n_row, nz = _take_row(data, indices, nf, row_d, row_i)
     if status != OK:
         return status
     dense = _is_dense(data, indices)
-    pool_d, pool_i = _f1(tab, POOL_D), _i32(tab, POOL_I)
-    sv_lo, sv_hi = _i1(tab, SV_LO), _i1(tab, SV_HI)
-    sv_norm, sv_kxx = _f2(tab, SV_NORM), _f1(tab, SV_KXX)
-    coef, A = _f2(tab, COEF), _f2(tab, AVG)
-    last, born = _f1(tab, LAST), _f1(tab, BORN)
-    label, sv_src = _i1(tab, LABEL), _i1(tab, SV_SRC)
+    pool_d, pool_i = _at(tab, POOL_D, F1), _at(tab, POOL_I, I32)
+    sv_lo, sv_hi = _at(tab, SV_LO, I1), _at(tab, SV_HI, I1)
+    sv_norm, sv_kxx = _at(tab, SV_NORM, F2), _at(tab, SV_KXX, F1)
+    coef, A = _at(tab, COEF, F2), _at(tab, AVG, F2)
+    last, born = _at(tab, LAST, F1), _at(tab, BORN, F1)
+    label, sv_src = _at(tab, LABEL, I1), _at(tab, SV_SRC, I1)
     # ---- room, as _ensure_capacity(1, nz) would find it
     n = int(st[N_SV])
     budget = ib[I_BUDGET]
@@ -347,7 +339,7 @@ def learn_row(data, indices, code, tab):
     ib[I_N_OLD] = n
     average = ib[I_AVERAGE] != 0
     if ib[I_SCORED] != 0:
-        _coef_in_use(coef, A, last, st, n, average, _f2(tab, CU))
+        _coef_in_use(coef, A, last, st, n, average, _at(tab, CU, F2))
     # ---- the copies: the slot of the new vector, the one a full budget empties, the pool
     # entries past the used ones, the counters
     rule = ib[I_RULE]
@@ -356,16 +348,16 @@ def learn_row(data, indices, code, tab):
     victim = _victim(rule, coef, born, n) if full else s_new
     L = sv_norm.shape[1]
     K = coef.shape[1]
-    rf = _f2(tab, SLOTS_F)  # two records of a slot: sv_norm, coef, A, sv_kxx, last, born
-    ri = _i2(tab, SLOTS_I)  # sv_lo, sv_hi, label, sv_src
+    rf = _at(tab, SLOTS_F, F2)  # two records of a slot: sv_norm, coef, A, sv_kxx, last, born
+    ri = _at(tab, SLOTS_I, I2)  # sv_lo, sv_hi, label, sv_src
     slots = (sv_lo, sv_hi, label, sv_src, sv_norm, sv_kxx, coef, A, last, born)
     records = (ri[:, 0], ri[:, 1], ri[:, 2], ri[:, 3], rf[:, :L], rf[:, L + 2 * K],
                rf[:, L : L + K], rf[:, L + K : L + 2 * K], rf[:, L + 2 * K + 1],
                rf[:, L + 2 * K + 2])  # fmt: skip
     _copy_slot(0, records, victim, slots)
     _copy_slot(1, records, s_new, slots)
-    sf = _f1(tab, SAVED_F)  # the counters, then the pool entries past the used ones
-    si = _i32(tab, SAVED_I)
+    sf = _at(tab, SAVED_F, F1)  # the counters, then the pool entries past the used ones
+    si = _at(tab, SAVED_I, I32)
     for q in range(N_ST):
         sf[q] = st[q]
     for q in range(nz):
@@ -401,12 +393,12 @@ def learn_row(data, indices, code, tab):
         stack[q] = 0.0
     keep_dual = ib[I_KEEP_DUAL] != 0
     status = kernel_pass(
-        row_d, row_i, indptr, nf, dense, _f2(tab, NORMS), y, weight, order,
-        _i2(tab, OPS), _f1(tab, PAR), _i2(tab, RANGES), fb[F_B2],
+        row_d, row_i, indptr, nf, dense, _at(tab, NORMS, F2), y, weight, order,
+        _at(tab, OPS, I2), _at(tab, PAR, F1), _at(tab, RANGES, I2), fb[F_B2],
         ib[I_STEP], fb[F_C], fb[F_GAMMA], ib[I_BINARY] != 0, average, budget, rule,
         pool_d, pool_i, sv_lo, sv_hi, sv_norm, sv_kxx, coef, A, last, born, label, sv_src,
         slot, st, pred, loss, scores, alpha, work_idx, work_val, stack,
-        False, avg, keep_dual, fb[F_GAMMA_D], _f1(tab, KV),
+        False, avg, keep_dual, fb[F_GAMMA_D], _at(tab, KV, F1),
     )  # fmt: skip
     n_after = int(st[N_SV])
     ok = status == OK
