@@ -265,3 +265,24 @@ def test_rows_of_the_same_keys_are_each_read_as_they_are():
         a.learn_one(x, int(y[i]))
         _general(b, Xi, y[i : i + 1])
     _same(a, b)
+
+
+def test_a_subclass_that_overrides_a_hook_of_the_transaction_learns_through_it():
+    """The event road is taken only when the shell's transaction and its hooks are the
+    library's own: a user's override of one (here ``_epoch``) is called by learn_one."""
+
+    class Counting(PassiveAggressiveClassifier):
+        def _epoch(self, call, order):
+            self.epochs_seen = getattr(self, "epochs_seen", 0) + 1
+            return super()._epoch(call, order)
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(6, 3)), np.array([0, 1, 0, 1, 1, 0])
+    mine, ref = Counting(), PassiveAggressiveClassifier()
+    mine.partial_fit(X[:2], y[:2], classes=[0, 1])
+    ref.partial_fit(X[:2], y[:2], classes=[0, 1])
+    for x, t in zip(X[2:], y[2:], strict=True):
+        mine.learn_one(dict(enumerate(x)), t)
+        ref.learn_one(dict(enumerate(x)), t)
+    assert mine.epochs_seen == 1 + 4
+    np.testing.assert_array_equal(mine.coef_, ref.coef_)

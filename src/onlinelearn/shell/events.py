@@ -338,6 +338,16 @@ _KINDS = ((_F64, 2), (_F64, 1), (_I64, 1), (_F64, 1), (_I64, 1), (_F64, 2), (_I6
           (_F64, 1), (_I64, 1))  # fmt: skip
 
 
+#: the shell's transaction and the hooks it calls (OnlineMixin._learn)
+_HOOKS = ("_learn", "_begin", "_epoch", "_finish", "_after")
+
+
+def _library_hooks(cls):
+    """True when the transaction and its hooks are the library's own: a user's subclass that
+    overrides one of them learns through the general path, which calls it."""
+    return all(getattr(cls, h).__module__.startswith("onlinelearn.") for h in _HOOKS)
+
+
 class LinearEvent(Event):
     """What one event of a fitted Euclidean learner needs (module docstring)."""
 
@@ -376,8 +386,8 @@ class LinearEvent(Event):
         learns = (
             est.class_weight is None
             and type(est).partial_fit is OnlineMixin.partial_fit
-            and type(est)._learn in (OnlineLinearClassifier._learn, ConvergenceStopMixin._learn)
             and type(est)._run is OnlineLinearClassifier._run
+            and _library_hooks(type(est))
         )
         ev.start(est, classes, est._proba_kind(), est._binary_mode(),
                  np.arange(n, dtype=np.int32), learns, est._native_proba())  # fmt: skip
