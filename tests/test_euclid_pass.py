@@ -15,7 +15,8 @@ from _wide import wide_sparse_problem
 from onlinelearn._core import links as L
 from onlinelearn._core import state as ST
 from onlinelearn._core import steps as S
-from onlinelearn._core.euclid_pass import averaged_from_u, euclid_pass, u_from_timestamps
+from onlinelearn._core.euclid_pass import euclid_pass
+from onlinelearn._core.euclid_readout import averaged_from_u, u_from_timestamps
 from onlinelearn._core.online_loop import averaged_weights, empty_scratch, online_pass
 from onlinelearn.shell.validation import CSRBatch
 

@@ -244,7 +244,7 @@ def test_averaged_finite_is_isfinite_of_the_averaged_readout():
     ``isfinite`` of (S theta - U) / max(S, T) on the rows asked for, plus b times their last
     row, for states with an infinite or NaN entry, an S theta that overflows, a NaN S and a
     read-out whose intercept term alone overflows."""
-    from onlinelearn._core.euclid_pass import averaged_finite
+    from onlinelearn._core.euclid_readout import averaged_finite
     from onlinelearn._core.state import N_ROUNDS, N_ST, S_SUM
 
     def reference(theta, U, st, rows, b):

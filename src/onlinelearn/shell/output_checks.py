@@ -103,7 +103,7 @@ def _euclid_readout_finite(est, rows):
     if not est.average and b == 0.0:
         return True  # theta itself, checked by the pass
     if est.average:
-        from .._core.euclid_pass import averaged_finite
+        from .._core.euclid_readout import averaged_finite
 
         # one compiled sweep, without writing the averaged matrix (no warnings either)
         sel = np.zeros(0, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)

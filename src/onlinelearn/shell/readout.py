@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import links as L
-from .._core.euclid_pass import averaged_from_u
+from .._core.euclid_readout import averaged_from_u
 from .._core.online_loop import averaged_weights, current_weights
 from .._core.state import N_MISTAKES, N_ROUNDS, N_UPDATES
 from . import validation as V
