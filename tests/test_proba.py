@@ -620,8 +620,8 @@ def test_a_rejected_call_leaves_the_calibration_bit_identical(bad):
     X, y = _blobs(n=200, K=3, seed=6)
     est = PassiveAggressiveClassifier(random_state=0).fit(X, y)
     est.partial_fit(X[:50], y[:50])
+    proba = est.predict_proba(X)  # (runs the fit decided in the call: the state then holds)
     meta, arrays = _state(est)
-    proba = est.predict_proba(X)
     Xb, yb, kw = X[:10].copy(), y[:10], {}
     if bad == "nan":
         Xb[3, 1] = np.nan
@@ -709,3 +709,32 @@ def test_fit_with_announced_classes_still_calibrates():
     Pr = est.predict_proba(X)
     assert Pr.shape == (300, 4)
     np.testing.assert_array_equal(est.classes_[Pr.argmax(1)], est.predict(X))
+
+
+def test_saving_a_model_does_not_change_what_it_learns_next(tmp_path):
+    """A decided calibration fit that has not run yet is written to the file as it stands:
+    the saved model, the model loaded from the file and a twin never saved go on to the same
+    probabilities, bit for bit (running the fit at save time would change the start of the
+    next one)."""
+    from onlinelearn.model_io import load_model
+    from onlinelearn.shell.calibration import REFIT
+
+    X, y = _blobs(n=3 * REFIT + 400, K=2, seed=0)
+    saved, twin = (PassiveAggressiveClassifier(random_state=0) for _ in range(2))
+    head = REFIT + 300
+    for e in (saved, twin):
+        e.partial_fit(X[:100], y[:100], classes=[0, 1])
+        for i in range(100, head):
+            e.learn_one(dict(enumerate(X[i])), y[i])
+    assert saved.calibration_._pending  # a fit decided and not run: the case under test
+    path = tmp_path / "m.npz"
+    save_model(saved, path)
+    meta, _, _ = read_model_file(path)
+    assert meta["calibration"]["pending"]
+    back = load_model(path)
+    for e in (saved, back, twin):
+        for i in range(head, len(y)):
+            e.learn_one(dict(enumerate(X[i])), y[i])
+    want = twin.predict_proba(X)
+    np.testing.assert_array_equal(saved.predict_proba(X), want)
+    np.testing.assert_array_equal(back.predict_proba(X), want)

@@ -429,30 +429,55 @@ class Calibration:
 
     # -- model files
     def to_state(self):
+        """(meta, arrays) for a model file.  A decided fit that has not run yet is written as
+        it stands (its start and its window), not run: running it would change the start of
+        the next fit, so a saved model would go on differently from one never saved."""
         S, codes, w = self.ordered()
         meta = {"kind": self.kind, "n_columns": self.n_columns, "since_fit": self.since_fit,
                 "at_fit": self.at_fit, "offered": self.offered}  # fmt: skip
-        return meta, {"params": self.params, "scores": S, "codes": codes, "weights": w}
+        arrays = {"params": self._params, "scores": S, "codes": codes, "weights": w}
+        rows = self._fit_rows if self._pending else None
+        if rows is not None:
+            meta["pending"] = True
+            arrays.update(start=self._start, fit_scores=rows[0], fit_codes=rows[1],
+                          fit_weights=rows[2])  # fmt: skip
+        return meta, arrays
 
     @classmethod
     def from_state(cls, meta, arrays):
         kind = meta["kind"]
         if kind not in ("binary", "multiclass"):
             raise ValueError(f"unknown calibration kind {kind!r} in model state")
-        cal = cls(kind, int(meta["n_columns"]), np.asarray(arrays["params"], dtype=np.float64))
-        want = 2 if kind == "binary" else 1
-        if cal.params.shape != (want,) or not np.all(np.isfinite(cal.params) & (cal.params > 0)):
-            raise ValueError("model state is inconsistent: calibration parameters")
-        S = np.asarray(arrays["scores"], dtype=np.float64)
-        codes = np.asarray(arrays["codes"], dtype=np.int64)
-        w = np.asarray(arrays["weights"], dtype=np.float64)
-        n = len(codes)
-        if n > WINDOW or S.shape != (n, cal.n_columns) or w.shape != (n,):
-            raise ValueError("model state is inconsistent: calibration window")
+        cal = cls(kind, int(meta["n_columns"]), _map(kind, arrays["params"]))
+        S, codes, w = _window(cal, arrays, "scores", "codes", "weights")
         cal.add(S, codes, w)
         cal.since_fit, cal.at_fit = int(meta["since_fit"]), int(meta["at_fit"])
         cal.offered = int(meta["offered"])
+        if meta.get("pending", False):
+            cal._start = _map(kind, arrays["start"])
+            cal._fit_rows = _window(cal, arrays, "fit_scores", "fit_codes", "fit_weights")
+            cal._pending = True
         return cal
+
+
+def _map(kind, params):
+    """A calibration map read from a file, checked: (a_+, a_-) or (a,), finite and > 0."""
+    params = np.asarray(params, dtype=np.float64)
+    want = 2 if kind == "binary" else 1
+    if params.shape != (want,) or not np.all(np.isfinite(params) & (params > 0)):
+        raise ValueError("model state is inconsistent: calibration parameters")
+    return params
+
+
+def _window(cal, arrays, *names):
+    """(scores, codes, weights) of a window read from a file, checked against ``cal``."""
+    S = np.asarray(arrays[names[0]], dtype=np.float64)
+    codes = np.asarray(arrays[names[1]], dtype=np.int64)
+    w = np.asarray(arrays[names[2]], dtype=np.float64)
+    n = len(codes)
+    if n > WINDOW or S.shape != (n, cal.n_columns) or w.shape != (n,):
+        raise ValueError("model state is inconsistent: calibration window")
+    return S, codes, w
 
 
 # ---------------------------------------------------------------------------- the mixin
