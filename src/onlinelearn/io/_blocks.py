@@ -313,16 +313,25 @@ def _last_newline(buf: np.ndarray, have: int) -> int:
 def _iter_blocks(
     f, opt: _Options, block_size: int | None = None, out: _Growing | None = None
 ) -> Iterator[tuple[_Block, int]]:
-    """Parsed blocks of the binary stream ``f``, each with the number of lines read so far.
+    """Parsed blocks of the binary stream ``f``, each with the number of lines read so far
+    (:func:`_cut_blocks` with the svmlight kernel).  ``out``: see :func:`_parse_part`."""
+    if block_size is None:
+        block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
+    return _cut_blocks(
+        f, opt.name, block_size, lambda buf, cut, lines: _parse_part(buf, cut, lines, opt, out)
+    )
+
+
+def _cut_blocks(f, name: str, block_size: int, parse) -> Iterator[tuple[object, int]]:
+    """``(parse(buf, cut, lines_before), lines read so far)`` for the blocks of complete lines
+    of the binary stream ``f``; ``parse`` returns ``(block, lines in it)``.  Shared by the
+    svmlight and the VW readers.
 
     Reads ``block_size`` bytes at a time into one buffer (``readinto``: the file's bytes are
     copied once); the part after the last newline moves to the buffer's front for the next
     read (a line longer than the buffer makes it grow until its end is in), so memory is
     bounded by the block size and the longest line.  The buffer keeps one byte more, for the
-    newline a last line without one is given, and ``K.PAD`` for the kernel's 8-byte reads.
-    ``out``: see :func:`_parse_part`."""
-    if block_size is None:
-        block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
+    newline a last line without one is given, and ``K.PAD`` for the kernels' 8-byte reads."""
     cap = max(1, int(block_size))
     buf = np.empty(cap + 1 + K.PAD, dtype=np.uint8)
     have = 0
@@ -340,8 +349,7 @@ def _iter_blocks(
                 raise
             line = lines_before + int(np.count_nonzero(buf[:have] == 10))
             raise ValueError(
-                f"{opt.name}: the compressed data is corrupted or truncated after line "
-                f"{line}: {exc}"
+                f"{name}: the compressed data is corrupted or truncated after line {line}: {exc}"
             ) from None
         have += got
         if got == 0 or have < cap:  # a short fill: the stream has ended
@@ -356,7 +364,7 @@ def _iter_blocks(
             cut = _last_newline(buf, have) + 1
             if cut == 0:
                 continue
-        block, n_lines = _parse_part(buf, cut, lines_before, opt, out)
+        block, n_lines = parse(buf, cut, lines_before)
         lines_before += n_lines
         rest = have - cut
         if cap > block_size and rest < block_size:  # back to the block size after a long line
