@@ -18,6 +18,8 @@ import scipy.sparse as sp
 from .._core import svmlight as K
 from ..shell.validation import first_inexact_label
 from ._lines import _describe_line, _snippet
+from ._open import _is_path, _open_with_raw, _size_on_disk
+from ._prefetch import _prefetched
 
 #: Bytes read from the (decompressed) file per block; a block is parsed by one compiled call.
 BLOCK_SIZE = 1 << 22
@@ -453,6 +455,28 @@ class _ChunkReaderClose:
 
     def _emit(self, X, y, third):
         raise NotImplementedError
+
+    def _open(self, source) -> None:
+        """``_file`` (decompressed) and ``_raw`` (on disk) of a path, opened here and closed by
+        :meth:`close`; a stream is both and is left open.  ``total_bytes``: the size on disk."""
+        self._owns = _is_path(source)
+        if self._owns:
+            self._file, self._raw = _open_with_raw(source)
+            self.total_bytes: int | None = _size_on_disk(self._raw)
+        else:
+            self._file = self._raw = source
+            self.total_bytes = None
+
+    def _start(self, blocks, prefetch: bool, recut) -> None:
+        """Read ``blocks`` (on a thread with ``prefetch``) and re-cut them into the chunks
+        ``recut(blocks, progress)`` yields."""
+        self._lines_seen = [0]
+        self.prefetch = bool(prefetch)
+        if self.prefetch:
+            blocks = _prefetched(blocks)
+        self._blocks = blocks
+        self._chunks = recut(blocks, self._lines_seen)
+        self._done = False
 
     @property
     def bytes_read(self) -> int:

@@ -17,8 +17,6 @@ quoting the line; no row of the block holding it is returned.
 
 from __future__ import annotations
 
-import io
-import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -26,10 +24,9 @@ import scipy.sparse as sp
 
 from .._core import vw as K
 from ..shell.validation import check_binary_stream, first_inexact_label
-from . import _open_with_raw, _source_name
 from ._blocks import _ChunkReaderClose, _cut_blocks, _recut
 from ._lines import _snippet
-from ._prefetch import _prefetched
+from ._open import _opened, _source_name
 
 __all__ = ["VWChunkReader", "iter_vw_chunks", "load_vw", "check_interactions", "MAX_BITS"]
 
@@ -263,24 +260,9 @@ class VWChunkReader(_ChunkReaderClose, Iterator):
         self.rows_read = 0
         self.lines_read = 0
         self.sample_weight = None
-        self._owns = isinstance(source, str | bytes | os.PathLike)
-        if self._owns:
-            self._file, self._raw = _open_with_raw(source)
-            try:
-                self.total_bytes: int | None = os.fstat(self._raw.fileno()).st_size
-            except (OSError, AttributeError, io.UnsupportedOperation):
-                self.total_bytes = None
-        else:
-            self._file = self._raw = source
-            self.total_bytes = None
-        self._lines_seen = [0]
-        blocks = _iter_vw_blocks(self._file, opt)
-        self.prefetch = bool(prefetch)
-        if self.prefetch:
-            blocks = _prefetched(blocks)
-        self._blocks = blocks
-        self._chunks = _iter_row_chunks(blocks, self.chunk_size, opt, self._lines_seen)
-        self._done = False
+        self._open(source)
+        recut = lambda blocks, seen: _iter_row_chunks(blocks, self.chunk_size, opt, seen)  # noqa: E731
+        self._start(_iter_vw_blocks(self._file, opt), prefetch, recut)
 
     def _emit(self, X, y, w):
         """(X, y, w) or (X, y); ``sample_weight``: the chunk's weights, None when all are 1."""
@@ -354,15 +336,8 @@ def load_vw(
     ``2**n_bits`` columns; parameters as :func:`iter_vw_chunks`."""
     opt = _VWOptions(_source_name(path), n_bits, interactions, dtype, label_dtype)
     check_binary_stream(path)
-    owns = isinstance(path, str | bytes | os.PathLike)
-    f, raw = _open_with_raw(path) if owns else (path, path)
-    try:
+    with _opened(path) as (f, _raw):
         pieces = [(b, 0, b.n_rows) for b, _ in _iter_vw_blocks(f, opt)]
-    finally:
-        if owns:
-            f.close()
-            if raw is not f:
-                raw.close()
     pieces = [p for p in pieces if p[2]]
     if pieces:
         X, y, w, _ = _concat(pieces, opt)
