@@ -80,6 +80,37 @@ def _is_space(c):
 
 
 @njit(inline="always")
+def _skip_space(buf, p):
+    """``(p, c)``: the first byte at or after ``p`` that is not whitespace (a newline is not),
+    and its value."""
+    c = _at(buf, p)
+    while _is_space(c):
+        p += 1
+        c = _at(buf, p)
+    return p, c
+
+
+@njit(inline="always")
+def _line_end(buf, p):
+    """The offset of the newline at or after ``p``."""
+    while _at(buf, p) != _NL:
+        p += 1
+    return p
+
+
+@njit(inline="always")
+def _sign(buf, i):
+    """``(negative, i, c)``: an optional ``+`` or ``-`` at ``buf[i]`` skipped, ``c`` the byte
+    after it."""
+    c = _at(buf, i)
+    neg = c == 45
+    if c == 43 or c == 45:  # + -
+        i += 1
+        c = _at(buf, i)
+    return neg, i, c
+
+
+@njit(inline="always")
 def _is_digit(c):
     return 48 <= c <= 57
 
@@ -177,8 +208,8 @@ def fast_float(buf, s):
     i = s
     c = _at(buf, i)
     neg = c == 45
-    if c == 43 or c == 45:  # + -
-        i += 1
+    if c == 43 or c == 45:  # + -; not _sign(): its read of the next byte made the readers
+        i += 1  # 1.4 to 1.7 times slower (the digit run reads it anyway)
     # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
     # overflow int64 and is left to Python
     m, n_digits, i = _digit_run(buf, i, np.uint64(0))
@@ -192,12 +223,7 @@ def fast_float(buf, s):
     if n_digits == 0:
         return False, 0.0, i
     if c == 101 or c == 69:  # e E
-        i += 1
-        c = _at(buf, i)
-        eneg = c == 45
-        if c == 43 or c == 45:
-            i += 1
-            c = _at(buf, i)
+        eneg, i, c = _sign(buf, i + 1)
         if not _is_digit(c):
             return False, 0.0, i
         ev = 0
@@ -294,15 +320,9 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
     while pos < n:
         line_start = pos
         # the line ends at its newline; its data at the first '#'
-        p = pos
-        c = _at(buf, p)
-        while _is_space(c):
-            p += 1
-            c = _at(buf, p)
+        p, c = _skip_space(buf, pos)
         if c == _NL or c == _HASH:
-            while _at(buf, p) != _NL:
-                p += 1
-            pos = p + 1
+            pos = _line_end(buf, p) + 1
             line += 1
             continue
         if row == cap:
@@ -336,10 +356,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
         prev = np.int64(-1)
         first = True
         while True:
-            c = _at(buf, p)
-            while _is_space(c):
-                p += 1
-                c = _at(buf, p)
+            p, c = _skip_space(buf, p)
             if c == _NL or c == _HASH:
                 break
             # qid:<int> as the first token after the label
@@ -350,12 +367,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
                 and _at(buf, p + 2) == 100
                 and _at(buf, p + 3) == _COLON
             ):
-                p += 4
-                c = _at(buf, p)
-                qneg = c == 45
-                if c == 43 or c == 45:
-                    p += 1
-                    c = _at(buf, p)
+                qneg, p, c = _sign(buf, p + 4)
                 qv = np.int64(0)
                 nq = 0
                 while _is_digit(c) and nq < 18:
@@ -435,9 +447,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
             max_index = prev - lowest
         row += 1
         indptr[row] = nnz
-        while _at(buf, p) != _NL:
-            p += 1
-        pos = p + 1
+        pos = _line_end(buf, p) + 1
         line += 1
     return (
         status,
