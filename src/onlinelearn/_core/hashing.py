@@ -42,6 +42,14 @@ def _mix_k(k):
 
 
 @njit(inline="always")
+def _mix_block(h, k):
+    """The state ``h`` after one full 4-byte block ``k``."""
+    h ^= _mix_k(k)
+    h = _rotl(h, 13)
+    return (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32
+
+
+@njit(inline="always")
 def murmur3_32(buf, start, end, seed):
     """MurmurHash3_x86_32 of ``buf[start:end]`` (uint8 array) with ``seed``, as a signed int32
     value in an int64 (``sklearn.utils.murmurhash3_32(b, seed)``)."""
@@ -56,27 +64,17 @@ def murmur3_32(buf, start, end, seed):
             | (np.uint64(buf[i + 2]) << np.uint64(16))
             | (np.uint64(buf[i + 3]) << np.uint64(24))
         )
-        h ^= _mix_k(k)
-        h = _rotl(h, 13)
-        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32
+        h = _mix_block(h, k)
         i += 4
     tail = n & 3
+    k = np.uint64(0)
+    if tail == 3:
+        k ^= np.uint64(buf[i + 2]) << np.uint64(16)
+    if tail >= 2:
+        k ^= np.uint64(buf[i + 1]) << np.uint64(8)
     if tail:
-        k = np.uint64(0)
-        if tail == 3:
-            k ^= np.uint64(buf[i + 2]) << np.uint64(16)
-        if tail >= 2:
-            k ^= np.uint64(buf[i + 1]) << np.uint64(8)
         k ^= np.uint64(buf[i])
-        h ^= _mix_k(k)
-    h ^= np.uint64(n) & _M32
-    h ^= h >> np.uint64(16)
-    h = (h * np.uint64(0x85EBCA6B)) & _M32
-    h ^= h >> np.uint64(13)
-    h = (h * np.uint64(0xC2B2AE35)) & _M32
-    h ^= h >> np.uint64(16)
-    v = np.int64(h)
-    return v - np.int64(1 << 32) if v >= np.int64(1 << 31) else v
+    return murmur3_finish(h, k, tail, n)
 
 
 @njit(inline="always")
@@ -122,9 +120,7 @@ def murmur3_feed(h, carry, t, c):
     carry |= np.uint64(c) << np.uint64(8 * t)
     t += 1
     if t == 4:
-        h ^= _mix_k(carry)
-        h = _rotl(h, 13)
-        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32
+        h = _mix_block(h, carry)
         carry = np.uint64(0)
         t = 0
     return h, carry, t

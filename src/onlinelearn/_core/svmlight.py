@@ -80,6 +80,25 @@ def _is_space(c):
 
 
 @njit(inline="always")
+def _skip_space(buf, p):
+    """``(p, c)``: the first byte at or after ``p`` that is not whitespace (a newline is not),
+    and its value."""
+    c = _at(buf, p)
+    while _is_space(c):
+        p += 1
+        c = _at(buf, p)
+    return p, c
+
+
+@njit(inline="always")
+def _line_end(buf, p):
+    """The offset of the newline at or after ``p``."""
+    while _at(buf, p) != _NL:
+        p += 1
+    return p
+
+
+@njit(inline="always")
 def _is_digit(c):
     return 48 <= c <= 57
 
@@ -294,15 +313,9 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
     while pos < n:
         line_start = pos
         # the line ends at its newline; its data at the first '#'
-        p = pos
-        c = _at(buf, p)
-        while _is_space(c):
-            p += 1
-            c = _at(buf, p)
+        p, c = _skip_space(buf, pos)
         if c == _NL or c == _HASH:
-            while _at(buf, p) != _NL:
-                p += 1
-            pos = p + 1
+            pos = _line_end(buf, p) + 1
             line += 1
             continue
         if row == cap:
@@ -336,10 +349,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
         prev = np.int64(-1)
         first = True
         while True:
-            c = _at(buf, p)
-            while _is_space(c):
-                p += 1
-                c = _at(buf, p)
+            p, c = _skip_space(buf, p)
             if c == _NL or c == _HASH:
                 break
             # qid:<int> as the first token after the label
@@ -435,9 +445,7 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
             max_index = prev - lowest
         row += 1
         indptr[row] = nnz
-        while _at(buf, p) != _NL:
-            p += 1
-        pos = p + 1
+        pos = _line_end(buf, p) + 1
         line += 1
     return (
         status,

@@ -43,7 +43,7 @@ import numpy as np
 
 from .config import njit
 from .hashing import murmur3_32, murmur3_feed, murmur3_finish
-from .svmlight import PAD, _at, fast_float
+from .svmlight import PAD, _at, _is_space, fast_float
 
 OK = 0
 #: a line with data but no ``|``
@@ -69,11 +69,6 @@ _QUOTE = 39
 _CARET = 94
 _STAR = 42
 _LOW32 = np.int64(0xFFFFFFFF)
-
-
-@njit(inline="always")
-def _is_space(c):
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
 def _table(stops: bytes) -> np.ndarray:

@@ -43,7 +43,7 @@ from ._blocks import (
     _Options,
     _whole,
 )
-from ._prefetch import _prefetched
+from ._open import _is_path, _open_with_raw, _opened, _source_name
 
 __all__ = [
     "SvmlightChunkReader",
@@ -54,25 +54,6 @@ __all__ = [
     "svmlight_n_features",
 ]
 
-_MAGIC = {
-    b"\x1f\x8b": "gzip",
-    b"BZh": "bz2",
-    b"\xfd7zXZ\x00": "xz",
-}
-
-
-def _compression_of(head: bytes) -> str | None:
-    for magic, kind in _MAGIC.items():
-        if head.startswith(magic):
-            return kind
-    return None
-
-
-def _source_name(source) -> str:
-    if isinstance(source, str | bytes | os.PathLike):
-        return os.fsdecode(source)
-    return str(getattr(source, "name", "<stream>"))
-
 
 def open_maybe_compressed(path) -> BinaryIO:
     """Open ``path`` for reading bytes, decompressing gzip, bzip2 or xz on the fly.
@@ -81,25 +62,6 @@ def open_maybe_compressed(path) -> BinaryIO:
     Raises :class:`FileNotFoundError` if the file does not exist.
     """
     return _open_with_raw(path)[0]
-
-
-def _open_with_raw(path) -> tuple[BinaryIO, BinaryIO]:
-    """``(decompressed stream, raw file on disk)``; both must be closed by the caller."""
-    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    try:
-        head = raw.read(6)
-        raw.seek(0)
-    except BaseException:
-        raw.close()
-        raise
-    kind = _compression_of(head)
-    if kind is None:
-        return raw, raw
-    if kind == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
-    if kind == "bz2":
-        return bz2.BZ2File(raw, mode="rb"), raw
-    return lzma.LZMAFile(raw, mode="rb"), raw
 
 
 class SvmlightChunkReader(_ChunkReaderClose, Iterator):
@@ -146,34 +108,18 @@ class SvmlightChunkReader(_ChunkReaderClose, Iterator):
         self.allow_nonfinite = allow_nonfinite
         self.rows_read = 0
         self.lines_read = 0
-        self._owns = isinstance(source, str | bytes | os.PathLike)
         if n_features is None:
             n_features = svmlight_n_features(source, zero_based=zero_based)
-            if not self._owns:
+            if not _is_path(source):
                 source.seek(0)
         self.n_features = int(n_features)
-        if self._owns:
-            self._file, self._raw = _open_with_raw(source)
-            try:
-                self.total_bytes: int | None = os.fstat(self._raw.fileno()).st_size
-            except (OSError, AttributeError, io.UnsupportedOperation):
-                self.total_bytes = None
-        else:
-            self._file = source
-            self._raw = source
-            self.total_bytes = None
         opt = _Options(self.name, self.n_features, dtype, zero_based, label_dtype,
                        allow_nonfinite, self.multilabel)  # fmt: skip
-        self._lines_seen = [0]
-        blocks = _iter_blocks(self._file, opt)
-        self.prefetch = bool(prefetch)
-        if self.prefetch:
-            blocks = _prefetched(blocks)
-        self._blocks = blocks
-        self._chunks = _iter_row_chunks(
-            blocks, self.chunk_size, opt, self.n_features, self._lines_seen
+        self._open(source)
+        recut = lambda blocks, seen: _iter_row_chunks(  # noqa: E731
+            blocks, self.chunk_size, opt, self.n_features, seen
         )
-        self._done = False
+        self._start(_iter_blocks(self._file, opt), prefetch, recut)
 
     # -- iteration (``__next__``, ``bytes_read``: the shared _ChunkReaderClose) --------------
     def _emit(self, X, y, qid) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -283,19 +229,12 @@ def _blocks_of(source, opt: _Options, sink: bool = False):
 
     With ``sink``, the first item is the :class:`_Growing` the values are parsed into (sized
     from the bytes left when it is a plain file or a seekable stream), then the blocks."""
-    owns = isinstance(source, str | bytes | os.PathLike)
-    f, raw = _open_with_raw(source) if owns else (source, source)
-    try:
+    with _opened(source) as (f, raw):
         out = None
         if sink:
             out = _Growing(opt.dtype, _bytes_left(f) if f is raw else None)
             yield out
         yield from _iter_blocks(f, opt, out=out)
-    finally:
-        if owns:
-            f.close()
-            if raw is not f:
-                raw.close()
 
 
 def svmlight_n_features(

@@ -18,6 +18,8 @@ import scipy.sparse as sp
 from .._core import svmlight as K
 from ..shell.validation import first_inexact_label
 from ._lines import _describe_line, _snippet
+from ._open import _is_path, _open_with_raw, _size_on_disk
+from ._prefetch import _prefetched
 
 #: Bytes read from the (decompressed) file per block; a block is parsed by one compiled call.
 BLOCK_SIZE = 1 << 22
@@ -313,16 +315,25 @@ def _last_newline(buf: np.ndarray, have: int) -> int:
 def _iter_blocks(
     f, opt: _Options, block_size: int | None = None, out: _Growing | None = None
 ) -> Iterator[tuple[_Block, int]]:
-    """Parsed blocks of the binary stream ``f``, each with the number of lines read so far.
+    """Parsed blocks of the binary stream ``f``, each with the number of lines read so far
+    (:func:`_cut_blocks` with the svmlight kernel).  ``out``: see :func:`_parse_part`."""
+    if block_size is None:
+        block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
+    return _cut_blocks(
+        f, opt.name, block_size, lambda buf, cut, lines: _parse_part(buf, cut, lines, opt, out)
+    )
+
+
+def _cut_blocks(f, name: str, block_size: int, parse) -> Iterator[tuple[object, int]]:
+    """``(parse(buf, cut, lines_before), lines read so far)`` for the blocks of complete lines
+    of the binary stream ``f``; ``parse`` returns ``(block, lines in it)``.  Shared by the
+    svmlight and the VW readers.
 
     Reads ``block_size`` bytes at a time into one buffer (``readinto``: the file's bytes are
     copied once); the part after the last newline moves to the buffer's front for the next
     read (a line longer than the buffer makes it grow until its end is in), so memory is
     bounded by the block size and the longest line.  The buffer keeps one byte more, for the
-    newline a last line without one is given, and ``K.PAD`` for the kernel's 8-byte reads.
-    ``out``: see :func:`_parse_part`."""
-    if block_size is None:
-        block_size = BLOCK_SIZE  # read at call time, so that tests can make blocks tiny
+    newline a last line without one is given, and ``K.PAD`` for the kernels' 8-byte reads."""
     cap = max(1, int(block_size))
     buf = np.empty(cap + 1 + K.PAD, dtype=np.uint8)
     have = 0
@@ -340,8 +351,7 @@ def _iter_blocks(
                 raise
             line = lines_before + int(np.count_nonzero(buf[:have] == 10))
             raise ValueError(
-                f"{opt.name}: the compressed data is corrupted or truncated after line "
-                f"{line}: {exc}"
+                f"{name}: the compressed data is corrupted or truncated after line {line}: {exc}"
             ) from None
         have += got
         if got == 0 or have < cap:  # a short fill: the stream has ended
@@ -356,7 +366,7 @@ def _iter_blocks(
             cut = _last_newline(buf, have) + 1
             if cut == 0:
                 continue
-        block, n_lines = _parse_part(buf, cut, lines_before, opt, out)
+        block, n_lines = parse(buf, cut, lines_before)
         lines_before += n_lines
         rest = have - cut
         if cap > block_size and rest < block_size:  # back to the block size after a long line
@@ -445,6 +455,28 @@ class _ChunkReaderClose:
 
     def _emit(self, X, y, third):
         raise NotImplementedError
+
+    def _open(self, source) -> None:
+        """``_file`` (decompressed) and ``_raw`` (on disk) of a path, opened here and closed by
+        :meth:`close`; a stream is both and is left open.  ``total_bytes``: the size on disk."""
+        self._owns = _is_path(source)
+        if self._owns:
+            self._file, self._raw = _open_with_raw(source)
+            self.total_bytes: int | None = _size_on_disk(self._raw)
+        else:
+            self._file = self._raw = source
+            self.total_bytes = None
+
+    def _start(self, blocks, prefetch: bool, recut) -> None:
+        """Read ``blocks`` (on a thread with ``prefetch``) and re-cut them into the chunks
+        ``recut(blocks, progress)`` yields."""
+        self._lines_seen = [0]
+        self.prefetch = bool(prefetch)
+        if self.prefetch:
+            blocks = _prefetched(blocks)
+        self._blocks = blocks
+        self._chunks = recut(blocks, self._lines_seen)
+        self._done = False
 
     @property
     def bytes_read(self) -> int:

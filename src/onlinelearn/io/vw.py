@@ -17,22 +17,16 @@ quoting the line; no row of the block holding it is returned.
 
 from __future__ import annotations
 
-import io
-import lzma
-import os
-import zlib
 from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._core import svmlight as _SK
 from .._core import vw as K
 from ..shell.validation import check_binary_stream, first_inexact_label
-from . import _open_with_raw, _source_name
-from ._blocks import _ChunkReaderClose, _fill, _last_newline, _recut
+from ._blocks import _ChunkReaderClose, _cut_blocks, _recut
 from ._lines import _snippet
-from ._prefetch import _prefetched
+from ._open import _opened, _source_name
 
 __all__ = ["VWChunkReader", "iter_vw_chunks", "load_vw", "check_interactions", "MAX_BITS"]
 
@@ -198,55 +192,13 @@ def _parse_part(buf: np.ndarray, n: int, lines_before: int, opt: _VWOptions):
 
 
 def _iter_vw_blocks(f, opt: _VWOptions, block_size: int | None = None):
-    """Parsed blocks of the binary stream ``f``, each with the lines read so far (the block
-    loop of :func:`onlinelearn.io._blocks._iter_blocks`, with the VW kernel)."""
+    """Parsed blocks of the binary stream ``f``, each with the lines read so far
+    (:func:`onlinelearn.io._blocks._cut_blocks` with the VW kernel)."""
     if block_size is None:
         block_size = BLOCK_SIZE
-    cap = max(1, int(block_size))
-    buf = np.empty(cap + 1 + _SK.PAD, dtype=np.uint8)
-    have = 0
-    lines_before = 0
-    eof = False
-    while not eof:
-        if have == cap:  # a line longer than the buffer
-            grown = np.empty(2 * cap + 1 + _SK.PAD, dtype=np.uint8)
-            grown[:have] = buf[:have]
-            buf, cap = grown, 2 * cap
-        try:
-            got = _fill(f, buf, have, cap)
-        except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
-            if isinstance(exc, FileNotFoundError | PermissionError):
-                raise
-            line = lines_before + int(np.count_nonzero(buf[:have] == 10))
-            raise ValueError(
-                f"{opt.name}: the compressed data is corrupted or truncated after line "
-                f"{line}: {exc}"
-            ) from None
-        have += got
-        if got == 0 or have < cap:
-            eof = True
-            if have == 0:
-                return
-            if buf[have - 1] != 10:
-                buf[have] = 10
-                have += 1
-            cut = have
-        else:
-            cut = _last_newline(buf, have) + 1
-            if cut == 0:
-                continue
-        block, n_lines = _parse_part(buf, cut, lines_before, opt)
-        lines_before += n_lines
-        rest = have - cut
-        if cap > block_size and rest < block_size:
-            cap = max(1, int(block_size))
-            buf = np.concatenate(
-                [buf[cut:have], np.empty(cap + 1 + _SK.PAD - rest, dtype=np.uint8)]
-            )
-        elif rest:
-            buf[:rest] = buf[cut:have].copy()
-        have = rest
-        yield block, lines_before
+    return _cut_blocks(
+        f, opt.name, block_size, lambda buf, cut, lines: _parse_part(buf, cut, lines, opt)
+    )
 
 
 def _concat(pieces, opt: _VWOptions):
@@ -308,24 +260,9 @@ class VWChunkReader(_ChunkReaderClose, Iterator):
         self.rows_read = 0
         self.lines_read = 0
         self.sample_weight = None
-        self._owns = isinstance(source, str | bytes | os.PathLike)
-        if self._owns:
-            self._file, self._raw = _open_with_raw(source)
-            try:
-                self.total_bytes: int | None = os.fstat(self._raw.fileno()).st_size
-            except (OSError, AttributeError, io.UnsupportedOperation):
-                self.total_bytes = None
-        else:
-            self._file = self._raw = source
-            self.total_bytes = None
-        self._lines_seen = [0]
-        blocks = _iter_vw_blocks(self._file, opt)
-        self.prefetch = bool(prefetch)
-        if self.prefetch:
-            blocks = _prefetched(blocks)
-        self._blocks = blocks
-        self._chunks = _iter_row_chunks(blocks, self.chunk_size, opt, self._lines_seen)
-        self._done = False
+        self._open(source)
+        recut = lambda blocks, seen: _iter_row_chunks(blocks, self.chunk_size, opt, seen)  # noqa: E731
+        self._start(_iter_vw_blocks(self._file, opt), prefetch, recut)
 
     def _emit(self, X, y, w):
         """(X, y, w) or (X, y); ``sample_weight``: the chunk's weights, None when all are 1."""
@@ -399,15 +336,8 @@ def load_vw(
     ``2**n_bits`` columns; parameters as :func:`iter_vw_chunks`."""
     opt = _VWOptions(_source_name(path), n_bits, interactions, dtype, label_dtype)
     check_binary_stream(path)
-    owns = isinstance(path, str | bytes | os.PathLike)
-    f, raw = _open_with_raw(path) if owns else (path, path)
-    try:
+    with _opened(path) as (f, _raw):
         pieces = [(b, 0, b.n_rows) for b, _ in _iter_vw_blocks(f, opt)]
-    finally:
-        if owns:
-            f.close()
-            if raw is not f:
-                raw.close()
     pieces = [p for p in pieces if p[2]]
     if pieces:
         X, y, w, _ = _concat(pieces, opt)
