@@ -24,7 +24,8 @@ import scipy.sparse as sp
 
 from .._core import vw as K
 from ..shell.validation import check_binary_stream, first_inexact_label
-from ._blocks import _ChunkReaderClose, _cut_blocks, _recut
+from ._blocks import _ChunkReaderClose, _recut
+from ._cut import _cut_blocks
 from ._lines import _snippet
 from ._open import _opened, _source_name
 
@@ -193,7 +194,7 @@ def _parse_part(buf: np.ndarray, n: int, lines_before: int, opt: _VWOptions):
 
 def _iter_vw_blocks(f, opt: _VWOptions, block_size: int | None = None):
     """Parsed blocks of the binary stream ``f``, each with the lines read so far
-    (:func:`onlinelearn.io._blocks._cut_blocks` with the VW kernel)."""
+    (:func:`onlinelearn.io._cut._cut_blocks` with the VW kernel)."""
     if block_size is None:
         block_size = BLOCK_SIZE
     return _cut_blocks(
