@@ -174,3 +174,23 @@ def test_kernel_modules_are_layered():
     assert not {m for m in graph[k + "_input"] if m.startswith(k)}
     assert k + "_program" not in graph[k + "_feature_map"]
     assert k + "_feature_map" not in graph[k + "_program"]
+
+
+def test_no_module_is_longer_than_500_lines_and_none_calls_exec():
+    """Modules a reader can hold (issue 31's shape): at most 500 lines each, and no code built
+    from strings at run time."""
+    long, execs = [], []
+    for path in sorted(SRC.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 500:
+            long.append(f"{path.relative_to(SRC)}: {text.count(chr(10))} lines")
+        tree = ast.parse(text)
+        execs += [
+            f"{path.relative_to(SRC)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("exec", "eval")
+        ]
+    assert not long, long
+    assert not execs, execs
