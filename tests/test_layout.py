@@ -194,3 +194,33 @@ def test_no_module_is_longer_than_500_lines_and_none_calls_exec():
         ]
     assert not long, long
     assert not execs, execs
+
+
+def test_every_import_of_the_package_names_something_that_exists():
+    """Every ``from onlinelearn... import name`` in the package, the ones inside functions
+    included (they run only when their branch does), names a module or an attribute that
+    exists: a name moved to another module is caught here, not by the user whose call reaches
+    the lazy import."""
+    missing = []
+    for path in sorted(SRC.rglob("*.py")):
+        parts = ("onlinelearn",) + path.relative_to(SRC).with_suffix("").parts
+        pkg = parts[:-1]  # a module's package; for __init__ the package itself
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = pkg[: len(pkg) - (node.level - 1)]
+                target = ".".join(base + ((node.module,) if node.module else ()))
+            else:
+                target = node.module or ""
+            if not target.startswith("onlinelearn"):
+                continue
+            module = importlib.import_module(target)
+            for alias in node.names:
+                if alias.name == "*" or hasattr(module, alias.name):
+                    continue
+                try:
+                    importlib.import_module(f"{target}.{alias.name}")
+                except ImportError:
+                    missing.append(f"{path.relative_to(SRC)}:{node.lineno}: {target}.{alias.name}")
+    assert not missing, missing

@@ -109,7 +109,7 @@ def open_stdin(stream=None):
     import gzip
     import lzma
 
-    from . import _compression_of
+    from ._open import _compression_of
 
     raw = stream if stream is not None else sys.stdin.buffer
     if not hasattr(raw, "peek"):
