@@ -47,6 +47,10 @@ _LAZY = {
     "SequenceTagger": ".structured",
     "DualCoordinateSVC": ".svm",
     "Pegasos": ".svm",
+    "AdaGradClassifier": ".adaptive",
+    "AdaGradRegressor": ".adaptive",
+    "NormalizedClassifier": ".adaptive",
+    "NormalizedRegressor": ".adaptive",
 }
 
 
@@ -106,4 +110,8 @@ __all__ = [
     "KernelPassiveAggressive",
     "KernelCOPA",
     "KernelSVC",
+    "AdaGradClassifier",
+    "AdaGradRegressor",
+    "NormalizedClassifier",
+    "NormalizedRegressor",
 ]
