@@ -25,9 +25,9 @@ class AdaptiveState:
     :func:`~onlinelearn.shell.meta.with_methods`)."""
 
     def _rates(self):
-        """(alpha, beta, l1, l2) of FTRL-Proximal; (eta, 0, 0, 0) for NAG."""
+        """(alpha, beta, l1, l2) of FTRL-Proximal (alpha = ``eta``); (eta, 0, 0, 0) for NAG."""
         if self._step == AD.FTRL:
-            return float(self.alpha), float(self.beta), float(self.l1), float(self.l2)
+            return float(self.eta), float(self.beta), float(self.l1), float(self.l2)
         return float(self.eta), 0.0, 0.0, 0.0
 
     def _intercept_value(self):

@@ -23,7 +23,6 @@ __all__ = ["AdaGradClassifier", "NormalizedClassifier"]
 
 #: the parameters of the family (beside :data:`~onlinelearn.shell.params.SHARED`)
 ADAPTIVE = {
-    "alpha": Param(0.5, POSITIVE),
     "beta": Param(1.0, NON_NEGATIVE),
     "l1": Param(0.0, NON_NEGATIVE),
     "l2": Param(0.0, NON_NEGATIVE),
@@ -140,7 +139,7 @@ class _AdaptiveClassifier(ScoresClassifier):
 _COMMON = "n_epochs fit_intercept intercept_scaling class_weight shuffle random_state"
 
 
-@parameters(f"loss * alpha beta l1 l2 {_COMMON}", SHARED, ADAPTIVE)
+@parameters(f"loss * eta beta l1 l2 {_COMMON}", SHARED, ADAPTIVE)
 class AdaGradClassifier(_AdaptiveClassifier):
     """Linear classifier by FTRL-Proximal with AdaGrad's per-coordinate learning rates.
 
@@ -167,8 +166,9 @@ class AdaGradClassifier(_AdaptiveClassifier):
     ----------
     loss : {'hinge', 'logistic'}, default='hinge'
         'logistic' gives ``predict_proba`` the probabilities of the loss (sigmoid / softmax).
-    alpha, beta : float, default=0.5, 1.0
-        The rates eta_{t,i} = alpha / (beta + sqrt(n_{t,i})).
+    eta, beta : float, default=0.5, 1.0
+        The rates eta_{t,i} = alpha / (beta + sqrt(n_{t,i})) with alpha = ``eta`` (McMahan et
+        al.'s alpha; named ``eta`` because scikit-learn's ``alpha`` is a regularisation).
     l1, l2 : float, default=0.0
         FTRL-Proximal's l1 (sparsity) and l2 regularisation strengths.
     n_epochs, fit_intercept, intercept_scaling, class_weight, shuffle, random_state

@@ -92,7 +92,7 @@ class _AdaptiveRegressor(RegressorMixin, BaseEstimator):
 _COMMON = "n_epochs fit_intercept intercept_scaling shuffle random_state"
 
 
-@parameters(f"loss * epsilon alpha beta l1 l2 {_COMMON}", SHARED, REGRESSION)
+@parameters(f"loss * epsilon eta beta l1 l2 {_COMMON}", SHARED, REGRESSION)
 class AdaGradRegressor(_AdaptiveRegressor):
     """Linear regression by FTRL-Proximal with AdaGrad's per-coordinate learning rates.
 
@@ -107,8 +107,9 @@ class AdaGradRegressor(_AdaptiveRegressor):
     loss : {'squared', 'absolute', 'epsilon_insensitive'}, default='squared'
     epsilon : float, default=0.1
         The width of the insensitive zone (``loss='epsilon_insensitive'``).
-    alpha, beta, l1, l2 : float, default=0.5, 1.0, 0.0, 0.0
-        Rates alpha / (beta + sqrt(n_i)) and FTRL-Proximal's regularisation.
+    eta, beta, l1, l2 : float, default=0.5, 1.0, 0.0, 0.0
+        Rates alpha / (beta + sqrt(n_i)) with alpha = ``eta``, and FTRL-Proximal's
+        regularisation.
     n_epochs, fit_intercept, intercept_scaling, shuffle, random_state
         As for the other online learners.
 
