@@ -156,7 +156,7 @@ def nag_reference(X, y, loss, eta, b, K, c=None):
         p = W.T @ x
         preds.append(p.copy())
         nz = x != 0
-        N += ((x[nz] / s[nz]) ** 2).sum()
+        N += c[r] * ((x[nz] / s[nz]) ** 2).sum()
         t += c[r]
         g = c[r] * np.outer(x, _dloss(loss, p, y[r]))
         G += g * g
@@ -232,3 +232,112 @@ def test_normalized_is_scale_invariant_unlike_pa(c):
     reg_a = NormalizedRegressor().partial_fit_predict(X, X @ np.arange(6.0))
     reg_b = NormalizedRegressor().partial_fit_predict(Xc, X @ np.arange(6.0))
     np.testing.assert_allclose(reg_a, reg_b, rtol=1e-9, atol=1e-9)
+
+
+def _ode_scale(loss, p, y, q, h):
+    """int_0^h l'(p(u)) du along dp/du = -q l'(p(u)), by scipy's ODE solver (stopped at the
+    hinge's margin, where l' becomes 0)."""
+    from scipy.integrate import solve_ivp
+
+    yy = 1.0 if y == 1.0 else -1.0
+
+    def deriv(pp):
+        if loss == AD.SQUARED:
+            return pp - y
+        return -yy if 1.0 - yy * pp > 0.0 else 0.0
+
+    def rhs(u, z):
+        g = deriv(z[0])
+        return [-q * g, g]
+
+    def at_margin(u, z):
+        return 1.0 - yy * z[0]
+
+    at_margin.terminal = True
+    events = at_margin if loss == AD.HINGE and 1 - yy * p > 0 else None
+    sol = solve_ivp(rhs, (0.0, h), [p, 0.0], rtol=1e-11, atol=1e-14, events=events)
+    return sol.y[1, -1]
+
+
+@pytest.mark.parametrize("loss", [AD.SQUARED, AD.HINGE])
+def test_invariant_scale_solves_the_importance_ode(loss):
+    """s(h) = int_0^h l'(p(u)) du along dp/du = -q l'(p) (Karampatziakis & Langford 2011), by
+    scipy's ODE solver, on random instances with tiny and huge q and h."""
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        q, h = 10 ** rng.uniform(-6, 3), 10 ** rng.uniform(-3, 1.5)
+        y = float(rng.integers(0, 2)) if loss == AD.HINGE else rng.normal()
+        p = rng.normal() * 2
+        got = AD.invariant_scale(loss, p, y, q, h)
+        assert got == pytest.approx(_ode_scale(loss, p, y, q, h), rel=1e-7, abs=1e-12)
+
+
+def nag_invariant_reference(X, y, loss, eta, b, c):
+    """NAG with the importance-invariant update, row by row (one column; the constant feature
+    last): G += c (l' x)^2, rates frozen, w -= r x s(c) with s from the closed forms."""
+    X = np.hstack([X, np.full((len(X), 1), b)]) if b else X
+    n, d = X.shape
+    w, s, G, N, t = np.zeros(d), np.zeros(d), np.zeros(d), 0.0, 0.0
+    for r in range(n):
+        x = X[r]
+        grow = np.abs(x) > s
+        old = s.copy()
+        s[grow] = np.abs(x[grow])
+        w[grow & (old > 0)] *= old[grow & (old > 0)] / s[grow & (old > 0)]
+        p = w @ x
+        nz = x != 0
+        N += c[r] * ((x[nz] / s[nz]) ** 2).sum()
+        t += c[r]
+        g0 = _dloss(loss, np.array([p]), y[r])[0]
+        if g0 == 0.0 or not nz.any():
+            continue
+        G[nz] += c[r] * (g0 * x[nz]) ** 2
+        rates = np.zeros(d)
+        rates[nz] = eta * np.sqrt(t / N) / (s[nz] * np.sqrt(G[nz]))
+        q = (rates * x * x).sum()
+        if loss == AD.SQUARED:
+            sh = (p - y[r]) * (1 - np.exp(-q * c[r])) / q
+        else:
+            yy = 1.0 if y[r] == 1 else -1.0
+            sh = -yy * min(c[r], (1 - yy * p) / q)
+        w -= rates * x * sh
+    return w
+
+
+@pytest.mark.parametrize("loss", [AD.SQUARED, AD.HINGE])
+@pytest.mark.parametrize("seed", range(3))
+def test_nag_invariant_update_matches_a_reference(loss, seed):
+    rng = np.random.default_rng(seed)
+    X, y, K = _problem(loss, rng, 80, 4, 1.0)
+    X *= 10.0 ** rng.uniform(-3, 3, size=4)
+    c = rng.uniform(0.1, 5.0, len(y))
+    b = [0.0, 1.0, 2.0][seed]
+    ref = nag_invariant_reference(X, y, loss, 0.7, b, c)
+    batch = CSRBatch(sp.csr_matrix(X) if seed == 1 else X)
+    R = X.shape[1] + (1 if b else 0)
+    A, B, S, st = np.zeros((R, 1)), np.zeros((R, 1)), np.zeros(R), np.zeros(AD.N_ST)
+    AD.adaptive_pass(batch.data, batch.indices, batch.indptr, y, c, np.arange(len(y)), A, B, S,
+                     st, AD.NAG, loss, 0.7, 0.0, 0.0, 0.0, EPS, b, np.empty(len(y)), np.zeros(1),
+                     np.zeros(1), True)  # fmt: skip
+    np.testing.assert_allclose(A[:, 0], ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+
+
+def test_invariant_update_never_overshoots_and_is_refused_without_a_closed_form():
+    """One row of huge importance: the squared loss moves the prediction to y at most, the
+    hinge to the margin at most (plain gradient steps overshoot)."""
+    X = np.array([[1.0, 2.0]])
+    reg = NormalizedRegressor(importance_invariant=True, fit_intercept=False)
+    reg.partial_fit(X, [3.0], sample_weight=[1e6])
+    assert reg.predict(X)[0] == pytest.approx(3.0, rel=1e-9)
+    clf = NormalizedClassifier(importance_invariant=True, fit_intercept=False)
+    clf.partial_fit(np.vstack([X, -X]), [1, 0], sample_weight=[1e6, 1e6])
+    assert clf.decision_function(X)[0] == pytest.approx(1.0, rel=1e-9)
+    X3, y3 = np.eye(3), [0, 1, 2]
+    for est in (NormalizedClassifier(importance_invariant=True, loss="logistic"),
+                NormalizedRegressor(importance_invariant=True, loss="absolute")):
+        with pytest.raises(ValueError, match="importance_invariant"):
+            est.fit(X3[:2], y3[:2])
+    clf = NormalizedClassifier(importance_invariant=True).fit(X3[:2], y3[:2])
+    with pytest.raises(ValueError, match="importance_invariant"):
+        clf.partial_fit(X3, y3)
+    assert list(clf.classes_) == [0, 1]

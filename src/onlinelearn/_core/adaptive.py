@@ -27,7 +27,7 @@ Wabbit's ``--adaptive --normalized``).  Per feature i a scale s_i = max_t |x_{ti
 coordinate G = sum_s g_s^2, and N = sum_t sum_i x_{ti}^2 / s_i^2::
 
     for each i with |x_i| > s_i:  W[i, :] *= s_i / |x_i|;  s_i = |x_i|
-    p = W^T x;  N += sum_i x_i^2 / s_i^2;  t += c
+    p = W^T x;  N += c sum_i x_i^2 / s_i^2;  t += c
     G_{ik} += g_{ik}^2;  W_{ik} -= eta sqrt(t / N) g_{ik} / (s_i sqrt(G_{ik}))
 
 State ``st``: [t, N, n_updates, n_mistakes].  Loss codes: :data:`HINGE`, :data:`LOGISTIC`
@@ -156,9 +156,60 @@ def _label(p, K, loss):
 
 
 @njit
+def invariant_scale(loss, p, y, q, h):
+    """s(h) = integral_0^h dl/dp(p(u)) du along dp/du = -q dl/dp(p(u)), p(0) = p: the
+    importance-invariant update of Karampatziakis & Langford 2011 (Table 1) for a step whose
+    prediction moves by -q per unit of gradient (q = x^T diag(r) x, r the per-coordinate rates)::
+
+        squared  l = 1/2 (p - y)^2:  s(h) = (p - y) (1 - e^{-q h}) / q
+        hinge    l = [1 - y p]_+:    s(h) = -y min(h, (1 - y p) / q)     (y in {-1, +1})
+    """
+    if loss == SQUARED:
+        if q * h < 1e-12:
+            return (p - y) * h * (1.0 - 0.5 * q * h)
+        return -(p - y) * np.expm1(-q * h) / q
+    yy = 1.0 if y == 1.0 else -1.0
+    m = 1.0 - yy * p
+    if m <= 0.0:
+        return 0.0
+    if q * h <= m:
+        return -yy * h
+    return -yy * m / q
+
+
+@njit
+def _invariant_update(data, indices, start, stop, off, A, B, S, d, b, c, rate, loss, p, y, g0):
+    """NAG's round with importance c as the importance-invariant update (one column): G_i
+    grows by c (g0 x_i)^2 (Vowpal Wabbit's accounting: c repetitions of the gradient), the
+    rates r_i = rate / (s_i sqrt(G_i)) are frozen, and w_i -= r_i x_i s(c)
+    (:func:`invariant_scale`)."""
+    q = 0.0
+    for pp in range(start, stop + (1 if b != 0.0 else 0)):
+        j = d
+        v = b
+        if pp < stop:
+            j = indices[pp - off]
+            v = data[pp]
+        if v != 0.0:
+            B[j, 0] += c * (g0 * v) ** 2
+            q += rate * v * v / (S[j] * np.sqrt(B[j, 0]))
+    if q <= 0.0:
+        return
+    sh = invariant_scale(loss, p, y, q, c)
+    for pp in range(start, stop + (1 if b != 0.0 else 0)):
+        j = d
+        v = b
+        if pp < stop:
+            j = indices[pp - off]
+            v = data[pp]
+        if v != 0.0:
+            A[j, 0] -= rate * v * sh / (S[j] * np.sqrt(B[j, 0]))
+
+
+@njit
 def adaptive_pass(
     data, indices, indptr, target, weight, order, A, B, S, st, step, loss, alpha, beta, l1, l2,
-    eps, b, pred, p, gp,
+    eps, b, pred, p, gp, invariant=False,
 ):  # fmt: skip
     """One pass of the FTRL-Proximal (``step`` = FTRL: A = z, B = n) or NAG (``step`` = NAG:
     A = W, B = G, S = the scales s_i, ``alpha`` = eta) step over the rows ``order``.
@@ -166,8 +217,9 @@ def adaptive_pass(
     ``target``: class codes (as floats) or real targets; ``weight``: importances c (a row of
     weight 0 is skipped); ``b``: value of the constant feature (row R - 1) or 0; ``pred``
     (len(order),): receives the prediction made before each row's update (label code or
-    value); ``p``, ``gp`` (K,): scratch.  Returns the summed loss of the rows before their
-    updates (times c)."""
+    value); ``p``, ``gp`` (K,): scratch; ``invariant`` (NAG with the binary hinge or the
+    squared loss): the importance-invariant update (:func:`invariant_scale`).  Returns the
+    summed loss of the rows before their updates (times c)."""
     R, K = A.shape
     d = R - 1 if b != 0.0 else R
     dense = indices.shape[0] != data.shape[0]
@@ -232,7 +284,7 @@ def adaptive_pass(
                     nx += (data[pp] / S[j]) ** 2
             if b != 0.0:
                 nx += 1.0
-            st[ST_N] += nx
+            st[ST_N] += c * nx
             if st[ST_N] > 0.0:
                 rate = alpha * np.sqrt(st[ST_T] / st[ST_N])
         else:
@@ -244,6 +296,10 @@ def adaptive_pass(
         if not changed:
             continue
         st[ST_UPD] += 1.0
+        if invariant and step == NAG:
+            _invariant_update(data, indices, start, stop, off, A, B, S, d, b, c, rate, loss,
+                              p[0], y, gp[0])  # fmt: skip
+            continue
         for pp in range(start, stop + (1 if b != 0.0 else 0)):
             if pp < stop:
                 j = indices[pp - off]

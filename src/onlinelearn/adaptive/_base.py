@@ -56,13 +56,19 @@ class AdaptiveState:
         self._A, self._B, self._S, self._st = (a.copy() for a in (self._A, self._B, self._S,
                                                                   self._st))  # fmt: skip
         K = self._A.shape[1]
+        invariant = bool(getattr(self, "importance_invariant", False))
+        if invariant and self._loss_code() not in (AD.HINGE, AD.SQUARED):
+            raise ValueError(
+                f"{type(self).__name__}: importance_invariant=True has a closed form for the "
+                "binary hinge and the squared loss only; set importance_invariant=False"
+            )
         pred = np.empty(len(order))
         alpha, beta, l1, l2 = self._rates()
         loss = AD.adaptive_pass(
             batch.data, batch.indices, batch.indptr, target, weights, order, self._A, self._B,
             self._S, self._st, self._step, self._loss_code(), alpha, beta, l1, l2,
             float(getattr(self, "epsilon", 0.0)), self._intercept_value(), pred, np.zeros(K),
-            np.zeros(K),
+            np.zeros(K), invariant,
         )  # fmt: skip
         if not (np.isfinite(self._A).all() and np.isfinite(self._B).all() and np.isfinite(loss)):
             raise FloatingPointError(

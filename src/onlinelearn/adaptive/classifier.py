@@ -28,6 +28,7 @@ ADAPTIVE = {
     "l2": Param(0.0, NON_NEGATIVE),
     "eta": Param(0.5, POSITIVE),
     "loss": Param("hinge", StrOptions({"hinge", "logistic"})),
+    "importance_invariant": Param(False, "boolean"),
 }
 
 
@@ -191,7 +192,7 @@ class AdaGradClassifier(_AdaptiveClassifier):
     _step = AD.FTRL
 
 
-@parameters(f"loss * eta {_COMMON}", SHARED, ADAPTIVE)
+@parameters(f"loss * eta importance_invariant {_COMMON}", SHARED, ADAPTIVE)
 class NormalizedClassifier(_AdaptiveClassifier):
     """Linear classifier by the normalized adaptive gradient update (NAG): invariant to the
     scale of each feature.
@@ -201,10 +202,16 @@ class NormalizedClassifier(_AdaptiveClassifier):
     (i, k) G_{ik}, the sum of its squared gradients; N = sum_t sum_i x_{t,i}^2 / s_i^2::
 
         for each i with |x_i| > s_i:  w_{i,:} <- w_{i,:} s_i / |x_i|;  s_i <- |x_i|
-        p = W^T x;   N <- N + sum_i x_i^2 / s_i^2;   t <- t + 1
+        p = W^T x;   N <- N + c sum_i x_i^2 / s_i^2;   t <- t + c
         G_{ik} <- G_{ik} + g_{ik}^2;   w_{ik} <- w_{ik} - eta sqrt(t/N) g_{ik} / (s_i sqrt(G_{ik}))
 
-    with g_{ik} = c dl(p, y)/dp_k x_i (c: sample and class weight; t then counts c).
+    with g_{ik} = c dl(p, y)/dp_k x_i (c: sample and class weight, 1 in the paper).
+    ``importance_invariant=True`` (two classes, hinge loss) replaces the last line by the
+    importance-invariant update of Karampatziakis & Langford 2011 (Vowpal Wabbit's default):
+    G_{i} <- G_{i} + c (l' x_i)^2, rates r_i = eta sqrt(t/N) / (s_i sqrt(G_i)) frozen, and
+    w_i <- w_i - r_i x_i s(c), s(c) = -y min(c, (1 - y p) / q), q = sum_i r_i x_i^2: the limit
+    of infinitely many small steps, which never crosses the margin.
+
     Multiplying a feature by a constant c > 0 from the start divides its weights by c and
     changes no prediction.  Losses as :class:`AdaGradClassifier`.
 
@@ -213,6 +220,8 @@ class NormalizedClassifier(_AdaptiveClassifier):
     loss : {'hinge', 'logistic'}, default='hinge'
     eta : float, default=0.5
         The learning rate (Vowpal Wabbit's ``-l``, whose default is 0.5).
+    importance_invariant : bool, default=False
+        The importance-invariant update (binary hinge loss only).
     n_epochs, fit_intercept, intercept_scaling, class_weight, shuffle, random_state
         As for the other online learners.
 

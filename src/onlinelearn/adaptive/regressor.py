@@ -125,17 +125,21 @@ class AdaGradRegressor(_AdaptiveRegressor):
     _step = AD.FTRL
 
 
-@parameters(f"loss * epsilon eta {_COMMON}", SHARED, REGRESSION)
+@parameters(f"loss * epsilon eta importance_invariant {_COMMON}", SHARED, REGRESSION)
 class NormalizedRegressor(_AdaptiveRegressor):
     """Linear regression by the normalized adaptive gradient update (NAG; Ross, Mineiro,
     Langford 2013, Algorithm 2): the step of :class:`~onlinelearn.NormalizedClassifier` on
     the residual losses of :class:`AdaGradRegressor`, invariant to the scale of each feature.
+    ``importance_invariant=True`` (squared loss only): Karampatziakis & Langford 2011's update,
+    w_i <- w_i - r_i x_i (p - y) (1 - e^{-q c}) / q with the rates r_i frozen and
+    q = sum_i r_i x_i^2, the limit of infinitely many small steps (it never overshoots y).
 
     Parameters
     ----------
     loss : {'squared', 'absolute', 'epsilon_insensitive'}, default='squared'
     epsilon : float, default=0.1
     eta : float, default=0.5
+    importance_invariant : bool, default=False
     n_epochs, fit_intercept, intercept_scaling, shuffle, random_state
 
     Examples
