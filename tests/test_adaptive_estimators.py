@@ -209,3 +209,13 @@ def test_l1_gives_exact_zeros():
     clf = AdaGradClassifier(loss="logistic", l1=20.0, random_state=0).fit(X, y)
     assert (clf.coef_ == 0).sum() >= 15 and clf.coef_[0, 0] > 0 > clf.coef_[0, 1]
     assert clf.score(X, y) > 0.9
+
+
+def test_untouched_weights_read_as_zero_without_beta():
+    """beta = l2 = 0: a weight no gradient touched has 0 / 0 in the closed form; it is 0."""
+    X, y = _blobs()
+    X[:, 3] = 0.0
+    clf = AdaGradClassifier(beta=0.0, random_state=0).fit(X, y)
+    assert np.isfinite(clf.coef_).all() and (clf.coef_[:, 3] == 0).all()
+    progressive = AdaGradClassifier(beta=0.0).partial_fit_predict(X, y)
+    assert np.mean(progressive == y) > 0.8

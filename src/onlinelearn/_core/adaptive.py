@@ -30,10 +30,15 @@ coordinate G = sum_s g_s^2, and N = sum_t sum_i x_{ti}^2 / s_i^2::
     p = W^T x;  N += c sum_i x_i^2 / s_i^2;  t += c
     G_{ik} += g_{ik}^2;  W_{ik} -= eta sqrt(t / N) g_{ik} / (s_i sqrt(G_{ik}))
 
-State ``st``: [t, N, n_updates, n_mistakes].  Loss codes: :data:`HINGE`, :data:`LOGISTIC`
-(binary, y in {-1, +1} from class codes 0 / 1), :data:`MC_HINGE` (multiclass hinge with the
-max-loss rival: Crammer-Singer), :data:`SOFTMAX` (multinomial log loss), :data:`SQUARED`
-(1/2 (p - y)^2), :data:`ABSOLUTE` (|p - y|), :data:`EPS_INSENSITIVE` ([|p - y| - eps]_+).
+State ``st``: [t, N, n_updates, n_mistakes, the summed loss of the predictions (times c),
+FTRL-Proximal's sum_t sum_i g_{t,i}^2 / ((beta + sqrt(n_{t,i}))/alpha + l2)] (the regret
+bound's gradient term, :mod:`onlinelearn.bounds.adaptive`).  FTRL-Proximal also keeps, per
+weight, g_{1:t} (``G1``) and sum_s sigma_s w_s^2 (``Q``), the other terms of that bound.
+
+Loss codes: :data:`HINGE`, :data:`LOGISTIC` (binary, y in {-1, +1} from class codes 0 / 1),
+:data:`MC_HINGE` (multiclass hinge with the max-loss rival: Crammer-Singer), :data:`SOFTMAX`
+(multinomial log loss), :data:`SQUARED` (1/2 (p - y)^2), :data:`ABSOLUTE` (|p - y|),
+:data:`EPS_INSENSITIVE` ([|p - y| - eps]_+).
 """
 
 from __future__ import annotations
@@ -42,8 +47,8 @@ import numpy as np
 
 from .config import njit
 
-ST_T, ST_N, ST_UPD, ST_MIS = range(4)
-N_ST = 4
+ST_T, ST_N, ST_UPD, ST_MIS, ST_LOSS, ST_DNORM = range(6)
+N_ST = 6
 
 HINGE, LOGISTIC, MC_HINGE, SOFTMAX, SQUARED, ABSOLUTE, EPS_INSENSITIVE = range(7)
 FTRL, NAG = 0, 1
@@ -209,7 +214,7 @@ def _invariant_update(data, indices, start, stop, off, A, B, S, d, b, c, rate, l
 @njit
 def adaptive_pass(
     data, indices, indptr, target, weight, order, A, B, S, st, step, loss, alpha, beta, l1, l2,
-    eps, b, pred, p, gp, invariant=False,
+    eps, b, pred, p, gp, invariant=False, G1=None, Q=None,
 ):  # fmt: skip
     """One pass of the FTRL-Proximal (``step`` = FTRL: A = z, B = n) or NAG (``step`` = NAG:
     A = W, B = G, S = the scales s_i, ``alpha`` = eta) step over the rows ``order``.
@@ -218,7 +223,8 @@ def adaptive_pass(
     weight 0 is skipped); ``b``: value of the constant feature (row R - 1) or 0; ``pred``
     (len(order),): receives the prediction made before each row's update (label code or
     value); ``p``, ``gp`` (K,): scratch; ``invariant`` (NAG with the binary hinge or the
-    squared loss): the importance-invariant update (:func:`invariant_scale`).  Returns the
+    squared loss): the importance-invariant update (:func:`invariant_scale`); ``G1``, ``Q``
+    (R, K), FTRL only: the regret bound's sums (module docstring), kept when given.  Returns the
     summed loss of the rows before their updates (times c)."""
     R, K = A.shape
     d = R - 1 if b != 0.0 else R
@@ -273,7 +279,9 @@ def adaptive_pass(
         y = target[i]
         if not regression and guess != y:
             st[ST_MIS] += 1.0
-        total += c * loss_derivative(loss, p, y, eps, gp)
+        lt = c * loss_derivative(loss, p, y, eps, gp)
+        total += lt
+        st[ST_LOSS] += lt
         rate = 0.0
         if step == NAG:
             st[ST_T] += c
@@ -319,6 +327,10 @@ def adaptive_pass(
                     sigma = (np.sqrt(n + g * g) - np.sqrt(n)) / alpha
                     A[j, k] += g - sigma * w
                     B[j, k] = n + g * g
+                    st[ST_DNORM] += g * g / ((beta + np.sqrt(n + g * g)) / alpha + l2)
+                    if G1 is not None:
+                        G1[j, k] += g
+                        Q[j, k] += sigma * w * w
                 else:
                     B[j, k] += g * g
                     A[j, k] -= rate * g / (S[j] * np.sqrt(B[j, k]))

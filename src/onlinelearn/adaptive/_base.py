@@ -39,6 +39,9 @@ class AdaptiveState:
         self._B = np.zeros((R, K))
         self._S = np.zeros(R)
         self._st = np.zeros(AD.N_ST)
+        # FTRL-Proximal's regret-bound sums g_{1:t} and sum_s sigma_s w_s^2 (NAG: none)
+        shape = (R, K) if self._step == AD.FTRL else (0, 0)
+        self._G1, self._Q = np.zeros(shape), np.zeros(shape)
 
     def _snapshot(self):
         return {k: copy.copy(v) if isinstance(v, np.ndarray) else copy.deepcopy(v)
@@ -53,8 +56,9 @@ class AdaptiveState:
         Refuses (FloatingPointError) a pass that made a weight infinite or NaN (the call's
         snapshot then puts the model back)."""
         # the pass writes the state in place: work on copies, so the snapshot stays intact
-        self._A, self._B, self._S, self._st = (a.copy() for a in (self._A, self._B, self._S,
-                                                                  self._st))  # fmt: skip
+        names = ("_A", "_B", "_S", "_st", "_G1", "_Q")
+        for name in names:
+            setattr(self, name, getattr(self, name).copy())
         K = self._A.shape[1]
         invariant = bool(getattr(self, "importance_invariant", False))
         if invariant and self._loss_code() not in (AD.HINGE, AD.SQUARED):
@@ -68,7 +72,7 @@ class AdaptiveState:
             batch.data, batch.indices, batch.indptr, target, weights, order, self._A, self._B,
             self._S, self._st, self._step, self._loss_code(), alpha, beta, l1, l2,
             float(getattr(self, "epsilon", 0.0)), self._intercept_value(), pred, np.zeros(K),
-            np.zeros(K), invariant,
+            np.zeros(K), invariant, *((self._G1, self._Q) if self._step == AD.FTRL else ()),
         )  # fmt: skip
         if not (np.isfinite(self._A).all() and np.isfinite(self._B).all() and np.isfinite(loss)):
             raise FloatingPointError(
@@ -86,7 +90,11 @@ class AdaptiveState:
         alpha, beta, l1, l2 = self._rates()
         Z, N = self._A, self._B
         mag = np.maximum(np.abs(Z) - l1, 0.0)
-        return -np.sign(Z) * mag / ((beta + np.sqrt(N)) / alpha + l2)
+        # |z| <= l1 gives 0, also where the denominator is 0 (beta = l2 = 0, never touched)
+        den = (beta + np.sqrt(N)) / alpha + l2
+        out = np.zeros_like(Z)
+        np.divide(-np.sign(Z) * mag, den, out=out, where=mag > 0.0)
+        return out
 
     def _raw_scores(self, X):
         X = V.check_X(self, X, reset=False)
@@ -128,7 +136,8 @@ class AdaptiveState:
 
     # ------------------------------------------------------------------ model files
     def _state_arrays(self):
-        return {"A": self._A, "B": self._B, "S": self._S, "st": self._st}
+        return {"A": self._A, "B": self._B, "S": self._S, "st": self._st, "G1": self._G1,
+                "Q": self._Q}  # fmt: skip
 
     def _get_state(self):
         meta = state_meta(self)
@@ -139,9 +148,14 @@ class AdaptiveState:
         return meta, arrays
 
     def _set_state_arrays(self, arrays, K):
-        self._A, self._B, self._S, self._st = float_arrays(arrays, "A", "B", "S", "st")
+        self._A, self._B, self._S, self._st, self._G1, self._Q = float_arrays(
+            arrays, "A", "B", "S", "st", "G1", "Q"
+        )
         R = self.n_features_in_ + (1 if self.fit_intercept else 0)
         check_shape("A", self._A, (R, K))
+        shape = (R, K) if self._step == AD.FTRL else (0, 0)
+        check_shape("G1", self._G1, shape)
+        check_shape("Q", self._Q, shape)
         check_shape("B", self._B, (R, K))
         check_shape("S", self._S, (R,))
         check_shape("st", self._st, (AD.N_ST,))

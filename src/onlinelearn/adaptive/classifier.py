@@ -53,6 +53,11 @@ class _AdaptiveClassifier(ScoresClassifier):
         z is halved and the sums of squares kept, so the weights are halved)."""
         if K <= 2:
             return
+        # the earlier rounds' losses change with the label set: no regret bound covers them
+        self._st[AD.ST_DNORM] = np.nan
+        if self._step == AD.FTRL:
+            self._G1 = np.full((self._A.shape[0], K), np.nan)
+            self._Q = np.full((self._A.shape[0], K), np.nan)
         A, B = self._A, self._B
         split = A.shape[1] == 1 and len(self.classes_) == 2
         keep = pos if A.shape[1] > 1 or split else pos[:0]
