@@ -219,3 +219,35 @@ def test_untouched_weights_read_as_zero_without_beta():
     assert np.isfinite(clf.coef_).all() and (clf.coef_[:, 3] == 0).all()
     progressive = AdaGradClassifier(beta=0.0).partial_fit_predict(X, y)
     assert np.mean(progressive == y) > 0.8
+
+
+@pytest.mark.parametrize(
+    "est",
+    [AdaGradClassifier(loss="logistic"), NormalizedClassifier(loss="logistic"),
+     AdaGradRegressor(l1=0.01), NormalizedRegressor(importance_invariant=True)],
+    ids=repr,
+)  # fmt: skip
+def test_one_event_road_refuses_bad_rows_and_keeps_the_model(est):
+    """The compiled one-event road: a NaN value, an unknown column, an overflowing step all
+    raise and leave the model as it was; an unseen label takes the general path and grows."""
+    is_clf = hasattr(est, "class_weight")
+    X, y = _blobs(K=2) if is_clf else _regression()
+    m = copy.deepcopy(est).partial_fit(X, y)
+    before = copy.deepcopy(m.__dict__)
+    bad = [({0: np.nan, 1: 1.0}, y[0], ValueError), ({0: 1.0, 9: 1.0}, y[0], ValueError)]
+    if not is_clf:
+        bad.append(({0: 1e200, 1: 1e200}, 1e300, FloatingPointError))
+    for row, target, err in bad:
+        with pytest.raises(err):
+            m.learn_one(row, target)
+        _same_state(before, m.__dict__)
+    # the same row learned through the road and through partial_fit: the same model
+    row = {j: float(v) for j, v in enumerate(X[0])}
+    a, b = copy.deepcopy(m), copy.deepcopy(m)
+    a.learn_one(row, y[0])
+    b.partial_fit(X[:1], y[:1])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.predict_one(row) == b.predict(X[:1])[0]
+    if is_clf:
+        a.learn_one(row, 7)
+        assert list(a.classes_) == [0, 1, 7]

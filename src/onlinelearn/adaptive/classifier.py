@@ -18,6 +18,7 @@ from ..shell.params import NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ._base import AdaptiveState
+from ._event import EventMixin
 
 __all__ = ["AdaGradClassifier", "NormalizedClassifier"]
 
@@ -32,7 +33,9 @@ ADAPTIVE = {
 }
 
 
-@with_methods(AdaptiveState, ProgressiveMixin, GrowingLabelsMixin, WeightsReadoutMixin)
+@with_methods(
+    EventMixin, AdaptiveState, ProgressiveMixin, GrowingLabelsMixin, WeightsReadoutMixin
+)
 class _AdaptiveClassifier(ScoresClassifier):
     """The classifiers' side of the family: labels, class weights, the call's hooks."""
 

@@ -14,6 +14,7 @@ from ..shell.online import Call, ProgressiveMixin, refuse_classes
 from ..shell.params import NON_NEGATIVE, SHARED, Param, parameters
 from ..shell.regression import check_target
 from ._base import AdaptiveState
+from ._event import EventMixin
 from .classifier import ADAPTIVE
 
 __all__ = ["AdaGradRegressor", "NormalizedRegressor"]
@@ -28,7 +29,7 @@ REGRESSION = {
 }
 
 
-@with_methods(AdaptiveState, ProgressiveMixin)
+@with_methods(EventMixin, AdaptiveState, ProgressiveMixin)
 class _AdaptiveRegressor(RegressorMixin, BaseEstimator):
     """The regressors' side of the family: targets and the call's hooks."""
 
