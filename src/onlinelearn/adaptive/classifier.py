@@ -14,7 +14,7 @@ from .._core import adaptive as AD
 from ..shell import validation as V
 from ..shell.meta import ScoresClassifier, estimator_from_meta, with_methods
 from ..shell.online import Call, ProgressiveMixin
-from ..shell.params import NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
+from ..shell.params import NON_NEGATIVE, POSITIVE, SHARED, Param, parameters, validate_once
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
 from ._base import AdaptiveState
@@ -92,7 +92,7 @@ class _AdaptiveClassifier(ScoresClassifier):
 
     def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
         """The set-up of a call (:mod:`onlinelearn.shell.online`)."""
-        self._validate_params()
+        validate_once(self, self._validate_params)  # a stream of calls checks them once
         X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
         new_classes = V.grown_labels(None if first else self.classes_, y, classes)
         batch = V.CSRBatch(X)

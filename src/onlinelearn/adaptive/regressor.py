@@ -11,7 +11,7 @@ from .._core import adaptive as AD
 from ..shell import validation as V
 from ..shell.meta import estimator_from_meta, with_methods, with_tags
 from ..shell.online import Call, ProgressiveMixin, refuse_classes
-from ..shell.params import NON_NEGATIVE, SHARED, Param, parameters
+from ..shell.params import NON_NEGATIVE, SHARED, Param, parameters, validate_once
 from ..shell.regression import check_target
 from ._base import AdaptiveState
 from ._event import EventMixin
@@ -45,7 +45,7 @@ class _AdaptiveRegressor(RegressorMixin, BaseEstimator):
     def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
         """The set-up of a call (:mod:`onlinelearn.shell.online`)."""
         refuse_classes(self, classes)
-        self._validate_params()
+        validate_once(self, self._validate_params)  # a stream of calls checks them once
         X = V.check_X(self, X, reset=first)
         n = X.shape[0]
         y = check_target(y, n)
