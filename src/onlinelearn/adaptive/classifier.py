@@ -52,8 +52,10 @@ class _AdaptiveClassifier(ScoresClassifier):
         self.class_counts_ = np.zeros(K, dtype=np.int64)
 
     def _move_columns(self, pos, K):
-        """New labels: zero columns; one binary column w becomes (-w/2, w/2) (same decisions:
-        z is halved and the sums of squares kept, so the weights are halved)."""
+        """New labels: zero columns; one binary column w becomes (-w/2, w/2): NAG's weights
+        and FTRL-Proximal's z are halved, the sums of squares kept, which halves FTRL's
+        weights too when l1 = 0 (same decisions; with l1 > 0 the threshold on z/2 may zero a
+        few more weights)."""
         if K <= 2:
             return
         # the earlier rounds' losses change with the label set: no regret bound covers them
