@@ -339,3 +339,15 @@ def test_a_detector_pickles_mid_stream(cls):
     assert repr(b) == repr(a)
     np.testing.assert_array_equal(a.update_many(xs[1500:]), b.update_many(xs[1500:]))
     assert a.n_detections == b.n_detections
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    import onlinelearn.drift.adwin
+    import onlinelearn.drift.ddm
+    import onlinelearn.drift.page_hinkley
+
+    for module in (onlinelearn.drift.adwin, onlinelearn.drift.ddm, onlinelearn.drift.page_hinkley):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted > 0, module.__name__

@@ -39,9 +39,8 @@ Example::
     >>> from onlinelearn.drift import PageHinkley
     >>> rng = np.random.default_rng(1)
     >>> stream = np.r_[rng.integers(0, 2, 1000), rng.integers(4, 8, 1000)]
-    >>> alarms = PageHinkley().update_many(stream)
-    >>> bool(1000 <= alarms[0] < 1050)
-    True
+    >>> PageHinkley().update_many(stream)  # the values change at index 1000
+    array([1008, 1838])
 """
 
 from __future__ import annotations
