@@ -66,9 +66,10 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._core.config import njit
+from .shell.validation import check_X
 
 __all__ = ["OnlineStandardScaler"]
 
@@ -156,7 +157,7 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         first = not hasattr(self, "n_samples_seen_")
         before = dict(self.__dict__)
         try:  # validation may set n_features_in_ / feature_names_in_ before it refuses X
-            X = validate_data(self, X, reset=first, accept_sparse="csr", dtype=np.float64)
+            X = _float64(check_X(self, X, reset=first), copy=False)
         except Exception:
             self.__dict__.clear()
             self.__dict__.update(before)
@@ -180,8 +181,7 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
     def transform(self, X, copy=None):
         """``(X - mean_) / scale_`` (dense; CSR and ``with_mean=False``: ``X / scale_``)."""
         check_is_fitted(self, "scale_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64,
-                          copy=True)  # fmt: skip
+        X = _float64(check_X(self, X, reset=False), copy=True)
         if sp.issparse(X):
             X = X.tocsr()
             if self.with_std:
@@ -196,8 +196,7 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
     def inverse_transform(self, X, copy=None):
         """The rows ``transform`` maps to X."""
         check_is_fitted(self, "scale_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64,
-                          copy=True)  # fmt: skip
+        X = _float64(check_X(self, X, reset=False), copy=True)
         if sp.issparse(X):
             X = X.tocsr()
             if self.with_std:
@@ -253,6 +252,15 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         tags.input_tags.sparse = True
         tags.requires_fit = True
         return tags
+
+
+def _float64(X, copy):
+    """X (dense or CSR, as ``check_X`` returns it) in float64, copied when ``copy``."""
+    if sp.issparse(X):
+        return X.astype(np.float64, copy=copy).tocsr()
+    if copy:
+        return np.array(X, dtype=np.float64, order="C")
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def _scale(var):
