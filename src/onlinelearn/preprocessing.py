@@ -123,14 +123,21 @@ def _csr_stats(data, indices, indptr, d, mean, m2, n):
     _merge(float(n), mean, m2, float(nb), mean_b, m2_b)
 
 
-def _finite_row(x):
-    if not isinstance(x, dict):
+def _finite_row(x) -> dict:
+    """The dict row ``x`` with float values, or ``ValueError`` (not a dict, a value that is not
+    a real number, or not finite)."""
+    if type(x) is not dict and not isinstance(x, dict):
         raise ValueError(f"learn_one / transform_one take a dict row, got {type(x).__name__}")
+    out = {}
     for k, v in x.items():
-        if not isinstance(v, (numbers.Real, np.bool_)):
-            raise ValueError(f"feature {k!r} has a value that is not a number: {v!r}")
-        if not math.isfinite(float(v)):
+        if type(v) is not float and type(v) is not int:  # the common cases, without the ABCs
+            if not isinstance(v, (numbers.Real, np.bool_)):
+                raise ValueError(f"feature {k!r} has a value that is not a number: {v!r}")
+        v = float(v)
+        if v - v != 0.0:  # NaN or an infinity
             raise ValueError(f"feature {k!r} is not finite: {v!r} (the scaler is unchanged)")
+        out[k] = v
+    return out
 
 
 class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -213,12 +220,11 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         """Welford's update of each feature of the dict row ``x`` (River's ``learn_one``)."""
         if hasattr(self, "n_samples_seen_"):
             raise ValueError("this scaler learned from arrays (fit / partial_fit); use transform")
-        _finite_row(x)
+        x = _finite_row(x)
         if not hasattr(self, "counts_"):
             self.counts_, self.means_, self.m2_ = {}, {}, {}
         counts, means, m2 = self.counts_, self.means_, self.m2_
         for k, v in x.items():
-            v = float(v)
             n = counts.get(k, 0) + 1
             mu = means.get(k, 0.0)
             d = v - mu
@@ -230,22 +236,19 @@ class OnlineStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         """The dict row ``x`` scaled feature by feature (River's ``transform_one``)."""
         if hasattr(self, "n_samples_seen_"):
             raise ValueError("this scaler learned from arrays (fit / partial_fit); use transform")
-        _finite_row(x)
+        x = _finite_row(x)
         counts = getattr(self, "counts_", {})
-        out = {}
         for k, v in x.items():
             n = counts.get(k, 0)
-            v = float(v)
             if n == 0:
-                out[k] = v
                 continue
             if self.with_mean:
                 v -= self.means_[k]
             if self.with_std:
                 var = self.m2_[k] / n
                 v /= math.sqrt(var) if var > 0 else 1.0
-            out[k] = v
-        return out
+            x[k] = v
+        return x
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
