@@ -15,14 +15,15 @@ Streams (fixed seeds, ``--rows`` rows each, Elec2 whole):
   (seed 2); unscaled features (salaries in the tens of thousands);
 * ``agrawal_gradual``: Agrawal function 1 to function 4, width ``rows // 5``.
 
-Models: River's ``PAClassifier(C=1, mode=1)``, ``StandardScaler | LogisticRegression()`` and
-``Perceptron()``; ours through ``onlinelearn.river.RiverClassifier`` with default parameters:
+Models: River's ``PAClassifier(C=1, mode=1)`` (alone and behind River's ``StandardScaler``),
+``StandardScaler | LogisticRegression()`` and ``Perceptron()``; ours through
+``onlinelearn.river.RiverClassifier`` with default parameters:
 ``PassiveAggressiveClassifier(variant='PA-I')``, the same with ``average=False``,
-``Perceptron()``, ``AROW()``, each alone and behind ``onlinelearn.preprocessing.
-OnlineStandardScaler`` ("+S": rows scaled with the statistics so far to predict; the scaler
-learns the row, then the learner learns it scaled, as River's pipeline does).  Also the
-majority class of the stream (hindsight).  us/row: the prequential loop's wall time per row
-(prediction, learning and scaling), after a warm-up run that compiles.
+``Perceptron()``, ``AROW()``, each alone and behind
+``onlinelearn.preprocessing.OnlineStandardScaler`` ("+S": rows scaled with the statistics so far
+to predict; the scaler learns the row, then the learner learns it scaled, as River's pipeline
+does). Also the majority class of the stream (hindsight). us/row: the prequential loop's wall
+time per row (prediction, learning and scaling), after a warm-up run that compiles.
 
     python benchmarks/stream_study.py [--rows 50000] [--streams elec2 sea_abrupt ...]
                                       [--models ...]
@@ -141,6 +142,7 @@ def models():
     out = {
         "River PA (C=1, mode=1)": lambda: rl.PAClassifier(C=1.0, mode=1),
         "River LogReg +River S": lambda: rp.StandardScaler() | rl.LogisticRegression(),
+        "River PA +River S": lambda: rp.StandardScaler() | rl.PAClassifier(C=1.0, mode=1),
         "River Perceptron": rl.Perceptron,
     }
     for name, make in ours.items():
