@@ -12,7 +12,7 @@ import pickle
 import numpy as np
 import pytest
 
-from onlinelearn.drift import ADWIN, DDM, PageHinkley
+from onlinelearn.drift import ADWIN, DDM, EDDM, PageHinkley
 
 river_drift = pytest.importorskip("river.drift")
 
@@ -105,6 +105,34 @@ def ref_ddm(xs, warm_start=30, warning_threshold=2.0, drift_threshold=3.0):
     return alarms, warnings
 
 
+def ref_eddm(xs, warm_start=30, alpha=0.95, beta=0.9):
+    """Baena-García et al.'s EDDM: at every error, the mean and sample standard deviation of
+    the distances between errors (recomputed from the list of distances), the level
+    (p' + 2 s') / max(p' + 2 s'); warning below alpha, drift below beta."""
+    alarms, warnings, n = [], [], 0
+    for i, x in enumerate(xs):
+        if n == 0:
+            dists, last, best, warn = [], 0, -1.0, False
+        n += 1
+        if x == 1:
+            dists.append(n - last)
+            last = n
+            if n > warm_start:
+                d = np.array(dists, dtype=float)
+                p2s = d.mean() + 2 * (d.std(ddof=1) if d.size > 1 else 0.0)
+                if p2s > best:
+                    best = p2s
+                elif len(dists) > warm_start:
+                    if p2s / best < beta:
+                        alarms.append(i)
+                        n = 0
+                    else:
+                        warn = p2s / best < alpha
+        if warn:
+            warnings.append(i)
+    return alarms, warnings
+
+
 def river_run(detector, xs):
     alarms, warnings = [], []
     for i, x in enumerate(xs):
@@ -151,6 +179,11 @@ PH_PARAMS = [
     {"min_instances": 10, "delta": 0.1, "threshold": 20.0, "alpha": 0.99, "mode": "up"},
     {"threshold": 10.0, "mode": "down"},
 ]
+EDDM_PARAMS = [
+    {},
+    {"warm_start": 5, "alpha": 0.99, "beta": 0.97},
+    {"warm_start": 100, "alpha": 0.9, "beta": 0.8},
+]
 DDM_PARAMS = [
     {},
     {"warm_start": 0, "warning_threshold": 1.0, "drift_threshold": 1.5},
@@ -188,6 +221,32 @@ def test_ddm_alarms_and_warnings_are_the_references_and_rivers(params):
         assert alarms == DDM(**params).update_many(xs).tolist()
         assert (alarms, warnings) == ref_ddm(xs, **params), (seed, params)
         assert (alarms, warnings) == river_run(river_drift.binary.DDM(**params), xs)
+
+
+@pytest.mark.parametrize("params", EDDM_PARAMS)
+def test_eddm_alarms_and_warnings_are_the_references_and_rivers(params):
+    """The reference's statistics are numpy's over the list of distances, ours Welford's: the
+    same alarms (the levels differ by rounding only)."""
+    for seed in range(12):
+        xs = _errors(seed)
+        det, alarms, warnings = EDDM(**params), [], []
+        for i, x in enumerate(xs):
+            det.update(x)
+            alarms += [i] if det.drift_detected else []
+            warnings += [i] if det.warning_detected else []
+        assert alarms == EDDM(**params).update_many(xs).tolist()
+        assert (alarms, warnings) == ref_eddm(xs, **params), (seed, params)
+        assert (alarms, warnings) == river_run(river_drift.binary.EDDM(**params), xs)
+
+
+def test_eddm_detects_a_rise_of_the_error_rate():
+    """Errors 5% then 50% from row 3000: an alarm within 200 rows after the change."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        xs = np.r_[rng.random(3000) < 0.05, rng.random(1000) < 0.5].astype(float)
+        alarms = EDDM().update_many(xs)
+        after = alarms[alarms >= 3000]
+        assert after.size and after[0] < 3200, (seed, alarms)
 
 
 def test_adwin_window_statistics_are_rivers():
@@ -287,7 +346,7 @@ def test_ddm_false_alarms_on_a_stationary_error_rate():
 
 
 # ------------------------------------------------------------------ bad input, pickling
-DETECTORS = [ADWIN, PageHinkley, DDM]
+DETECTORS = [ADWIN, PageHinkley, DDM, EDDM]
 
 
 @pytest.mark.parametrize("cls", DETECTORS)
@@ -304,6 +363,17 @@ def test_bad_values_raise_and_leave_the_detector_unchanged(cls, bad):
         with pytest.raises(ValueError):
             det.update_many(batch)
         assert pickle.dumps(det.__dict__) == before
+
+
+def test_eddm_refuses_values_other_than_0_and_1():
+    det = EDDM().update(1).update(0)
+    before = pickle.dumps(det.__dict__)
+    for bad in (0.5, 2.0, -1.0):
+        with pytest.raises(ValueError, match="0 or 1"):
+            det.update(bad)
+        with pytest.raises(ValueError, match="0 or 1"):
+            det.update_many([0.0, 1.0, bad])
+    assert pickle.dumps(det.__dict__) == before
 
 
 def test_ddm_refuses_values_outside_the_unit_interval():
@@ -323,7 +393,7 @@ def test_ddm_refuses_values_outside_the_unit_interval():
      (ADWIN, {"min_window_length": 0}), (ADWIN, {"delta": float("nan")}),
      (PageHinkley, {"mode": "sideways"}), (PageHinkley, {"alpha": 0.0}),
      (PageHinkley, {"threshold": -1.0}), (DDM, {"drift_threshold": 0}),
-     (DDM, {"warm_start": 1.5})],
+     (DDM, {"warm_start": 1.5}), (EDDM, {"beta": 0.96}), (EDDM, {"alpha": 1.5})],
 )  # fmt: skip
 def test_bad_parameters_are_refused(cls, params):
     with pytest.raises(ValueError):
@@ -346,8 +416,14 @@ def test_the_docstring_examples_run():
 
     import onlinelearn.drift.adwin
     import onlinelearn.drift.ddm
+    import onlinelearn.drift.eddm
     import onlinelearn.drift.page_hinkley
 
-    for module in (onlinelearn.drift.adwin, onlinelearn.drift.ddm, onlinelearn.drift.page_hinkley):
+    for module in (
+        onlinelearn.drift.adwin,
+        onlinelearn.drift.ddm,
+        onlinelearn.drift.eddm,
+        onlinelearn.drift.page_hinkley,
+    ):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, module.__name__

@@ -2,7 +2,9 @@
 
 * :class:`ADWIN` - adaptive windowing (Bifet & Gavaldà 2007, ADWIN2's exponential histogram);
 * :class:`PageHinkley` - Page's cumulative-sum test (Page 1954) in the Mouss et al. form;
-* :class:`DDM` - the drift detection method of Gama et al. (2004) on a stream of errors.
+* :class:`DDM` - the drift detection method of Gama et al. (2004) on a stream of errors;
+* :class:`EDDM` - the early drift detection method of Baena-García et al. (2006): the distance
+  between errors.
 
 Each detector has ``update(x)`` (one value; returns the detector), the attribute
 ``drift_detected`` (True right after the value that raised the alarm; the next ``update`` starts
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from .adwin import ADWIN
 from .ddm import DDM
+from .eddm import EDDM
 from .page_hinkley import PageHinkley
 
-__all__ = ["ADWIN", "DDM", "PageHinkley"]
+__all__ = ["ADWIN", "DDM", "EDDM", "PageHinkley"]
