@@ -11,12 +11,14 @@ import numpy as np
 
 def finite_value(x) -> float:
     """``x`` as a float, or ``ValueError`` when it is not a finite real number."""
-    if isinstance(x, (np.ndarray, list, tuple, dict, str, bytes)) or not isinstance(
-        x, (numbers.Real, np.bool_)
-    ):
-        raise ValueError(f"a drift detector takes one real number per update, got {x!r}")
+    kind = type(x)
+    if kind is not float and kind is not int and kind is not bool:  # else: the ABCs' check
+        if isinstance(x, (np.ndarray, list, tuple, dict, str, bytes)) or not isinstance(
+            x, (numbers.Real, np.bool_)
+        ):
+            raise ValueError(f"a drift detector takes one real number per update, got {x!r}")
     value = float(x)
-    if not math.isfinite(value):
+    if value - value != 0.0:  # NaN or an infinity
         raise ValueError(f"a drift detector takes finite values, got {value!r}")
     return value
 
@@ -57,12 +59,13 @@ def check_range(name: str, value, low=None, high=None, integer=False, low_open=F
 
 
 class DriftDetector:
-    """Base: a subclass sets ``_run`` (a method calling its kernel on an array and returning
-    the alarm indices) and ``_reset`` (fresh state); the flags live in its state arrays."""
+    """Base: a subclass sets ``_step`` (its compiled step on one checked value), ``_run`` (its
+    compiled loop of the same step over an array, returning the alarm indices) and ``_reset``
+    (fresh state); the flags live in its state arrays."""
 
     def update(self, x):
         """Update with one value ``x``; sets ``drift_detected``. Returns the detector."""
-        self._run(np.array([finite_value(x)]))
+        self._step(finite_value(x))
         return self
 
     def update_many(self, values) -> np.ndarray:

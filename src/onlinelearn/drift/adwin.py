@@ -173,24 +173,34 @@ def _detect(fs, ints, totals, variances, counts, delta, clock, ell, grace):
 
 
 @njit(fastmath=False)
-def _adwin_run(xs, fs, ints, totals, variances, counts, delta, clock, m, ell, grace, out):
+def _adwin_step(x, fs, ints, totals, variances, counts, ps):
+    """One value; True when it raises an alarm.  ``ps``: delta, clock, max_buckets,
+    min_window_length, grace_period."""
+    m = int(ps[2])
+    if ints[_DRIFT] == 1:  # the update after an alarm starts afresh
+        for r in range(ints[_NROWS]):
+            counts[r] = 0
+            for j in range(m + 1):
+                totals[r, j] = 0.0
+                variances[r, j] = 0.0
+        fs[:] = 0.0
+        ints[_TICK] = 0
+        ints[_NROWS] = 1
+        ints[_DRIFT] = 0
+    _insert(x, fs, ints, totals, variances, counts, m)
+    if _detect(fs, ints, totals, variances, counts, ps[0], int(ps[1]), ps[3], ps[4]):
+        ints[_DRIFT] = 1
+        ints[_NDET] += 1
+        return True
+    return False
+
+
+@njit(fastmath=False)
+def _adwin_run(xs, fs, ints, totals, variances, counts, ps, out):
     """Run ``xs`` through the detector; alarm positions go to ``out``; returns their count."""
     n_out = 0
     for i in range(xs.shape[0]):
-        if ints[_DRIFT] == 1:  # the update after an alarm starts afresh
-            for r in range(ints[_NROWS]):
-                counts[r] = 0
-                for j in range(m + 1):
-                    totals[r, j] = 0.0
-                    variances[r, j] = 0.0
-            fs[:] = 0.0
-            ints[_TICK] = 0
-            ints[_NROWS] = 1
-            ints[_DRIFT] = 0
-        _insert(xs[i], fs, ints, totals, variances, counts, m)
-        if _detect(fs, ints, totals, variances, counts, delta, clock, ell, grace):
-            ints[_DRIFT] = 1
-            ints[_NDET] += 1
+        if _adwin_step(xs[i], fs, ints, totals, variances, counts, ps):
             out[n_out] = i
             n_out += 1
     return n_out
@@ -220,12 +230,17 @@ class ADWIN(DriftDetector):
         self._totals = np.zeros((_ROWS, self.max_buckets + 1))
         self._variances = np.zeros((_ROWS, self.max_buckets + 1))
         self._counts = np.zeros(_ROWS, dtype=np.int64)
+        self._ps = np.array([self.delta, self.clock, self.max_buckets, self.min_window_length,
+                             self.grace_period], dtype=np.float64)  # fmt: skip
+
+    def _step(self, x):
+        _adwin_step(x, self._fs, self._ints, self._totals, self._variances, self._counts,
+                    self._ps)  # fmt: skip
 
     def _run(self, xs):
         out = np.empty(xs.shape[0], dtype=np.int64)
         k = _adwin_run(xs, self._fs, self._ints, self._totals, self._variances, self._counts,
-                       float(self.delta), int(self.clock), int(self.max_buckets),
-                       float(self.min_window_length), float(self.grace_period), out)  # fmt: skip
+                       self._ps, out)  # fmt: skip
         return out[:k].copy()
 
     @property

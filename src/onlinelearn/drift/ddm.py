@@ -51,33 +51,42 @@ _DRIFT, _WARN, _NDET = 0, 1, 2
 
 
 @njit(fastmath=False)
-def _ddm_run(xs, fs, ints, warm_start, warning, drift, out):
+def _ddm_step(x, fs, ints, ps):
+    """One value; True when it raises an alarm.  ``ps``: warm_start, warning, drift."""
+    if ints[_DRIFT] == 1:
+        fs[_P] = 0.0
+        fs[_N] = 0.0
+        fs[_PMIN] = np.nan
+        fs[_SMIN] = np.nan
+        fs[_PSMIN] = np.inf
+        ints[_DRIFT] = 0
+        ints[_WARN] = 0
+    fs[_N] += 1.0
+    fs[_P] += (1.0 / fs[_N]) * (x - fs[_P])
+    p = fs[_P]
+    s = math.sqrt(p * (1.0 - p) / fs[_N])
+    if not fs[_N] > ps[0]:
+        return False
+    if p + s <= fs[_PSMIN]:
+        fs[_PMIN] = p
+        fs[_SMIN] = s
+        fs[_PSMIN] = p + s
+    ints[_WARN] = 1 if p + s > fs[_PMIN] + ps[1] * fs[_SMIN] else 0
+    if p + s > fs[_PMIN] + ps[2] * fs[_SMIN]:
+        ints[_DRIFT] = 1
+        ints[_WARN] = 0
+        ints[_NDET] += 1
+        return True
+    return False
+
+
+@njit(fastmath=False)
+def _ddm_run(xs, fs, ints, ps, out):
     n_out = 0
     for i in range(xs.shape[0]):
-        if ints[_DRIFT] == 1:
-            fs[_P] = 0.0
-            fs[_N] = 0.0
-            fs[_PMIN] = np.nan
-            fs[_SMIN] = np.nan
-            fs[_PSMIN] = np.inf
-            ints[_DRIFT] = 0
-            ints[_WARN] = 0
-        fs[_N] += 1.0
-        fs[_P] += (1.0 / fs[_N]) * (xs[i] - fs[_P])
-        p = fs[_P]
-        s = math.sqrt(p * (1.0 - p) / fs[_N])
-        if fs[_N] > warm_start:
-            if p + s <= fs[_PSMIN]:
-                fs[_PMIN] = p
-                fs[_SMIN] = s
-                fs[_PSMIN] = p + s
-            ints[_WARN] = 1 if p + s > fs[_PMIN] + warning * fs[_SMIN] else 0
-            if p + s > fs[_PMIN] + drift * fs[_SMIN]:
-                ints[_DRIFT] = 1
-                ints[_WARN] = 0
-                ints[_NDET] += 1
-                out[n_out] = i
-                n_out += 1
+        if _ddm_step(xs[i], fs, ints, ps):
+            out[n_out] = i
+            n_out += 1
     return n_out
 
 
@@ -102,12 +111,14 @@ class DDM(DriftDetector):
     def _reset(self):
         self._fs = np.array([0.0, 0.0, np.nan, np.nan, np.inf])
         self._ints = np.zeros(3, dtype=np.int64)
+        self._ps = np.array([self.warm_start, self.warning_threshold, self.drift_threshold],
+                            dtype=np.float64)  # fmt: skip
 
     def update(self, x):
         """Update with one error indicator ``x`` in [0, 1]. Returns the detector."""
         x = finite_value(x)
         _unit(x)
-        self._run(np.array([x]))
+        _ddm_step(x, self._fs, self._ints, self._ps)
         return self
 
     def update_many(self, values) -> np.ndarray:
@@ -122,8 +133,7 @@ class DDM(DriftDetector):
 
     def _run(self, xs):
         out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _ddm_run(xs, self._fs, self._ints, float(self.warm_start),
-                     float(self.warning_threshold), float(self.drift_threshold), out)  # fmt: skip
+        k = _ddm_run(xs, self._fs, self._ints, self._ps, out)
         return out[:k].copy()
 
     @property

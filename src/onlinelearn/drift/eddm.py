@@ -58,40 +58,46 @@ _DRIFT, _WARN, _NDET = 0, 1, 2
 
 
 @njit(fastmath=False)
-def _eddm_run(xs, fs, ints, warm_start, alpha, beta, out):
+def _eddm_step(x, fs, ints, ps):
+    """One value; True when it raises an alarm.  ``ps``: warm_start, alpha, beta."""
+    if ints[_DRIFT] == 1:
+        fs[:] = 0.0
+        fs[_MAX] = -1.0
+        ints[_DRIFT] = 0
+        ints[_WARN] = 0
+    fs[_N] += 1.0
+    if x != 1.0:
+        return False
+    fs[_NERR] += 1.0
+    dist = fs[_N] - fs[_LAST]
+    old = fs[_MEAN]
+    fs[_K] += 1.0
+    fs[_MEAN] += (1.0 / fs[_K]) * (dist - old)
+    fs[_S] += 1.0 * (dist - old) * (dist - fs[_MEAN])
+    fs[_LAST] = fs[_N]
+    if not fs[_N] > ps[0]:
+        return False
+    var = fs[_S] / (fs[_K] - 1.0) if fs[_K] > 1.0 else 0.0
+    p2s = fs[_MEAN] + 2.0 * math.sqrt(var)
+    if p2s > fs[_MAX]:
+        fs[_MAX] = p2s
+    elif fs[_NERR] > ps[0]:
+        level = p2s / fs[_MAX]
+        if level < ps[2]:
+            ints[_DRIFT] = 1
+            ints[_NDET] += 1
+            return True
+        ints[_WARN] = 1 if level < ps[1] else 0
+    return False
+
+
+@njit(fastmath=False)
+def _eddm_run(xs, fs, ints, ps, out):
     n_out = 0
     for i in range(xs.shape[0]):
-        if ints[_DRIFT] == 1:
-            fs[:] = 0.0
-            fs[_MAX] = -1.0
-            ints[_DRIFT] = 0
-            ints[_WARN] = 0
-        fs[_N] += 1.0
-        if xs[i] != 1.0:
-            continue
-        fs[_NERR] += 1.0
-        dist = fs[_N] - fs[_LAST]
-        old = fs[_MEAN]
-        fs[_K] += 1.0
-        fs[_MEAN] += (1.0 / fs[_K]) * (dist - old)
-        fs[_S] += 1.0 * (dist - old) * (dist - fs[_MEAN])
-        if fs[_N] > warm_start:
-            var = fs[_S] / (fs[_K] - 1.0) if fs[_K] > 1.0 else 0.0
-            p2s = fs[_MEAN] + 2.0 * math.sqrt(var)
-            if p2s > fs[_MAX]:
-                fs[_MAX] = p2s
-            elif fs[_NERR] > warm_start:
-                level = p2s / fs[_MAX]
-                if level < beta:
-                    ints[_DRIFT] = 1
-                    ints[_NDET] += 1
-                    out[n_out] = i
-                    n_out += 1
-                elif level < alpha:
-                    ints[_WARN] = 1
-                else:
-                    ints[_WARN] = 0
-        fs[_LAST] = fs[_N]
+        if _eddm_step(xs[i], fs, ints, ps):
+            out[n_out] = i
+            n_out += 1
     return n_out
 
 
@@ -111,13 +117,14 @@ class EDDM(DriftDetector):
     def _reset(self):
         self._fs = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
         self._ints = np.zeros(3, dtype=np.int64)
+        self._ps = np.array([self.warm_start, self.alpha, self.beta], dtype=np.float64)
 
     def update(self, x):
         """Update with one error indicator ``x`` (0 or 1). Returns the detector."""
         x = finite_value(x)
         if x not in (0.0, 1.0):
             raise ValueError(f"EDDM takes error indicators 0 or 1, got {x!r}")
-        self._run(np.array([x]))
+        _eddm_step(x, self._fs, self._ints, self._ps)
         return self
 
     def update_many(self, values) -> np.ndarray:
@@ -132,8 +139,7 @@ class EDDM(DriftDetector):
 
     def _run(self, xs):
         out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _eddm_run(xs, self._fs, self._ints, float(self.warm_start), float(self.alpha),
-                      float(self.beta), out)  # fmt: skip
+        k = _eddm_run(xs, self._fs, self._ints, self._ps, out)
         return out[:k].copy()
 
     @property

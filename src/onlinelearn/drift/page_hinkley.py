@@ -56,36 +56,46 @@ _DRIFT, _NDET = 0, 1
 
 
 @njit(fastmath=False)
-def _ph_run(xs, fs, ints, min_instances, delta, threshold, alpha, mode, out):
+def _ph_step(x, fs, ints, ps):
+    """One value; True when it raises an alarm.  ``ps``: min_instances, delta, threshold,
+    alpha, mode."""
+    if ints[_DRIFT] == 1:
+        fs[_MEAN] = 0.0
+        fs[_N] = 0.0
+        fs[_UP] = 0.0
+        fs[_DOWN] = 0.0
+        fs[_MIN_UP] = np.inf
+        fs[_MAX_DOWN] = -1.0
+        ints[_DRIFT] = 0
+    delta, alpha = ps[1], ps[3]
+    fs[_N] += 1.0
+    fs[_MEAN] += (1.0 / fs[_N]) * (x - fs[_MEAN])
+    dev = x - fs[_MEAN]
+    fs[_UP] = alpha * fs[_UP] + dev - delta
+    fs[_DOWN] = alpha * fs[_DOWN] + dev + delta
+    if fs[_UP] < fs[_MIN_UP]:
+        fs[_MIN_UP] = fs[_UP]
+    if fs[_DOWN] > fs[_MAX_DOWN]:
+        fs[_MAX_DOWN] = fs[_DOWN]
+    if fs[_N] < ps[0]:
+        return False
+    up = fs[_UP] - fs[_MIN_UP] > ps[2]
+    down = fs[_MAX_DOWN] - fs[_DOWN] > ps[2]
+    mode = ps[4]
+    alarm = (up or down) if mode == 0.0 else (up if mode == 1.0 else down)
+    if alarm:
+        ints[_DRIFT] = 1
+        ints[_NDET] += 1
+    return alarm
+
+
+@njit(fastmath=False)
+def _ph_run(xs, fs, ints, ps, out):
     n_out = 0
     for i in range(xs.shape[0]):
-        if ints[_DRIFT] == 1:
-            fs[_MEAN] = 0.0
-            fs[_N] = 0.0
-            fs[_UP] = 0.0
-            fs[_DOWN] = 0.0
-            fs[_MIN_UP] = np.inf
-            fs[_MAX_DOWN] = -1.0
-            ints[_DRIFT] = 0
-        x = xs[i]
-        fs[_N] += 1.0
-        fs[_MEAN] += (1.0 / fs[_N]) * (x - fs[_MEAN])
-        dev = x - fs[_MEAN]
-        fs[_UP] = alpha * fs[_UP] + dev - delta
-        fs[_DOWN] = alpha * fs[_DOWN] + dev + delta
-        if fs[_UP] < fs[_MIN_UP]:
-            fs[_MIN_UP] = fs[_UP]
-        if fs[_DOWN] > fs[_MAX_DOWN]:
-            fs[_MAX_DOWN] = fs[_DOWN]
-        if fs[_N] >= min_instances:
-            up = fs[_UP] - fs[_MIN_UP] > threshold
-            down = fs[_MAX_DOWN] - fs[_DOWN] > threshold
-            alarm = (up or down) if mode == 0 else (up if mode == 1 else down)
-            if alarm:
-                ints[_DRIFT] = 1
-                ints[_NDET] += 1
-                out[n_out] = i
-                n_out += 1
+        if _ph_step(xs[i], fs, ints, ps):
+            out[n_out] = i
+            n_out += 1
     return n_out
 
 
@@ -111,11 +121,15 @@ class PageHinkley(DriftDetector):
     def _reset(self):
         self._fs = np.array([0.0, 0.0, 0.0, 0.0, np.inf, -1.0])
         self._ints = np.zeros(2, dtype=np.int64)
+        self._ps = np.array([self.min_instances, self.delta, self.threshold, self.alpha,
+                             _MODES[self.mode]], dtype=np.float64)  # fmt: skip
+
+    def _step(self, x):
+        _ph_step(x, self._fs, self._ints, self._ps)
 
     def _run(self, xs):
         out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _ph_run(xs, self._fs, self._ints, float(self.min_instances), float(self.delta),
-                    float(self.threshold), float(self.alpha), _MODES[self.mode], out)  # fmt: skip
+        k = _ph_run(xs, self._fs, self._ints, self._ps, out)
         return out[:k].copy()
 
     @property
