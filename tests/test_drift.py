@@ -261,6 +261,24 @@ def test_adwin_window_statistics_are_rivers():
         assert ours.estimation == pytest.approx(theirs.estimation, rel=1e-12, abs=1e-9)
 
 
+def test_where_adwin_differs_from_rivers_on_purpose():
+    """``variance`` is the window's variance (River's: the sum of squared deviations);
+    ``n_detections`` counts every alarm (River's restarts with the window); max_buckets=1 and
+    min_window_length=0, which River takes, are refused (test_bad_parameters_are_refused)."""
+    xs = _shift_stream(0)
+    ours, theirs = ADWIN(), river_drift.ADWIN()
+    n_alarms = 0
+    for x in xs[:1500]:
+        ours.update(x)
+        theirs.update(x)
+        n_alarms += ours.drift_detected
+        if theirs.width > 1 and not ours.drift_detected:
+            assert ours.variance == pytest.approx(theirs.variance / theirs.width, rel=1e-12)
+    assert n_alarms >= 1 and ours.n_detections == n_alarms and theirs.n_detections == 0
+    window = xs[1500 - ours.width : 1500]  # no alarm since: the window is the last values
+    assert ours.variance == pytest.approx(window.var(), rel=1e-9)
+
+
 # ------------------------------------------------------------------ the two paths
 @pytest.mark.parametrize("make", [lambda: ADWIN(clock=5), lambda: PageHinkley(threshold=8.0),
                                   lambda: DDM()])  # fmt: skip

@@ -28,7 +28,9 @@ until none passes.  As in River, the next ``update`` then starts from an empty w
 The alarms are River's (``river.drift.ADWIN``, 0.26) on the same stream: the same bucket
 schedule, tests and floating-point order (``tests/test_drift.py`` checks it).  Unlike River,
 ``max_buckets`` must be at least 2 (with 1, a row can empty in the middle of the histogram)
-and ``min_window_length`` at least 1.
+and ``min_window_length`` at least 1; ``variance`` is the window's variance (River's returns
+its sum of squared deviations) and ``n_detections`` counts every alarm since the detector was
+created (River's restarts at 0 with the window).
 
 Parameters
 ----------
