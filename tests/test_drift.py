@@ -368,7 +368,9 @@ DETECTORS = [ADWIN, PageHinkley, DDM, EDDM]
 
 
 @pytest.mark.parametrize("cls", DETECTORS)
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "1", None, [1.0], np.ones(2)])
+@pytest.mark.parametrize(
+    "bad", [np.nan, np.inf, -np.inf, 1e300, -2e140, "1", None, [1.0], np.ones(2)]
+)
 def test_bad_values_raise_and_leave_the_detector_unchanged(cls, bad):
     det = cls()
     det.update_many(_errors(1, 200))
@@ -381,6 +383,17 @@ def test_bad_values_raise_and_leave_the_detector_unchanged(cls, bad):
         with pytest.raises(ValueError):
             det.update_many(batch)
         assert pickle.dumps(det.__dict__) == before
+
+
+@pytest.mark.parametrize("cls", [ADWIN, PageHinkley])
+def test_the_largest_values_taken_keep_the_sums_finite(cls):
+    """Values of magnitude 1e140 (the largest taken): no sum overflows, and the jump from
+    -1e140 to 1e140 raises alarms.  (ADWIN also alarms on the constant part: its cut's term
+    2/3 delta' / m assumes values in [0, 1], and rounding in sums of 1e140 exceeds it.)"""
+    det = cls(**({"clock": 1} if cls is ADWIN else {}))
+    alarms = det.update_many(np.r_[np.full(300, -1e140), np.full(300, 1e140)])
+    assert np.any(alarms >= 300), alarms
+    assert np.isfinite(det._fs[:4]).all()  # (Page-Hinkley's minimum starts at inf)
 
 
 def test_eddm_refuses_values_other_than_0_and_1():

@@ -11,7 +11,8 @@ Each detector has ``update(x)`` (one value; returns the detector), the attribute
 the detector afresh, as River's detectors do) and ``update_many(values)``, which runs a whole
 array in one compiled call and returns the indices (into ``values``) of the alarms: the state
 afterwards is the one that ``update`` on every value in turn leaves.  A value that is not a
-finite number raises ``ValueError`` and leaves the detector unchanged.  Detectors pickle.
+finite number, or of magnitude over 1e140 (where the sums of squares could overflow), raises
+``ValueError`` and leaves the detector unchanged.  Detectors pickle.
 
 Example::
 

@@ -8,6 +8,10 @@ import numbers
 
 import numpy as np
 
+#: the largest magnitude taken: the detectors' sums of squared deviations (ADWIN's) stay
+#: finite up to 2**60 values of this size, (2 * 1e140)**2 * 2**60 < 1e300
+LARGEST = 1e140
+
 
 def finite_value(x) -> float:
     """``x`` as a float, or ``ValueError`` when it is not a finite real number."""
@@ -18,8 +22,10 @@ def finite_value(x) -> float:
         ):
             raise ValueError(f"a drift detector takes one real number per update, got {x!r}")
     value = float(x)
-    if value - value != 0.0:  # NaN or an infinity
-        raise ValueError(f"a drift detector takes finite values, got {value!r}")
+    if not -LARGEST <= value <= LARGEST:  # NaN, an infinity, or a value whose square overflows
+        raise ValueError(
+            f"a drift detector takes finite values of magnitude up to {LARGEST:g}, got {value!r}"
+        )
     return value
 
 
@@ -34,11 +40,11 @@ def finite_values(values) -> np.ndarray:
         raise ValueError(f"update_many takes a 1-D array of values, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError("update_many got an empty array: there is nothing to update with")
-    bad = np.flatnonzero(~np.isfinite(arr))
+    bad = np.flatnonzero(~(np.abs(arr) <= LARGEST))
     if bad.size:
         raise ValueError(
-            f"update_many takes finite values; value {int(bad[0])} is {arr[bad[0]]!r} "
-            "(the detector is unchanged)"
+            f"update_many takes finite values of magnitude up to {LARGEST:g}; value "
+            f"{int(bad[0])} is {arr[bad[0]]!r} (the detector is unchanged)"
         )
     return arr
 

@@ -24,6 +24,9 @@ Every ``clock`` values, once the window holds more than ``grace_period``, every 
 :math:`\delta' = \delta / \ln n`, as in MOA and River).  When a split passes, the oldest
 bucket is dropped, ``drift_detected`` is set, and the splits are tested again from the oldest
 until none passes.  As in River, the next ``update`` then starts from an empty window.
+The cut assumes values in [0, 1], the paper's setting (its term :math:`\tfrac{2}{3m}\delta'`
+is not scale-free): rescale values of another range, or even rounding errors in the sums of
+large values can pass it.
 
 The alarms are River's (``river.drift.ADWIN``, 0.26) on the same stream: the same bucket
 schedule, tests and floating-point order (``tests/test_drift.py`` checks it).  Unlike River,
