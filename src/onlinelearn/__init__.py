@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 #: public name -> the module (relative to this package) that defines it
 _LAZY = {
     "framework": ".framework",
+    "drift": ".drift",
+    "preprocessing": ".preprocessing",
     "projections": ".projections",
     "PrimalDualBoost": ".boosting",
     "DualAscentClassifier": ".dual_ascent",
@@ -106,4 +108,6 @@ __all__ = [
     "KernelPassiveAggressive",
     "KernelCOPA",
     "KernelSVC",
+    "drift",
+    "preprocessing",
 ]
