@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 #: public name -> the module (relative to this package) that defines it
 _LAZY = {
     "framework": ".framework",
+    "drift": ".drift",
+    "preprocessing": ".preprocessing",
     "projections": ".projections",
     "PrimalDualBoost": ".boosting",
     "DualAscentClassifier": ".dual_ascent",
@@ -114,4 +116,6 @@ __all__ = [
     "AdaGradRegressor",
     "NormalizedClassifier",
     "NormalizedRegressor",
+    "drift",
+    "preprocessing",
 ]
