@@ -333,6 +333,10 @@ SPECS = {
         ol.DualCoordinateSVC, multi_class="crammer_singer", random_state=0
     ),
     "Pegasos": _tab(ol.Pegasos, random_state=0),
+    "AdaGradClassifier": _tab(ol.AdaGradClassifier, random_state=0),
+    "NormalizedClassifier": _tab(ol.NormalizedClassifier, random_state=0),
+    "AdaGradRegressor": _tab(ol.AdaGradRegressor, "regression", random_state=0),
+    "NormalizedRegressor": _tab(ol.NormalizedRegressor, "regression", random_state=0),
     "PrimalDualBoost": _tab(ol.PrimalDualBoost, "binary", n_estimators=10),
     "KernelPerceptron": _tab(ol.KernelPerceptron, random_state=0),
     "KernelPassiveAggressive": _tab(ol.KernelPassiveAggressive, random_state=0),

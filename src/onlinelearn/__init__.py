@@ -49,6 +49,10 @@ _LAZY = {
     "SequenceTagger": ".structured",
     "DualCoordinateSVC": ".svm",
     "Pegasos": ".svm",
+    "AdaGradClassifier": ".adaptive",
+    "AdaGradRegressor": ".adaptive",
+    "NormalizedClassifier": ".adaptive",
+    "NormalizedRegressor": ".adaptive",
 }
 
 
@@ -108,6 +112,10 @@ __all__ = [
     "KernelPassiveAggressive",
     "KernelCOPA",
     "KernelSVC",
+    "AdaGradClassifier",
+    "AdaGradRegressor",
+    "NormalizedClassifier",
+    "NormalizedRegressor",
     "drift",
     "preprocessing",
 ]

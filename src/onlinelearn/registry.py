@@ -122,6 +122,18 @@ _SPECS = [
                 "label ranking of multi-label rows (updates I / II / III)"),
 ]  # fmt: skip
 
+# -- scale-free learners (per-coordinate adaptive and normalized steps)
+_SPECS += [
+    LearnerSpec("adagrad", "AdaGradClassifier", "onlinelearn.adaptive", "classification",
+                "FTRL-Proximal with AdaGrad's per-coordinate rates (--param loss=logistic, l1=)"),
+    LearnerSpec("normalized", "NormalizedClassifier", "onlinelearn.adaptive", "classification",
+                "normalized adaptive update (VW's defaults), invariant to feature scales"),
+    LearnerSpec("adagrad-regressor", "AdaGradRegressor", "onlinelearn.adaptive", "regression",
+                "FTRL-Proximal with AdaGrad's per-coordinate rates (squared, absolute, eps)"),
+    LearnerSpec("normalized-regressor", "NormalizedRegressor", "onlinelearn.adaptive",
+                "regression", "normalized adaptive update, invariant to feature scales"),
+]  # fmt: skip
+
 #: command-line name -> :class:`LearnerSpec`, in the order of ``--help``
 LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in _SPECS}
 
