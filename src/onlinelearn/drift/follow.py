@@ -6,7 +6,8 @@ Per event, :meth:`DriftFollowingClassifier.predict_one` is the current model's p
 
 1. predicts ``x`` with the current model (before learning it) and feeds the detector the 0/1
    error :math:`[\hat y \ne y]` (nothing while the model cannot predict yet, as River does);
-2. on an alarm (``drift_detected``), replaces the model as ``policy`` says:
+2. on an alarm (``drift_detected``; with ``rises_only``, one where the error rose), replaces
+   the model as ``policy`` says:
 
    * ``'reset'``: a fresh clone of ``estimator`` (``sklearn.base.clone``: its parameters,
      nothing learned, its averaging restarted);
@@ -41,14 +42,19 @@ detector : drift detector or None, default None
     :class:`~onlinelearn.drift.ADWIN`, :class:`~onlinelearn.drift.DDM`; a fresh one is made
     from its parameters.  None: ``ADWIN()`` for ``'reset'``, ``DDM()`` for ``'background'``.
 policy : {'reset', 'background'}, default 'reset'
+rises_only : bool, default True
+    Follow only the alarms where the error rose: with a detector that reports the mean of its
+    window after the cut (ADWIN's ``width`` and ``estimation``), an alarm whose recent window
+    errs less than the values it dropped (a model still learning a stationary concept) is not
+    followed.  Detectors that only watch rises (DDM, EDDM) are not affected.
 
 Attributes
 ----------
 model_ : the current model.
 detector_ : the detector.
 background_ : the background model while in a warning zone, else None.
-n_drifts_ : int, alarms so far; ``drift_indices_``: their row indices (0-based, over all rows
-    learned), int64.
+n_drifts_ : int, alarms followed so far; ``drift_indices_``: their row indices (0-based, over
+    all rows learned), int64.
 n_replacements_ : int, alarms where the background won (``'background'``).
 n_seen_ : int, rows learned.
 
@@ -118,10 +124,11 @@ def _check_row(x):
 class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
     __doc__ = __doc__
 
-    def __init__(self, estimator=None, detector=None, policy="reset"):
+    def __init__(self, estimator=None, detector=None, policy="reset", rises_only=True):
         self.estimator = estimator
         self.detector = detector
         self.policy = policy
+        self.rises_only = rises_only
 
     # ------------------------------------------------------------------ state
     def _start(self):
@@ -141,6 +148,7 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         self.detector_ = det
         self.background_ = None
         self._fg_errors = self._bg_errors = 0
+        self._fed = [0, 0]  # values fed to the detector since its last alarm, and their sum
         self._drifts = []
         self.n_replacements_ = 0
         self.n_seen_ = 0
@@ -179,12 +187,18 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         fg, bg, det = self.model_, self.background_, self.detector_
         y_pred = fg.predict_one(x)  # refuses a bad row before anything changes
         saved = _save(det)
-        state = (self._fg_errors, self._bg_errors)
+        state = (self._fg_errors, self._bg_errors, list(self._fed))
         try:
             drift = warn = False
             if y_pred is not None:
-                det.update(int(y_pred != y))
+                err = int(y_pred != y)
+                det.update(err)
                 drift = bool(det.drift_detected)
+                self._fed[0] += 1
+                self._fed[1] += err
+                if drift:
+                    drift = self._rose(det)
+                    self._fed = [0, 0]
                 warn = self.policy == "background" and bool(det.warning_detected)
             new_fg, new_bg, won = fg, bg, False
             if drift:
@@ -217,13 +231,25 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
                 raise
         except BaseException:
             det.__dict__.update(saved)
-            self._fg_errors, self._bg_errors = state
+            self._fg_errors, self._bg_errors, self._fed = state
             raise
         if drift:
             self._drifts.append(self.n_seen_)
             self.n_replacements_ += won
         self.model_, self.background_ = new_fg, new_bg
         self.n_seen_ += 1
+
+    def _rose(self, det):
+        """False when the alarm is on a fall of the error and ``rises_only``: the detector's
+        window after the cut (``width`` values of mean ``estimation``, ADWIN's) against the
+        values it dropped."""
+        if not self.rises_only:
+            return True
+        width, mean = getattr(det, "width", None), getattr(det, "estimation", None)
+        n, total = self._fed
+        if width is None or mean is None or n <= width:
+            return True
+        return mean > (total - mean * width) / (n - width)
 
     def predict_one(self, x):
         """The current model's prediction of ``x`` (None before it learned anything)."""
