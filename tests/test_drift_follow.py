@@ -249,3 +249,12 @@ def test_labels_grow_and_pickle_round_trip():
     np.testing.assert_array_equal(w.decision_function(X), w2.decision_function(X))
     assert w.drift_indices_.tolist() == w2.drift_indices_.tolist()
     assert set(w.predict_proba_one(X[0])) == {"a", "b", "c"}
+
+
+def test_the_docstring_example_runs():
+    import doctest
+
+    import onlinelearn.drift.follow
+
+    result = doctest.testmod(onlinelearn.drift.follow, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
