@@ -11,8 +11,15 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from onlinelearn import AROW, PassiveAggressiveClassifier, Perceptron
-from onlinelearn.drift import ADWIN, DDM, EDDM, DriftFollowingClassifier
+from onlinelearn import AROW, PassiveAggressiveClassifier, PassiveAggressiveRegressor, Perceptron
+from onlinelearn.drift import (
+    ADWIN,
+    DDM,
+    EDDM,
+    DriftFollowingClassifier,
+    DriftFollowingRegressor,
+    PageHinkley,
+)
 
 T0 = 3000
 
@@ -86,7 +93,7 @@ def reference(est, det, policy, X, y):
             drifts.append(i)
             if policy == "background" and bg is not None:
                 bp = bg.predict_one(x)
-                if be + (bp is None or bp != t) < fe + 1:
+                if be + (bp is None or bp != t) < fe + (p != t):
                     fg = bg
             else:
                 fg = clone(est)
@@ -258,3 +265,65 @@ def test_the_docstring_example_runs():
 
     result = doctest.testmod(onlinelearn.drift.follow, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def regression_flip(seed, n=6000, t0=T0, d=4, noise=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d)
+    s = np.where(np.arange(n) < t0, 1.0, -1.0)
+    return X, s * (X @ w) + noise * rng.normal(size=n)
+
+
+def test_regressor_follows_a_flipped_target_and_is_the_event_loop():
+    X, y = regression_flip(8)
+    make = lambda: PassiveAggressiveRegressor(average=True)  # noqa: E731
+
+    def abs_errors(model):
+        out = np.empty(len(y))
+        for i in range(len(y)):
+            out[i] = abs(y[i] - model.predict_one(X[i]))
+            model.learn_one(X[i], y[i])
+        return out
+
+    plain = abs_errors(make())
+    w = DriftFollowingRegressor(make())
+    assert w.predict_one(X[0]) == 0.0
+    followed = abs_errors(w)
+    assert w.n_drifts_ >= 1 and T0 <= w.drift_indices_[0] < T0 + 200
+    # mean absolute error over rows [t0 + 300, t0 + 800): the wrapper is back near its
+    # pre-change level, the averaged plain model is not
+    pre = followed[T0 - 500 : T0].mean()
+    after_w, after_plain = followed[T0 + 300 : T0 + 800].mean(), plain[T0 + 300 : T0 + 800].mean()
+    assert after_w < pre + 0.1 < after_plain
+    batch = DriftFollowingRegressor(make()).partial_fit(X[:3500], y[:3500])
+    batch.partial_fit(sp.csr_matrix(X[3500:]), y[3500:])
+    loop = DriftFollowingRegressor(make())
+    for i in range(len(y)):
+        loop.learn_one(X[i] if i < 3500 else sp.csr_matrix(X[i : i + 1]), y[i])
+    assert batch.drift_indices_.tolist() == loop.drift_indices_.tolist()
+    np.testing.assert_array_equal(state(batch.model_), state(loop.model_))
+    np.testing.assert_array_equal(batch.predict(X), loop.predict(X))
+
+
+def test_regressor_without_alarms_is_the_plain_model_and_refuses_bad_rows():
+    X, y = regression_flip(9, t0=10**9, noise=0.1)
+    w = DriftFollowingRegressor(PassiveAggressiveRegressor(), detector=PageHinkley(mode="up"))
+    w.fit(X, y)
+    plain = PassiveAggressiveRegressor()
+    for i in range(len(y)):
+        plain.learn_one(X[i], y[i])
+    assert w.n_drifts_ == 0 and w.detector_.n_detections == 0  # the premise
+    np.testing.assert_array_equal(state(w.model_), state(plain))
+    before = _snapshot(w)
+    bad = X[5].copy()
+    bad[0] = np.inf
+    with pytest.raises(ValueError, match="finite"):
+        w.learn_one(bad, 1.0)
+    with pytest.raises(ValueError):
+        w.learn_one(X[5], np.nan)  # refused by the model after the detector's update
+    assert _snapshot(w) == before
+    c = clone(w)
+    assert not hasattr(c, "model_") and c.get_params()["detector"].mode == "up"
+    with pytest.raises(ValueError, match="warning"):
+        DriftFollowingRegressor(PassiveAggressiveRegressor(), policy="background").fit(X, y)

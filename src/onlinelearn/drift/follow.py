@@ -78,13 +78,14 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .adwin import ADWIN
 from .ddm import DDM
+from .page_hinkley import PageHinkley
 
-__all__ = ["DriftFollowingClassifier"]
+__all__ = ["DriftFollowingClassifier", "DriftFollowingRegressor"]
 
 _POLICIES = ("reset", "background")
 
@@ -121,8 +122,9 @@ def _check_row(x):
         raise ValueError("the row contains NaN or infinite values: values must be finite")
 
 
-class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
-    __doc__ = __doc__
+class _Following(BaseEstimator):
+    """The event loop of both wrappers; a subclass gives the error (``_error``) and the
+    default detector (``_default_detector``)."""
 
     def __init__(self, estimator=None, detector=None, policy="reset", rises_only=True):
         self.estimator = estimator
@@ -135,12 +137,10 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         if self.policy not in _POLICIES:
             raise ValueError(f"policy must be one of {_POLICIES}, got {self.policy!r}")
         if self.estimator is None or not hasattr(self.estimator, "learn_one"):
-            raise ValueError("estimator must be an online classifier with learn_one/predict_one"
+            raise ValueError("estimator must be an online estimator with learn_one/predict_one"
                              f", got {self.estimator!r}")  # fmt: skip
         det = self.detector
-        if det is None:
-            det = ADWIN() if self.policy == "reset" else DDM()
-        det = _fresh_detector(det)
+        det = _fresh_detector(self._default_detector() if det is None else det)
         if self.policy == "background" and not hasattr(det, "warning_detected"):
             raise ValueError(f"policy='background' needs a detector with a warning zone (DDM, "
                              f"EDDM); {type(det).__name__} has none")  # fmt: skip
@@ -167,10 +167,6 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         return np.array(self._drifts, dtype=np.int64)
 
     @property
-    def classes_(self):
-        return self.model_.classes_
-
-    @property
     def n_features_in_(self):
         return self.model_.n_features_in_
 
@@ -191,7 +187,7 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         try:
             drift = warn = False
             if y_pred is not None:
-                err = int(y_pred != y)
+                err = self._error(y_pred, y)
                 det.update(err)
                 drift = bool(det.drift_detected)
                 self._fed[0] += 1
@@ -205,8 +201,7 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
                 new_bg = None
                 if self.policy == "background" and bg is not None:
                     b_pred = bg.predict_one(x)
-                    bg_err = self._bg_errors + (b_pred is None or b_pred != y)
-                    won = bg_err < self._fg_errors + 1  # on the alarm row the model erred
+                    won = self._bg_errors + self._error(b_pred, y) < self._fg_errors + err
                     new_fg = bg if won else fg
                 else:
                     new_fg = clone(self.estimator)
@@ -215,8 +210,8 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
                     new_bg = clone(self.estimator)
                     self._fg_errors = self._bg_errors = 0
                 b_pred = new_bg.predict_one(x)
-                self._bg_errors += b_pred is None or b_pred != y
-                self._fg_errors += y_pred is None or y_pred != y
+                self._bg_errors += self._error(b_pred, y)
+                self._fg_errors += err
             else:
                 new_bg = None
             bg_snap = None
@@ -257,18 +252,12 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
             return None
         return self.model_.predict_one(x)
 
-    def predict_proba_one(self, x):
-        """The current model's {label: probability} for ``x`` ({} before it learned)."""
-        if not self._started():
-            return {}
-        return self.model_.predict_proba_one(x)
-
     # ------------------------------------------------------------------ batches
     def partial_fit(self, X, y, classes=None):
         """``learn_one`` on every row of ``X`` (dense or CSR) in order.  The batch is checked
         first; an error leaves everything as before the call."""
         if classes is not None:
-            raise ValueError("DriftFollowingClassifier grows its labels as they arrive: "
+            raise ValueError(f"{type(self).__name__} grows its labels as the model does: "
                              "classes is not taken")  # fmt: skip
         X, y = _check_batch(X, y)
         before = copy.deepcopy(self.__dict__)
@@ -305,6 +294,29 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self.model_.predict(X)
 
+
+
+class DriftFollowingClassifier(ClassifierMixin, _Following):
+    __doc__ = __doc__
+
+    def _default_detector(self):
+        return ADWIN() if self.policy == "reset" else DDM()
+
+    @staticmethod
+    def _error(y_pred, y):
+        """The 0/1 error; a model that cannot predict yet errs."""
+        return 1 if y_pred is None or y_pred != y else 0
+
+    @property
+    def classes_(self):
+        return self.model_.classes_
+
+    def predict_proba_one(self, x):
+        """The current model's {label: probability} for ``x`` ({} before it learned)."""
+        if not self._started():
+            return {}
+        return self.model_.predict_proba_one(x)
+
     def predict_proba(self, X):
         """The current model's probabilities."""
         check_is_fitted(self, "model_")
@@ -314,6 +326,53 @@ class DriftFollowingClassifier(ClassifierMixin, BaseEstimator):
         """The current model's decision values."""
         check_is_fitted(self, "model_")
         return self.model_.decision_function(X)
+
+
+class DriftFollowingRegressor(RegressorMixin, _Following):
+    r"""Any online regressor behind a drift detector on its prequential absolute error.
+
+    The event loop of :class:`DriftFollowingClassifier` (same parameters, attributes and
+    policies) with the absolute error :math:`|y - \hat y|` in place of the 0/1 error and, by
+    default, :class:`~onlinelearn.drift.PageHinkley` with ``mode='up'`` (Page's test on a rise
+    of the mean error; its ``delta`` and ``threshold`` are in the target's units: set them
+    for the target's scale).  ``policy='background'`` needs a detector with a warning zone
+    that takes real values; the background model wins when its absolute errors since the
+    warning sum to less than the model's.  Before learning, ``predict_one`` is 0.0.
+
+    Parameters
+    ----------
+    estimator : online regressor (``learn_one`` / ``predict_one``), e.g.
+        ``PassiveAggressiveRegressor``.
+    detector : drift detector or None, default None (``PageHinkley(mode='up')``)
+    policy : {'reset', 'background'}, default 'reset'
+    rises_only : bool, default True
+
+    Example::
+
+        >>> import numpy as np
+        >>> from onlinelearn import PassiveAggressiveRegressor
+        >>> from onlinelearn.drift import DriftFollowingRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(4000, 2))
+        >>> y = np.r_[X[:2000, 0], -X[2000:, 0]]  # the target flips at row 2000
+        >>> model = DriftFollowingRegressor(PassiveAggressiveRegressor(average=True))
+        >>> model.partial_fit(X, y).drift_indices_
+        array([2037])
+    """
+
+    def _default_detector(self):
+        return PageHinkley(mode="up")
+
+    @staticmethod
+    def _error(y_pred, y):
+        """The absolute error (a model that cannot predict yet predicts 0)."""
+        return abs(float(y) - (0.0 if y_pred is None else float(y_pred)))
+
+    def predict_one(self, x):
+        """The current model's prediction of ``x`` (0.0 before it learned anything)."""
+        if not self._started():
+            return 0.0
+        return self.model_.predict_one(x)
 
 
 def _check_batch(X, y):
