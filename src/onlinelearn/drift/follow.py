@@ -172,7 +172,7 @@ class _Following(BaseEstimator):
 
     # ------------------------------------------------------------------ one event
     def learn_one(self, x, y):
-        """Feed the detector the current model's 0/1 error on ``(x, y)``, follow an alarm
+        """Feed the detector the current model's error on ``(x, y)``, follow an alarm
         (``policy``), then learn the row.  Returns None (River's convention)."""
         if not self._started():
             self._start()
