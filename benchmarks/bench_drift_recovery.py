@@ -133,7 +133,8 @@ def main(argv=None):
             inner = getattr(getattr(model, "model", None), "drift_indices_", None)
             rec = [recovery(err, c) for c in changes[s]]
             results[(s, name)] = (1 - err.mean(), rec, us)
-            print(f"{s:15s} {name:44s} acc {1 - err.mean():.4f} recovery {[tuple(map(float, r[:2])) + r[2:] for r in rec]} "
+            shown = [(round(float(a), 3), round(float(b), 3), t) for a, b, t in rec]
+            print(f"{s:15s} {name:44s} acc {1 - err.mean():.4f} recovery {shown} "
                   f"{us:6.1f} us/row" + ("" if inner is None else f" alarms {inner.tolist()}"),
                   file=sys.stderr, flush=True)  # fmt: skip
     names = list(models([]))
