@@ -6,6 +6,10 @@
 * :class:`EDDM` - the early drift detection method of Baena-García et al. (2006): the distance
   between errors.
 
+and :class:`DriftFollowingClassifier` (:class:`DriftFollowingRegressor`), any online classifier
+(regressor) behind one of them, reset or replaced by a background model when the detector
+raises an alarm (Gama et al. 2004).
+
 Each detector has ``update(x)`` (one value; returns the detector), the attribute
 ``drift_detected`` (True right after the value that raised the alarm; the next ``update`` starts
 the detector afresh, as River's detectors do) and ``update_many(values)``, which runs a whole
@@ -29,6 +33,9 @@ from __future__ import annotations
 from .adwin import ADWIN
 from .ddm import DDM
 from .eddm import EDDM
+from .follow import DriftFollowingClassifier, DriftFollowingRegressor
 from .page_hinkley import PageHinkley
 
-__all__ = ["ADWIN", "DDM", "EDDM", "PageHinkley"]
+__all__ = [
+    "ADWIN", "DDM", "DriftFollowingClassifier", "DriftFollowingRegressor", "EDDM", "PageHinkley",
+]  # fmt: skip
