@@ -42,6 +42,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.calibration import CAL_COUNT, CAL_HEAD, CAL_OFFERED, CAL_SINCE_FIT
 from .._core.euclid_pass import euclid_pass
 from .._core.one_row import (
     BAD_INDEX,
@@ -176,17 +177,19 @@ def offer(cal, score, code):
     as offered.  (The families whose compiled step does not write the window itself.)"""
     if cal is None:
         return
+    n = cal._n  # (the counters behind the properties head, count, since_fit, offered)
     if score is not None:
-        h = cal.head
+        h = int(n[CAL_HEAD])
         cal.scores[h] = score
         cal.codes[h] = code
         cal.weights[h] = 1.0
-        cal.head = (h + 1) % cal.scores.shape[0]
-        cal.count = min(cal.scores.shape[0], cal.count + 1)
-        cal.since_fit += 1
+        W = cal.scores.shape[0]
+        n[CAL_HEAD] = (h + 1) % W
+        n[CAL_COUNT] = min(W, int(n[CAL_COUNT]) + 1)
+        n[CAL_SINCE_FIT] += 1
         if cal.due():
             cal.refit()
-    cal.offered += 1
+    n[CAL_OFFERED] += 1
 
 
 def _label_code(ev, y):
