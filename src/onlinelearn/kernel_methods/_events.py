@@ -142,6 +142,12 @@ class KernelEvent(E.Event):
             E.offer(cal, _score_before(self), code)
         return True
 
+    def label(self, est, data, idx):
+        k = R.row_label(data, idx, self.tab)
+        if k >= 0:
+            return self.plain[k]
+        return E.Event.label(self, est, data, idx)  # (raises: the reason; or MISS)
+
     def scores(self, est, data, idx):
         """The row's K scores (``FB``'s out block), or None when the general path must read
         it."""

@@ -76,7 +76,7 @@ from .online import (
 
 __all__ = [
     "BAD_INDEX", "DUPLICATE", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "learn_row",
-    "row_scores", "table",
+    "row_label", "row_scores", "table",
 ]  # fmt: skip
 
 # ---------------------------------------------------------------------------- the table
@@ -287,6 +287,24 @@ def row_scores(data, indices, tab):
         if not finite(out[k]):
             return NONFINITE_SCORE
     return OK
+
+
+@njit
+def row_label(data, indices, tab):
+    """:func:`row_scores`, then the code of the label ``predict`` gives the row: 1 when the one
+    score of a binary learner is > 0, else the first of the largest scores (the shell's
+    ``_label``); -1 when :func:`row_scores` does not return OK (the caller asks it why)."""
+    if row_scores(data, indices, tab) != OK:
+        return -1
+    K = _at(tab, COEF, F2).shape[1]
+    out = _at(tab, FB, F1)[F_K + 4 * K : F_K + 5 * K]
+    if _at(tab, IB, I1)[I_BINARY] != 0:
+        return 1 if out[0] > 0.0 else 0
+    best = 0
+    for k in range(1, K):
+        if out[k] > out[best]:
+            best = k
+    return best
 
 
 # ---------------------------------------------------------------------------- learning
