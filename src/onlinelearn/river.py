@@ -85,6 +85,27 @@ class _Adapter:
     def _fitted(self):
         return hasattr(self.estimator, "n_features_in_")
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_calls", None)  # (the road's functions are not picklable; made again)
+        return state
+
+    def _calls_of(self):
+        """(learner, its road's ``learn_entries``, ``predict_entries``,
+        ``predict_proba_entries``) once the learner is fitted and has an event road, else None;
+        kept while the adapter's learner is that one (the per-event calls then take the road
+        straight away)."""
+        calls = self.__dict__.get("_calls")
+        est = self.estimator
+        if calls is not None and calls[0] is est:
+            return calls
+        if not (self._fitted() and self._events()):
+            return None
+        road = self._road()
+        calls = self._calls = (est, road.learn_entries, road.predict_entries,
+                               road.predict_proba_entries)  # fmt: skip
+        return calls
+
     def _learn(self, rows, y, w, frame=False):
         """``partial_fit`` on ``rows`` (dicts, or a DataFrame when ``frame``); a rejected call
         leaves the adapter's feature names and the learner as they were."""
@@ -238,25 +259,42 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with label ``y`` (weight ``w``)."""
+        calls = self.__dict__.get("_calls")
+        if w is None and calls is not None and calls[0] is self.estimator:
+            # (_learn_row's event road, in fewer steps)
+            rows = self._rows
+            n_names = len(rows.index)
+            try:
+                data, idx = rows.entries(x, True)
+                if not calls[1](calls[0], data, idx, y):
+                    calls[0].partial_fit(rows.csr(data, idx), np.array([y]))
+            except BaseException:
+                rows.forget(n_names)
+                raise
+            return
         self._learn_row(x, y, w)
+        self._calls_of()
 
     def predict_proba_one(self, x, **kwargs):
         """{label: probability} from the learner's ``predict_proba``; {} before learning."""
+        calls = self._calls_of()
+        if calls is not None:
+            return calls[3](calls[0], *self._rows.entries(x, False))
         if not self._fitted():
             return {}
-        if self._events():
-            entries = self._rows.entries(x, False)
-            return self._road().predict_proba_entries(self.estimator, *entries)
         P = self._one(self.estimator.predict_proba, x)
         return {_plain(c): float(p) for c, p in zip(self.estimator.classes_, P, strict=True)}
 
     def predict_one(self, x, **kwargs):
         """The learner's ``predict``; None before learning."""
-        if not self._fitted():
-            return None
-        if self._events():
-            return self._road().predict_entries(self.estimator, *self._rows.entries(x, False))
-        return _plain(self._one(self.estimator.predict, x))
+        calls = self.__dict__.get("_calls")
+        if calls is None or calls[0] is not self.estimator:
+            calls = self._calls_of()
+            if calls is None:
+                if not self._fitted():
+                    return None
+                return _plain(self._one(self.estimator.predict, x))
+        return calls[2](calls[0], *self._rows.entries(x, False))
 
     def predict_proba_many(self, X):
         import pandas as pd

@@ -58,6 +58,7 @@ __all__ = [
     "buffers",
     "learn_one_row",
     "learn_row",
+    "row_label",
     "row_scores",
     "scores_of_row",
     "table_of",
@@ -311,6 +312,27 @@ def row_scores(data, indices, theta, tab):
     """:func:`scores_of_row` with the arrays of the table ``tab`` (:func:`table_of`)."""
     return scores_of_row(data, indices, theta, _at(tab, T_U, F2), _at(tab, T_ST, F1),
                          _at(tab, T_IB, I1), _at(tab, T_FB, F1))  # fmt: skip
+
+
+@njit
+def row_label(data, indices, theta, tab):
+    """:func:`row_scores`, then the code of the label ``predict`` gives the row: 1 when the
+    one score of a binary model (one weight column) is > 0, else the first of the largest
+    scores (the shell's ``_label``); -1 when :func:`row_scores` fails (the caller asks it
+    why)."""
+    if not row_scores(data, indices, theta, tab):
+        return -1
+    fb = _at(tab, T_FB, F1)
+    K = theta.shape[1]
+    # the read-out scores: the K values before the copies of the moved rows (:func:`buffers`)
+    end = fb.shape[0] - 2 * (_at(tab, T_IB, I1)[_IB_N_FEATURES] + 1) * K
+    if K == 1:
+        return 1 if fb[end - 1] > 0.0 else 0
+    best = 0
+    for k in range(1, K):
+        if fb[end - K + k] > fb[end - K + best]:
+            best = k
+    return best
 
 
 @njit

@@ -51,13 +51,15 @@ _ARRAYS = (
     ("_last", _F64, 1), ("_born", _F64, 1), ("_label", _I64, 1), ("_sv_src", _I64, 1),
     ("_st", _F64, 1),
 )  # fmt: skip
+#: then the class counts and the calibration's counters (one_row.COUNTS, one_row.CAL_N)
+_COUNTERS = (("class_counts_", _I64, 1), ("_n", _I64, 1))
 
 
 class KernelEvent(E.Event):
     """What one event of a fitted kernel online learner needs (module docstring)."""
 
     __slots__ = ("tab", "arrays", "ib", "fb", "kv", "cu", "rest", "out", "st", "coef", "pool_d",
-                 "b2", "K")  # fmt: skip
+                 "b2", "K", "counts", "cal")  # fmt: skip
 
     state_key = "_coef"
 
@@ -89,14 +91,17 @@ class KernelEvent(E.Event):
         ev.ib = np.zeros(n_ib, dtype=np.int64)
         ev.fb = np.zeros(n_fb)
         ev.ib[: len(ints)] = [int(v) for v in ints]
+        ev.ib[R.I_CAL_REFIT], ev.ib[R.I_CAL_STRIDE] = _wants_one(nf * (1 if kind == "binary"
+                                                                       else len(classes)))
         ev.fb[: len(floats)] = floats
-        ev.kv = ev.cu = ev.tab = None
+        ev.kv = ev.cu = ev.tab = ev.cal = None
+        ev.counts = d.get("class_counts_")
         ev.out = ev.fb[R.F_K + 4 * K : R.F_K + 5 * K]
         ev.rest = [np.zeros(nf), np.zeros(nf, dtype=np.int32), np.zeros(nf),
                    np.zeros(nf, dtype=np.int32), np.zeros(slots_f), np.zeros(slots_i, np.int64),
                    np.zeros(saved_f), np.zeros(saved_i, np.int32), np.zeros((1, L)),
                    np.zeros(2 * nf)]  # fmt: skip
-        if not _attach(est, ev):
+        if not _attach(est, ev, ev.counts, None):
             return None
         ev.b2 = float(est._b2)
         ev.K = K
@@ -120,9 +125,12 @@ class KernelEvent(E.Event):
             "_pool_d")  # fmt: skip
 
     def step(self, est, data, idx, code, cal):
-        """The compiled step on one row, then the class count and the calibration."""
-        scored = cal is not None and cal.wants(1, self.n_weights)
-        self.ib[R.I_SCORED] = scored
+        """The compiled step on one row with the class count and the calibration's counter (in
+        the same compiled call), then the score of a row the calibration asked for."""
+        counts = est.__dict__.get("class_counts_")
+        if (counts is not self.counts or cal is not self.cal) and not _attach(est, self, counts,
+                                                                            cal):  # fmt: skip
+            return False
         status = R.learn_row(data, idx, code, self.tab)
         if status == R.NEED_ROOM:
             _, status = _with_room(est, self, data, idx, code)
@@ -130,9 +138,15 @@ class KernelEvent(E.Event):
             if status == R.BAD_INDEX:
                 raise self.out_of_range()
             return False  # non-finite values, an overflow, a repeated index: the general path
-        est.__dict__["class_counts_"][code] += 1
-        E.offer(cal, _score_before(self) if scored else None, code)
+        if self.ib[R.I_SCORED]:
+            E.offer(cal, _score_before(self), code)
         return True
+
+    def label(self, est, data, idx):
+        k = R.row_label(data, idx, self.tab)
+        if k >= 0:
+            return self.plain[k]
+        return E.Event.label(self, est, data, idx)  # (raises: the reason; or MISS)
 
     def scores(self, est, data, idx):
         """The row's K scores (``FB``'s out block), or None when the general path must read
@@ -150,13 +164,32 @@ class KernelEvent(E.Event):
             f"the kernel {est._kernel!r} gave NaN or infinity on these inputs")
 
 
-def _attach(est, ev):
-    """The table of ``ev`` on the estimator's arrays as they are now, the buffers of the
-    support set's capacity grown with it (the kernel values kept: ``_ensure_capacity``
-    moves no vector); False when an array is not one the table can take."""
+#: the calibration's counters when none is fed
+_NO_CAL = np.zeros(0, dtype=np.int64)
+
+
+def _wants_one(n_weights):
+    """``Calibration.wants(1, n_weights)`` as (REFIT, stride) for the compiled step: a row is
+    scored while the window holds fewer than REFIT rows, then when the rows offered cross a
+    multiple of the stride."""
+    from ..shell.calibration import MAX_STRIDE, PER_CALL, REFIT, STRIDE_WEIGHTS, THIN
+
+    refit = REFIT if PER_CALL > 1 else np.iinfo(np.int64).max  # (a one-row call >= PER_CALL)
+    return refit, max(min(MAX_STRIDE, n_weights // STRIDE_WEIGHTS), THIN)
+
+
+def _attach(est, ev, counts=None, cal=None, again=False):
+    """The table of ``ev`` on the estimator's arrays as they are now, the class counts
+    ``counts`` and the calibration ``cal`` (None: none fed; ``again``: those of the last
+    table), the buffers of the support set's capacity grown with it (the kernel values kept:
+    ``_ensure_capacity`` moves no vector); False when an array is not one the table can
+    take."""
     d = est.__dict__
+    if again:
+        counts, cal = ev.counts, ev.cal
     state = [d.get(name) for name, _, _ in _ARRAYS]
-    for a, (_, dtype, ndim) in zip(state, _ARRAYS, strict=True):
+    cal_n = _NO_CAL if cal is None else cal._n
+    for a, (_, dtype, ndim) in zip(state + [counts, cal_n], _ARRAYS + _COUNTERS, strict=True):
         if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != ndim:
             return False
     cap, K = state[R.COEF].shape
@@ -166,12 +199,14 @@ def _attach(est, ev):
             kv[: ev.kv.shape[0]] = ev.kv
         ev.kv, ev.cu = kv, np.zeros((cap, K))
     prog = d["_prog"]
-    arrays = state + [prog.ops, prog.par, prog.ranges, ev.ib, ev.fb, ev.kv, ev.cu] + ev.rest
+    arrays = (state + [prog.ops, prog.par, prog.ranges, ev.ib, ev.fb, ev.kv, ev.cu] + ev.rest
+              + [counts, cal_n])  # fmt: skip
     try:
         ev.tab = R.table(arrays, None if ev.tab is None else (ev.arrays, ev.tab))
     except ValueError:
         return False  # a read-only or non-contiguous array: the general path
     ev.arrays = arrays
+    ev.counts, ev.cal = counts, cal
     ev.st, ev.coef, ev.pool_d = d["_st"], state[R.COEF], d["_pool_d"]
     return True
 
@@ -190,14 +225,14 @@ def _with_room(est, ev, data, idx, code):
     status = R.NEED_ROOM
     try:
         est._ensure_capacity(1, int(ev.ib[R.I_NNZ]))  # (drops the event: its arrays change)
-        if _attach(est, ev):
+        if _attach(est, ev, again=True):
             status = R.learn_row(data, idx, code, ev.tab)
     finally:
         if status != R.OK:
             d.update(refs)
             for a, v in values.items():
                 refs[a][...] = v
-        if _attach(est, ev):
+        if _attach(est, ev, again=True):
             d["_event"] = ev
     return ev, status
 

@@ -122,8 +122,14 @@ class DictRows:
         keys, row = list(x), list(x.values())
         last = self.__dict__.get("last")
         same_keys = last is not None and last[1] == keys
-        if same_keys and last[0] == row and (last[4] or not grow):
-            return last[2], last[3]
+        if same_keys:
+            if last[0] == row and (last[4] or not grow):
+                return last[2], last[3]
+            if last[5]:  # a stream's usual row: the last row's names, numbers
+                data = as_float64(row)
+                if data is not None:
+                    self.last = (row, keys, data, last[3], True, True)
+                    return data, last[3]
         if not self.hashing:
             # the common case in one go: every name known, every value a number (the columns
             # of the last row of this case when the names are the same)

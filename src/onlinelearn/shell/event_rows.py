@@ -21,6 +21,20 @@ class _Rows:
 def _entries(ev, x, learning):
     """(data, indices) of a row: float64 values and int32 columns (see the module docstring);
     raises ValueError for a row that cannot be the model's."""
+    if type(x) is dict:
+        # a stream's usual row first, in the fewest steps: the keys of the last row (whose
+        # columns are kept), then the same values (a learn_one after a predict_one of the
+        # row) or new numbers
+        keys, vals = list(x), list(x.values())
+        last = ev.last
+        if last is not None and last[1] == keys:
+            if last[0] == vals and (last[4] or not learning):
+                return last[2], last[3]
+            if last[5]:
+                data = as_float64(vals)
+                if data is not None:
+                    ev.last = (vals, keys, data, last[3], True, True)
+                    return data, last[3]
     if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.flags.c_contiguous:
         if x.shape[0] != ev.n_features:
             raise ValueError(

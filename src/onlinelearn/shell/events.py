@@ -42,6 +42,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.calibration import CAL_COUNT, CAL_HEAD, CAL_OFFERED, CAL_SINCE_FIT
 from .._core.euclid_pass import euclid_pass
 from .._core.one_row import (
     BAD_INDEX,
@@ -50,6 +51,7 @@ from .._core.one_row import (
     UNSORTED,
     buffers,
     learn_row,
+    row_label,
     row_scores,
     table_of,
 )
@@ -77,7 +79,7 @@ class Event:
 
     __slots__ = (
         "classes", "plain", "codes", "n_features", "names", "dense_idx", "kind", "n_columns",
-        "n_weights", "binary", "native", "learns", "last",
+        "n_weights", "binary", "native", "learns", "last", "fed",
     )  # fmt: skip
 
     def start(self, est, classes, kind, binary, dense_idx, learns=True, native=False):
@@ -99,6 +101,7 @@ class Event:
         self.native = bool(native)
         self.learns = bool(learns)
         self.last = None
+        self.fed = None  # the last calibration found to fit the read-out (transaction)
         return self
 
     #: the estimator attribute that holds the family's state (no event before it is there)
@@ -126,6 +129,12 @@ class Event:
         path must read the row; raises for a row that cannot be the model's."""
         raise NotImplementedError
 
+    def label(self, est, data, idx):
+        """The label ``predict`` gives the row (:meth:`scores`, then the shell's ``_label``),
+        or ``MISS`` when the general path must read the row."""
+        s = self.scores(est, data, idx)
+        return MISS if s is None else _label(self, s)
+
     def out_of_range(self):
         return ValueError(f"a feature index is out of range [0, {self.n_features})")
 
@@ -136,6 +145,10 @@ class Event:
 
 def _dropped():
     return None
+
+
+#: :meth:`Event.label`'s "no label here" (a label may be None)
+MISS = object()
 
 
 def nonfinite_x():
@@ -150,8 +163,10 @@ def transaction(est, ev, data, idx, code):
     cal = None
     if not (ev.native or _OFF.get()):
         cal = est.__dict__.get("calibration_")
-        if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
-            return False  # the general path starts or reshapes the calibration
+        if cal is not ev.fed:
+            if cal is None or cal.kind != ev.kind or cal.n_columns != ev.n_columns:
+                return False  # the general path starts or reshapes the calibration
+            ev.fed = cal  # (a calibration's kind and width are fixed when it is made)
     return ev.step(est, data, idx, code, cal)
 
 
@@ -162,17 +177,19 @@ def offer(cal, score, code):
     as offered.  (The families whose compiled step does not write the window itself.)"""
     if cal is None:
         return
+    n = cal._n  # (the counters behind the properties head, count, since_fit, offered)
     if score is not None:
-        h = cal.head
+        h = int(n[CAL_HEAD])
         cal.scores[h] = score
         cal.codes[h] = code
         cal.weights[h] = 1.0
-        cal.head = (h + 1) % cal.scores.shape[0]
-        cal.count = min(cal.scores.shape[0], cal.count + 1)
-        cal.since_fit += 1
+        W = cal.scores.shape[0]
+        n[CAL_HEAD] = (h + 1) % W
+        n[CAL_COUNT] = min(W, int(n[CAL_COUNT]) + 1)
+        n[CAL_SINCE_FIT] += 1
         if cal.due():
             cal.refit()
-    cal.offered += 1
+    n[CAL_OFFERED] += 1
 
 
 def _label_code(ev, y):
@@ -216,11 +233,15 @@ def road(family):
 
     def learn_one(est, x, y):
         """Learn one row ``x`` with label ``y``; River's ``learn_one``."""
-        ev = est.__dict__.get("_event")
-        if ev is None or not ev.current(est.__dict__):
+        d = est.__dict__
+        ev = d.get("_event")
+        if ev is None or not ev.current(d):
             ev = event(est)
         if ev is not None and ev.learns:
-            code = _label_code(ev, y)
+            try:
+                code = ev.codes.get(y)
+            except TypeError:  # unhashable: the general path says why
+                code = None
             if code is not None:
                 data, idx = _entries(ev, x, True)
                 if transaction(est, ev, data, idx, code):
@@ -231,12 +252,16 @@ def road(family):
         """The event road for a row given as float64 values and int32 columns (the River
         adapter's rows, whose reference is their CSR row); False when the general path must
         take it (nothing was changed)."""
-        ev = est.__dict__.get("_event")
-        if ev is None or not ev.current(est.__dict__):
+        d = est.__dict__
+        ev = d.get("_event")
+        if ev is None or not ev.current(d):
             ev = event(est)
         if ev is None or not ev.learns:
             return False
-        code = _label_code(ev, y)
+        try:
+            code = ev.codes.get(y)
+        except TypeError:  # unhashable: the general path says why
+            return False
         return code is not None and transaction(est, ev, data, idx, code)
 
     def partial_fit_row(est, X, y):
@@ -279,26 +304,29 @@ def road(family):
     def predict_one(est, x):
         """The label ``predict`` gives the row ``x``; None before the model learned two labels
         from a first call (River's convention)."""
-        ev = est.__dict__.get("_event")
-        if ev is None or not ev.current(est.__dict__):
+        d = est.__dict__
+        ev = d.get("_event")
+        if ev is None or not ev.current(d):
             ev = event(est)
         if ev is not None:
-            s = ev.scores(est, *_entries(ev, x, False))
-            if s is not None:
-                return _label(ev, s)
-        elif "classes_" not in est.__dict__:
+            data, idx = _entries(ev, x, False)
+            lab = ev.label(est, data, idx)
+            if lab is not MISS:
+                return lab
+        elif "classes_" not in d:
             return None
         return _plain(est.predict(_matrix(est, x))[0])
 
     def predict_entries(est, data, idx):
         """:func:`predict_one` of a row given as float64 values and int32 columns."""
-        ev = est.__dict__.get("_event")
-        if ev is None or not ev.current(est.__dict__):
+        d = est.__dict__
+        ev = d.get("_event")
+        if ev is None or not ev.current(d):
             ev = event(est)
         if ev is not None:
-            s = ev.scores(est, data, idx)
-            if s is not None:
-                return _label(ev, s)
+            lab = ev.label(est, data, idx)
+            if lab is not MISS:
+                return lab
         return _plain(est.predict(_csr(est.n_features_in_, data, idx))[0])
 
     def predict_proba_one(est, x):
@@ -448,6 +476,12 @@ class LinearEvent(Event):
             d["n_iter_"] = 1
             d.pop("_stop_rule", None)
         return True
+
+    def label(self, est, data, idx):
+        k = row_label(data, idx, self.theta, self.tab)  # (one column: binary)
+        if k >= 0:
+            return self.plain[k]
+        return _label(self, self.scores(est, data, idx))  # (raises: the reason)
 
     def scores(self, est, data, idx):
         if row_scores(data, idx, self.theta, self.tab):

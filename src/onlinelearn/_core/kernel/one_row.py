@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from ..calibration import CAL_COUNT, CAL_OFFERED
 from ..config import njit
 from ..fp import finite
 from ..row_status import (
@@ -75,7 +76,7 @@ from .online import (
 
 __all__ = [
     "BAD_INDEX", "DUPLICATE", "NEED_ROOM", "NONFINITE_X", "OK", "REFUSED", "learn_row",
-    "row_scores", "table",
+    "row_label", "row_scores", "table",
 ]  # fmt: skip
 
 # ---------------------------------------------------------------------------- the table
@@ -85,16 +86,21 @@ __all__ = [
 # the event's buffers: ints, floats, kernel values (cap + 1), coefficients in use (cap, K), the
 # row (n_features), the row of ``kv`` (n_features), the copies (two slots, then the counters
 # and the pool entries: :func:`saved_shapes`), the row's norms (1, n_leaves), the zeros of
-# row_values (2 n_features)
+# row_values (2 n_features); then the estimator's class counts and the calibration's counters
+# (``Calibration._n``; empty without a calibration fed)
 (IB, FB, KV, CU, ROW_D, ROW_I, KEY_D, KEY_I, SLOTS_F, SLOTS_I, SAVED_F, SAVED_I, NORMS,
- ZEROS) = range(16, 30)  # fmt: skip
-N_TAB = 30
+ ZEROS, COUNTS, CAL_N) = range(16, 32)  # fmt: skip
+N_TAB = 32
 
-#: ``IB``: the step's codes, n_features, the scored flag (in), the support vectors before the
-#: step and the row's nonzeros (out), the cache of ``kv`` (valid, its row's length, dense),
-#: then the pass's one-row arrays: y, order, pred, slot_of_row, indptr (2), work_idx (K)
+#: ``IB``: the step's codes, n_features, the scored flag (out: the calibration asked for the
+#: row's score), the support vectors before the step and the row's nonzeros (out), the cache
+#: of ``kv`` (valid, its row's length, dense), the calibration's rule for one row
+#: (``Calibration.wants``: every row while it holds fewer than REFIT rows, then the row that
+#: crosses a multiple of the stride), then the pass's one-row arrays: y, order, pred,
+#: slot_of_row, indptr (2), work_idx (K)
 (I_STEP, I_BINARY, I_AVERAGE, I_BUDGET, I_RULE, I_KEEP_DUAL, I_NF, I_SCORED, I_N_OLD, I_NNZ,
- I_KEY, I_KEY_NNZ, I_KEY_DENSE, I_Y, I_ORDER, I_PRED, I_SLOT, I_INDPTR) = range(18)  # fmt: skip
+ I_KEY, I_KEY_NNZ, I_KEY_DENSE, I_CAL_REFIT, I_CAL_STRIDE, I_Y, I_ORDER, I_PRED, I_SLOT,
+ I_INDPTR) = range(20)  # fmt: skip
 I_WORK = I_INDPTR + 2
 #: ``FB``: C, gamma, b^2, the kept dual's margin, the support set of ``kv`` (births, removals,
 #: size), the pass's weight and loss, then scores, alpha, work_val, avg_scores, out, sums (K
@@ -283,6 +289,24 @@ def row_scores(data, indices, tab):
     return OK
 
 
+@njit
+def row_label(data, indices, tab):
+    """:func:`row_scores`, then the code of the label ``predict`` gives the row: 1 when the one
+    score of a binary learner is > 0, else the first of the largest scores (the shell's
+    ``_label``); -1 when :func:`row_scores` does not return OK (the caller asks it why)."""
+    if row_scores(data, indices, tab) != OK:
+        return -1
+    K = _at(tab, COEF, F2).shape[1]
+    out = _at(tab, FB, F1)[F_K + 4 * K : F_K + 5 * K]
+    if _at(tab, IB, I1)[I_BINARY] != 0:
+        return 1 if out[0] > 0.0 else 0
+    best = 0
+    for k in range(1, K):
+        if out[k] > out[best]:
+            best = k
+    return best
+
+
 # ---------------------------------------------------------------------------- learning
 @njit
 def _copy_slot(dst, to, src, frm):
@@ -305,8 +329,11 @@ def _copy_slot(dst, to, src, frm):
 def learn_row(data, indices, code, tab):
     """Learn the row (``data``, ``indices``; a dense row: its n_features values and an empty
     ``indices``, :func:`_is_dense`) of label code ``code`` as :func:`.online.kernel_pass` does
-    on that one-row batch, as a transaction (module docstring).  Returns OK, NONFINITE_X,
-    BAD_INDEX, DUPLICATE, NEED_ROOM or REFUSED."""
+    on that one-row batch, as a transaction (module docstring).  After a learned row, what
+    ``partial_fit`` does next: the class count and, with a calibration, the row counted as
+    offered, unless the calibration asked for its score (``IB[I_SCORED]``: the caller then
+    adds the score and counts the row).  Returns OK, NONFINITE_X, BAD_INDEX, DUPLICATE,
+    NEED_ROOM or REFUSED."""
     ib = _at(tab, IB, I1)
     fb = _at(tab, FB, F1)
     st = _at(tab, ST, F1)
@@ -335,6 +362,12 @@ def learn_row(data, indices, code, tab):
         ib[I_NNZ] = nz
         return NEED_ROOM
     # ---- the kernel values, and the coefficients in use before the step (scored rows)
+    cal_n = _at(tab, CAL_N, I1)
+    scored = False
+    if cal_n.shape[0] != 0:
+        offered, stride = cal_n[CAL_OFFERED], ib[I_CAL_STRIDE]
+        scored = cal_n[CAL_COUNT] < ib[I_CAL_REFIT] or (offered + 1) // stride != offered // stride
+    ib[I_SCORED] = scored
     _values(tab, row_d, row_i, n_row, dense, st, ib, fb)
     ib[I_N_OLD] = n
     average = ib[I_AVERAGE] != 0
@@ -420,4 +453,7 @@ def learn_row(data, indices, code, tab):
         st[DUAL] = math.nan  # this round is not in any kept dual
     for s in range(n_after):
         sv_src[s] = -1  # the batch's rows are not rows of the next call
+    _at(tab, COUNTS, I1)[code] += 1
+    if cal_n.shape[0] != 0 and not scored:
+        cal_n[CAL_OFFERED] += 1
     return OK
