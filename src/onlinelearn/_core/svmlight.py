@@ -158,6 +158,16 @@ def _set(typingctx, arr, i, v):
 
 
 @njit(inline="always")
+def _sign(buf, i):
+    """``(negative, i')``: whether the byte at ``i`` is a '-', and the offset after an optional
+    '+' or '-' there."""
+    c = _at(buf, i)
+    if c == 43 or c == 45:  # + -
+        return c == 45, i + 1
+    return False, i
+
+
+@njit(inline="always")
 def _digit_run(buf, i, m):
     """``(m', k, i')``: the run of decimal digits at ``buf[i]`` appended to ``m`` (uint64, so
     ``m' = m 10^k + digits``, wrapping beyond 19 digits), ``k`` digits, ``i'`` the first byte
@@ -193,11 +203,7 @@ def fast_float(buf, s):
     newline the blocks end with), so no scan needs a bound.  ok is False when the number is not
     of that simple form or outside the exact range (the caller then applies Python's
     ``float()`` to the whole token); the caller also checks that ``end`` ends the token."""
-    i = s
-    c = _at(buf, i)
-    neg = c == 45
-    if c == 43 or c == 45:  # + -
-        i += 1
+    neg, i = _sign(buf, s)
     # every digit goes into m (leading zeros add nothing); more than 18 digits in all could
     # overflow int64 and is left to Python
     m, n_digits, i = _digit_run(buf, i, np.uint64(0))
@@ -211,12 +217,8 @@ def fast_float(buf, s):
     if n_digits == 0:
         return False, 0.0, i
     if c == 101 or c == 69:  # e E
-        i += 1
+        eneg, i = _sign(buf, i + 1)
         c = _at(buf, i)
-        eneg = c == 45
-        if c == 43 or c == 45:
-            i += 1
-            c = _at(buf, i)
         if not _is_digit(c):
             return False, 0.0, i
         ev = 0
@@ -360,12 +362,8 @@ def parse_block(buf, n, zero_based, multilabel, query_id, data, indices, nnz0):
                 and _at(buf, p + 2) == 100
                 and _at(buf, p + 3) == _COLON
             ):
-                p += 4
+                qneg, p = _sign(buf, p + 4)
                 c = _at(buf, p)
-                qneg = c == 45
-                if c == 43 or c == 45:
-                    p += 1
-                    c = _at(buf, p)
                 qv = np.int64(0)
                 nq = 0
                 while _is_digit(c) and nq < 18:

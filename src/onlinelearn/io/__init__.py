@@ -41,6 +41,7 @@ from ._blocks import (
     _iter_blocks,
     _iter_row_chunks,
     _Options,
+    _signature_of,
     _whole,
 )
 from ._open import _is_path, _open_with_raw, _opened, _source_name
@@ -126,17 +127,8 @@ class SvmlightChunkReader(_ChunkReaderClose, Iterator):
         return X, y
 
 
-def iter_svmlight_chunks(
-    path,
-    chunk_size: int = 10000,
-    n_features: int | None = None,
-    dtype=np.float64,
-    zero_based: bool = False,
-    label_dtype=np.int64,
-    allow_nonfinite: bool = False,
-    prefetch: bool = False,
-    multilabel: bool = False,
-) -> SvmlightChunkReader:
+@_signature_of(SvmlightChunkReader)
+def iter_svmlight_chunks(path, *args, **kwargs) -> SvmlightChunkReader:
     """Stream an svmlight / LIBSVM file as ``(X, y)`` chunks of at most ``chunk_size`` rows.
 
     Parameters
@@ -192,17 +184,7 @@ def iter_svmlight_chunks(
     also reports progress (``bytes_read``, ``total_bytes``, ``rows_read``) and can be used as a
     context manager to close the file early.
     """
-    return SvmlightChunkReader(
-        path,
-        chunk_size=chunk_size,
-        n_features=n_features,
-        dtype=dtype,
-        zero_based=zero_based,
-        label_dtype=label_dtype,
-        allow_nonfinite=allow_nonfinite,
-        prefetch=prefetch,
-        multilabel=multilabel,
-    )
+    return SvmlightChunkReader(path, *args, **kwargs)
 
 
 def _bytes_left(f) -> int | None:

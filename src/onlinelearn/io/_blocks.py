@@ -8,6 +8,7 @@ for a bad line are in :mod:`onlinelearn.io._lines`, the reading thread in
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 
 import numpy as np
@@ -435,3 +436,22 @@ class _ChunkReaderClose:
             self.close()
         except Exception:
             pass
+
+
+def _signature_of(reader):
+    """Decorate ``iter_..._chunks(path, *args, **kwargs)``, which returns ``reader(path, *args,
+    **kwargs)``, with the signature of ``reader`` (its first parameter named as the function's):
+    ``help()`` and ``inspect`` show every parameter and default, written once, in the reader's
+    ``__init__``."""
+
+    def decorate(f):
+        own = inspect.signature(f)
+        sig = inspect.signature(reader)
+        first, *rest = sig.parameters.values()
+        first = first.replace(name=next(iter(own.parameters)))
+        f.__signature__ = sig.replace(
+            parameters=[first, *rest], return_annotation=own.return_annotation
+        )
+        return f
+
+    return decorate

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from .._core import vw as K
 from ..shell.validation import check_binary_stream, first_inexact_label
-from ._blocks import _ChunkReaderClose, _recut
+from ._blocks import _ChunkReaderClose, _recut, _signature_of
 from ._cut import _cut_blocks
 from ._lines import _snippet
 from ._open import _opened, _source_name
@@ -271,16 +271,8 @@ class VWChunkReader(_ChunkReaderClose, Iterator):
         return (X, y, w) if self.return_weights else (X, y)
 
 
-def iter_vw_chunks(
-    path,
-    chunk_size: int = 10000,
-    n_bits: int = 18,
-    interactions=None,
-    dtype=np.float64,
-    label_dtype=np.int64,
-    return_weights: bool = False,
-    prefetch: bool = False,
-) -> VWChunkReader:
+@_signature_of(VWChunkReader)
+def iter_vw_chunks(path, *args, **kwargs) -> VWChunkReader:
     """Stream a Vowpal Wabbit text file as hashed ``(X, y)`` chunks of at most ``chunk_size``
     rows.
 
@@ -313,16 +305,7 @@ def iter_vw_chunks(
         On a malformed line: the message names the file, the 1-based line, what is wrong, and
         quotes the line.  No row of the block (a few MiB) holding the bad line is yielded.
     """
-    return VWChunkReader(
-        path,
-        chunk_size=chunk_size,
-        n_bits=n_bits,
-        interactions=interactions,
-        dtype=dtype,
-        label_dtype=label_dtype,
-        return_weights=return_weights,
-        prefetch=prefetch,
-    )
+    return VWChunkReader(path, *args, **kwargs)
 
 
 def load_vw(

@@ -31,6 +31,7 @@ import asyncio
 import json
 import re
 from collections import deque
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -275,26 +276,26 @@ def job_lines(batch: int) -> int:
     return batch * max(1, -(-JOB_LINES // batch))
 
 
+@dataclass(eq=False)
 class Stream:
     """One stream's blocks on their way to the writer, and what came back (module docstring).
 
     ``to_thread(f, *args)``: awaits ``f(*args)`` in a worker thread (the parsing)."""
 
-    def __init__(self, server, kind, quadratic, batch, predictions, to_thread):
-        self.server = server
-        self.kind = kind
-        self.quadratic = quadratic
-        self.batch = batch
-        self.predictions = predictions
-        self.to_thread = to_thread
-        self.refused = False  # set by the writer: a row was refused, later blocks are not tried
-        self.stopped = False  # nothing more is sent
-        self.learned = 0
-        self.wrong = 0
-        self.squared_error = 0.0
-        self.preds = []
-        self.errors = []  # (line, status, message)
-        self.inflight = deque()
+    server: object
+    kind: str
+    quadratic: tuple
+    batch: int
+    predictions: bool
+    to_thread: object
+    refused: bool = False  # set by the writer: a row was refused, later blocks are not tried
+    stopped: bool = False  # nothing more is sent
+    learned: int = 0
+    wrong: int = 0
+    squared_error: float = 0.0
+    preds: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # (line, status, message)
+    inflight: deque = field(default_factory=deque)
 
     async def send(self, first_line: int, part: bytes):
         """Parse the lines ``part`` (the first is line ``first_line``) and queue their rows."""
