@@ -133,14 +133,16 @@ _SPECS = [
 
 # -- scale-free learners (per-coordinate adaptive and normalized steps)
 _SPECS += [
-    LearnerSpec("adagrad", "AdaGradClassifier", "onlinelearn.adaptive", "classification",
-                "FTRL-Proximal with AdaGrad's per-coordinate rates (--param loss=logistic, l1=)"),
-    LearnerSpec("normalized", "NormalizedClassifier", "onlinelearn.adaptive", "classification",
-                "normalized adaptive update (VW's defaults), invariant to feature scales"),
-    LearnerSpec("adagrad-regressor", "AdaGradRegressor", "onlinelearn.adaptive", "regression",
-                "FTRL-Proximal with AdaGrad's per-coordinate rates (squared, absolute, eps)"),
-    LearnerSpec("normalized-regressor", "NormalizedRegressor", "onlinelearn.adaptive",
-                "regression", "normalized adaptive update, invariant to feature scales"),
+    *_learners("onlinelearn.adaptive", "classification",
+        ("adagrad", "AdaGradClassifier",
+         "FTRL-Proximal with AdaGrad's per-coordinate rates (--param loss=logistic, l1=)"),
+        ("normalized", "NormalizedClassifier",
+         "normalized adaptive update (VW's defaults), invariant to feature scales")),
+    *_learners("onlinelearn.adaptive", "regression",
+        ("adagrad-regressor", "AdaGradRegressor",
+         "FTRL-Proximal with AdaGrad's per-coordinate rates (squared, absolute, eps)"),
+        ("normalized-regressor", "NormalizedRegressor",
+         "normalized adaptive update, invariant to feature scales")),
 ]  # fmt: skip
 
 #: command-line name -> :class:`LearnerSpec`, in the order of ``--help``
