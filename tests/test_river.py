@@ -134,6 +134,27 @@ def test_learn_many_is_learn_one_row_after_row():
                                   pm.to_numpy().argmax(axis=1).astype(bool))  # fmt: skip
 
 
+@pytest.mark.parametrize("make", [lambda: onlinelearn.PassiveAggressiveClassifier(),
+                                  lambda: onlinelearn.DualAscentClassifier(step="last-k", k=2),
+                                  lambda: onlinelearn.ClassDependentPA(n_epochs=1)])  # fmt: skip
+def test_learn_many_with_labels_arriving_mid_batch_is_learn_one(make):
+    """A label that first appears inside a batch joins where learn_one meets it, not at the
+    batch's start (where it would be a rival of the rows before it): the same model."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.array(["a"] * 5 + list(rng.choice(["a", "b"], 15)) + list(rng.choice(list("abcd"), 40)))
+    frame = pd.DataFrame(X, columns=list("wxyz"))
+    one, many = RiverClassifier(make(), n_features=8), RiverClassifier(make(), n_features=8)
+    for i in range(len(y)):
+        one.learn_one(dict(frame.iloc[i]), y[i])
+    many.learn_many(frame[:30], pd.Series(y[:30]))
+    many.learn_many(frame[30:], pd.Series(y[30:]))
+    np.testing.assert_array_equal(many.estimator.classes_, one.estimator.classes_)
+    np.testing.assert_allclose(many.estimator.coef_, one.estimator.coef_, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(many.predict_proba_many(frame).to_numpy(),
+                               one.predict_proba_many(frame).to_numpy(), atol=1e-12)  # fmt: skip
+
+
 def test_regressor_progressive_mae_is_our_own():
     rng = np.random.default_rng(0)
     w = rng.normal(size=4)
@@ -180,9 +201,9 @@ def test_a_frame_gives_the_matrix_of_its_dict_rows(hashing, width):
 
 
 #: every online classifier and regressor of the library through River's protocol (a width
-#: for the second-order and kernel learners, whose covariance is W x W), except the two whose
-#: dual variables are tied to the label set of the first call (ClassDependentPA,
-#: DualAscentClassifier): River's checks grow labels one row at a time, which they refuse
+#: for the second-order and kernel learners, whose covariance is W x W, and for
+#: ClassDependentPA, whose joint features are K x W); River's checks grow labels one row at a
+#: time, which the dual learners (ClassDependentPA, DualAscentClassifier) take too
 RIVER_LEARNERS = {
     "PassiveAggressiveClassifier": lambda: RiverClassifier(
         onlinelearn.PassiveAggressiveClassifier()
@@ -208,6 +229,16 @@ RIVER_LEARNERS = {
     "WeightedMinMax": lambda: RiverClassifier(onlinelearn.WeightedMinMax(b=1e8), n_features=64),
     "OnlineRegressor": lambda: RiverRegressor(onlinelearn.OnlineRegressor()),
     "OnlineLeastSquares": lambda: RiverRegressor(onlinelearn.OnlineLeastSquares(), n_features=64),
+    "ClassDependentPA": lambda: RiverClassifier(
+        onlinelearn.ClassDependentPA(n_epochs=1), n_features=64
+    ),
+    "DualAscentClassifier": lambda: RiverClassifier(onlinelearn.DualAscentClassifier()),
+    "DualAscentClassifier-last-3": lambda: RiverClassifier(
+        onlinelearn.DualAscentClassifier(step="last-k", k=3)
+    ),
+    "DualAscentClassifier-entropy": lambda: RiverClassifier(
+        onlinelearn.DualAscentClassifier(step="self-tuned", link="entropy", k=2)
+    ),
 }
 
 

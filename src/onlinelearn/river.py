@@ -218,11 +218,12 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
         """``learn_one`` over the rows of a pandas DataFrame, in order: the same model and the
         same probabilities as the loop, in as few ``partial_fit`` calls as that allows.  A batch
         meets its labels at the start (a label new to the learner joins before the batch's
-        first row learns), one row at a time does not, so the rows up to the last one that
-        brings a new label are learned one by one, and the rest in one call when the
-        learner's probability calibration does not depend on how the rows were batched (its
-        pass scores every row: the Euclidean linear learners; or probabilities of its own
-        loss); the other learners take every row alone."""
+        first row learns), one row at a time does not, so the rows are cut before each row
+        that brings a new label and each piece is one call (its new label joins just before
+        its first row, as in the loop), when the learner's probability calibration does not
+        depend on how the rows were batched (its pass scores every row: the Euclidean linear
+        learners; or probabilities of its own loss); the other learners take every row
+        alone."""
         y = np.asarray(y)
         est, rows = self.estimator, self._rows
         n_names = len(rows.index)
@@ -230,32 +231,31 @@ class RiverClassifier(_Adapter, _CLASSIFIER):
             M = rows.frame(X, True)
             sw = None if w is None else np.broadcast_to(
                 np.asarray(w, dtype=np.float64).reshape(-1), y.shape).copy()  # fmt: skip
-            start = self._batch_from(y)
-            for i in range(start):
-                kw = {} if sw is None else {"sample_weight": sw[i : i + 1]}
-                est.partial_fit(M[i : i + 1], y[i : i + 1], **kw)
-            if start < len(y):
-                kw = {} if sw is None else {"sample_weight": sw[start:]}
-                est.partial_fit(M[start:], y[start:], **kw)
+            cuts = self._cuts(y)
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                kw = {} if sw is None else {"sample_weight": sw[a:b]}
+                est.partial_fit(M[a:b], y[a:b], **kw)
         except BaseException:
             rows.forget(n_names)
             raise
 
-    def _batch_from(self, y):
-        """The first row of ``y`` from which one ``partial_fit`` call learns as the rows one at
-        a time would (see :meth:`learn_many`)."""
+    def _cuts(self, y):
+        """The bounds of the pieces of ``y`` that one ``partial_fit`` call each learns as the
+        rows one at a time would (see :meth:`learn_many`): 0, every row bringing a new label,
+        len(y); every row when the learner's calibration depends on the batching."""
         est = self.estimator
         batched = getattr(est, "_native_proba", lambda: False)() or getattr(
             est, "_pass_scores_rows", lambda: False)()  # fmt: skip
         if not batched:
-            return len(y)
+            return list(range(len(y) + 1))
         known = {_plain(c) for c in est.classes_} if self._fitted() else set()
-        start = 0
+        cuts = [0]
         for i, lab in enumerate(y.tolist()):
             if lab not in known:
                 known.add(lab)
-                start = i + 1
-        return start
+                if i > 0:
+                    cuts.append(i)
+        return cuts + [len(y)] if len(y) else cuts
 
     def learn_one(self, x, y, w=None):
         """``partial_fit`` on the row ``x`` (a dict) with label ``y`` (weight ``w``)."""

@@ -77,7 +77,20 @@ class DualAscentClassifier(DualAscentFamily):
         relative entropy on the doubled simplex (balanced weights), or 1/(2(q-1))||w||_q^2.
 
     The dual objective of the run, ``dual_objective_``, never decreases (the framework's
-    invariant; with ``update='subgradient'`` only the bound of Lemma 2 holds).
+    invariant; with ``update='subgradient'`` only the bound of Lemma 2 holds), except where a
+    model of two labels meets a third (below).
+
+    Labels that arrive after the first call (``partial_fit``, ``learn_one``) join ``classes_``
+    with a zero column and no dual variable, a feasible point of the enlarged dual; r_i is the
+    rival among the labels known at round i, so after growth the learner solves the K-class
+    problem above over the pairs (y_i, r_i) of its rounds (not the run with every label
+    declared by ``classes=`` from the start, where a declared label is a rival, score 0,
+    before it arrives).  From K >= 3 labels the window D is unchanged (the growing-c D_t is
+    recomputed at the last c_t: the entropy link's and the default p-norm's f* depend on the
+    number of weights).  From two labels (one vector w) the weights become the columns
+    (-w/2, w/2) (every margin kept), a past round i the pair (y_i, the other label) with dual
+    variable tau_i / 2, and D the K-class dual at that point
+    (:mod:`onlinelearn.dual_ascent._grow`).
 
     Parameters
     ----------

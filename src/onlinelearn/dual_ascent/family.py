@@ -50,6 +50,7 @@ from ..shell.params import validate_once
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.snapshot import restore_attrs, save_attrs
 from ..shell.weights import ExampleWeightsMixin
+from ._grow import grow_labels
 
 __all__ = ["STEPS", "DualAscentFamily", "Plan", "check_dual_ascent_configuration", "plan_of"]
 
@@ -271,34 +272,23 @@ class DualAscentFamily(ScoresClassifier):
 
     def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
         """The family's set-up of a call (:mod:`onlinelearn.shell.online`; each row of each
-        pass is a round; the label set is fixed by the first call, its labels or
-        ``classes``)."""
+        pass is a round; the first call's labels or ``classes`` start the label set, later
+        labels join it: :func:`onlinelearn.dual_ascent._grow.grow_labels`)."""
         self._check_params()
         plan = self._plan()
         X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
         batch = V.CSRBatch(X)
+        if classes is not None:
+            classes = V.check_classes(classes, y)
         if first:
             self._init_state(V.grown_labels(None, y, classes), batch.n_cols, plan)
         else:
-            if classes is not None and not np.array_equal(
-                np.unique(np.asarray(classes)), self.classes_
-            ):
-                raise ValueError(
-                    f"classes={list(classes)!r} differs from the classes of the first call "
-                    f"{self.classes_.tolist()!r}."
-                )
-            unseen = np.setdiff1d(np.unique(y), self.classes_)
-            if unseen.size:
-                raise ValueError(
-                    f"labels {unseen.tolist()!r} were not among the classes of the first "
-                    f"call {self.classes_.tolist()!r}: the stored dual variables are tied "
-                    "to a fixed label set; pass every label in classes= on the first call."
-                )
             if ("theta" in self._state) != plan.window:
                 raise ValueError(
                     "the step's family changed since the model was fitted (a window step "
                     "on the Euclidean link keeps w, the others v): call fit to start afresh."
                 )
+            grow_labels(self, V.grown_labels(self.classes_, y, classes), plan)
         y_codes = np.searchsorted(self.classes_, y).astype(np.int64)
         n = batch.n_rows
         counts = np.bincount(y_codes, minlength=len(self.classes_)) if fit_mode else None

@@ -65,6 +65,14 @@ class ClassDependentPA(ScoresClassifier):
                      <w, phi(x, r)> (first maximum)
         gamma        the margin (``margin``); C the cap of the dual step (``C`` x sample weight)
 
+    Labels that arrive later (``partial_fit``, ``learn_one``; River's protocol) join
+    ``classes_`` with a zero block of w (default map): the rivals of a round are the labels
+    known at that round (the first call's labels and ``classes``, and every label met since,
+    the round's own included), so a round before a label's arrival solved the problem above
+    over the labels known then.  This is not the run with the label declared by ``classes=``
+    from the start, whose earlier rounds also had the declared label as a rival (score 0).
+    A custom ``feature_map`` refuses new labels (it numbers the classes of a fixed set).
+
     Parameters
     ----------
     C : float > 0, default=1.0
@@ -125,28 +133,51 @@ class ClassDependentPA(ScoresClassifier):
         restore_attrs(self, _STATE, snap)
 
     def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
-        """The set-up of a call (:mod:`onlinelearn.shell.online`): the label set is fixed by
-        the first call (its labels or ``classes``)."""
+        """The set-up of a call (:mod:`onlinelearn.shell.online`): the first call's labels
+        (and ``classes``) start the label set; later labels join it (:meth:`_grow`)."""
         self._validate_params()
         X, y, sw = V.check_batch(self, X, y, sample_weight, reset=first)
+        if classes is not None:
+            classes = V.check_classes(classes, y)
         if first:
             for k in ("classes_", "coef_", "_st"):
                 self.__dict__.pop(k, None)
             self.classes_ = V.grown_labels(None, y, classes)
+        else:
+            self._grow(V.grown_labels(self.classes_, y, classes))
         codes = np.searchsorted(self.classes_, y)
-        if np.any(codes >= len(self.classes_)) or np.any(self.classes_[codes] != y):
-            bad = sorted(set(np.asarray(y).tolist()) - set(self.classes_.tolist()))[:5]
-            raise ValueError(
-                f"labels {bad} are not among the model's labels "
-                f"{self.classes_[:10].tolist()}; declare every label with classes= on the "
-                "first call."
-            )
         Phi = self._phi(X)
         n, K, D = Phi.shape
         if first:
             self.coef_ = np.zeros(D)
             self._st = np.zeros(RK.N_ST)
         return Call(n=n, Phi=Phi, codes=codes.astype(np.int64), sw=sw)
+
+    def _grow(self, new_classes):
+        """Labels never seen join ``classes_`` (kept sorted): with the default map, coef_'s
+        block of each known class moves to the class's new position and a new class's block
+        is 0, so every known score <w, phi(x, r)> is unchanged and a new class scores 0.
+
+        The rounds learned so far stay what they were (their rivals were the labels known
+        then); from here on a round's rivals are all labels known at that round.  A custom
+        ``feature_map`` numbers the classes by their position among a fixed set, which a new
+        label would shift: it refuses new labels."""
+        old = self.classes_
+        if len(new_classes) == len(old):
+            return
+        if self.feature_map is not None:
+            bad = np.setdiff1d(new_classes, old)[:5].tolist()
+            raise ValueError(
+                f"labels {bad} are not among the model's labels {old[:10].tolist()}: a custom "
+                "feature_map numbers the classes by their position in a fixed label set, so "
+                "declare every label with classes= on the first call (the default map grows)."
+            )
+        d = self.n_features_in_
+        pos = np.searchsorted(new_classes, old)
+        coef = np.zeros((len(new_classes), d))
+        coef[pos] = self.coef_.reshape(len(old), d)
+        self.coef_ = coef.reshape(-1)
+        self.classes_ = new_classes
 
     def _epoch(self, call, order):
         """One compiled pass over ``order`` (None: the rows in their order)."""
