@@ -1,7 +1,10 @@
 """Names of the slots of the learner's parameter and scalar arrays (one table, read everywhere).
 
 A compiled pass receives three small arrays besides the weights; their slots are named here so
-that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
+that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.  The parameter arrays ``ip`` and ``fp``
+are filled and read only here: :func:`pass_codes` builds them, :func:`set_call_flags` sets the
+per-call flags, :func:`params_of` reads them by name in Python and :func:`pass_params` in the
+compiled passes (a tuple of scalars unpacked at the top of a pass).
 
 ``st`` float64[N_ST] -- the scalars of the learner state (saved in model files):
     N_ROUNDS    rounds seen (all epochs and calls)
