@@ -155,9 +155,9 @@ def test_update_III_is_the_optimum_of_the_round(complexity):
         assert ours >= ref - 1e-8 * (1 + abs(ref)), (ours, ref, tau, ref_tau, C)
         assert abs(ours - ref) <= 1e-6 * (1 + abs(ref))
         worst = max(worst, ref - ours)
-        if comp == RK.ENTROPY and st[RK.IP_CALLS]:
-            max_iter = max(max_iter, int(st[RK.IP_ITER_MAX]))
-            assert st[RK.IP_ITER_MAX] < RK.IP_MAX_ITER  # stopped by its gap test, not the cap
+        if comp == RK.ENTROPY and st[RK.SOLVER_CALLS]:
+            max_iter = max(max_iter, int(st[RK.SOLVER_ITER_MAX]))
+            assert st[RK.SOLVER_ITER_MAX] < RK.IPM_MAX_ITER  # stopped by its gap test, not the cap
     if comp == RK.ENTROPY:
         # the thesis saw at most 15 iterations; the predictor-corrector needs at most 12 on
         # 1,169 such random rounds (6.6 on average)
@@ -176,10 +176,10 @@ def test_interior_point_iterations_on_enron():
     path = require_shared_file("enron_multilabel/enron.train.svm.bz2")
     X, Y = load_enron_stream(path.parents[1])
     lr = LabelRanker(update="III", complexity="entropy").partial_fit(X[:200], Y[:200])
-    calls = lr._st[RK.IP_CALLS]
+    calls = lr._st[RK.SOLVER_CALLS]
     assert calls >= 150  # the method ran on most rounds
-    assert lr._st[RK.IP_ITER_MAX] <= 13
-    assert lr._st[RK.IP_ITER_SUM] / calls <= 12.0
+    assert lr._st[RK.SOLVER_ITER_MAX] <= 13
+    assert lr._st[RK.SOLVER_ITER_SUM] / calls <= 12.0
 
 
 @pytest.mark.parametrize("complexity", ["euclidean", "entropy"])

@@ -16,7 +16,7 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
   touches two arrays, not three, and the ``A``/``lastS`` state of the generic pass converts as
   ``U = lastS * theta - A`` (:mod:`.euclid_readout`); delta is the change of the stored
   weight (float32 weights: the rounded one), so the identity is exact up to float64 sums;
-* the same state keeps a polynomially weighted average (``fp[FP_AVG_POWER]`` = eta > 0): round
+* the same state keeps a polynomially weighted average (``avg_power`` = eta > 0): round
   t (t = 1, 2, ... counts every round of every epoch and call) weighs c_t = t^eta, S is the
   sum of the weights of the rounds before this one, ``S <- S + c_t`` after it, and the read-out
   divides by S instead of T (:mod:`.euclid_readout`).  With theta^(r) = sum_{s<=r} delta_s
@@ -52,9 +52,9 @@ Same arguments, same state, same results as :func:`.online_loop.online_pass` for
   prefetcher follows a sequential walk, not a permutation.  Two rows ahead, not one, so that
   the request for the next row's weights reads indices already in cache (shuffled PA-I,
   against one row ahead: news20 0.92-0.96x, mnist 0.94-0.98x);
-* the dual objective of the run is kept in ``st[DUAL]`` (``ip[IP_DUAL]``, not COPA): each
-  update adds its increment :func:`.state.dual_increment`, from the margin and ``||x||^2``
-  the round has already computed;
+* the dual objective of the run is kept in ``st[DUAL]`` (the ``dual`` flag of ``ip``, not
+  COPA): each update adds its increment :func:`.state.dual_increment`, from the margin and
+  ``||x||^2`` the round has already computed;
 * no per-entry finiteness test: the estimator checks the state after the pass and restores its
   snapshot if anything overflowed;
 * the finiteness of the feature values is checked here, not before the pass, when the caller
@@ -83,22 +83,12 @@ from .sparse import row_averaged_scores, row_offset, row_scores_sqnorm
 from .state import (
     DUAL,
     DUAL_QUAD,
-    FP_AVG_POWER,
-    FP_B,
-    FP_C,
-    FP_DUAL_GAMMA,
-    FP_DUAL_QUAD,
-    FP_ETA,
-    FP_GAMMA,
-    IP_AVERAGE,
-    IP_DUAL,
-    IP_PREDICT_AVERAGE,
-    IP_STEP,
     N_MISTAKES,
     N_ROUNDS,
     N_UPDATES,
     S_SUM,
     dual_increment,
+    pass_params,
 )
 from .steps import CONSERVATIVE, hinge_step
 
@@ -223,17 +213,9 @@ def euclid_pass(
     without; the intercept included.  Progressive validation of the predictor itself, read
     while the row and its weights are in cache (the U lines of those rows are requested one
     row ahead, as theta's)."""
-    step = ip[IP_STEP]
-    average = ip[IP_AVERAGE] != 0
-    predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
-    C = fp[FP_C]
-    gamma = fp[FP_GAMMA]
-    eta = fp[FP_ETA]
-    b = fp[FP_B]
-    keep_dual = ip[IP_DUAL] != 0  # (the estimator never asks it of COPA)
-    gamma_d = fp[FP_DUAL_GAMMA]
-    quad_d = fp[FP_DUAL_QUAD]
-    power = fp[FP_AVG_POWER]
+    # (keep_dual: the estimator never asks it of COPA)
+    (_, step, average, _, predict_average, keep_dual, C, gamma, eta, _, b, _, gamma_d, quad_d,
+     power) = pass_params(ip, fp)  # fmt: skip
     R = theta.shape[0]
     # theta, U, scores and alpha may carry zero columns beyond the K classes
     # (:func:`padded_work_state`): K is the class count, Kw the stored width

@@ -47,18 +47,7 @@ from .fp import finite
 from .margins import predict_margin_loss
 from .prefetch import PREFETCH_MIN_ENTRIES, prefetch_entries, prefetch_rows
 from .sparse import row_offset, row_scores_sqnorm
-from .state import (
-    FP_AVG_POWER,
-    FP_B,
-    FP_C,
-    FP_ETA,
-    IP_AVERAGE,
-    IP_STEP,
-    N_MISTAKES,
-    N_ROUNDS,
-    N_UPDATES,
-    S_SUM,
-)
+from .state import N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, pass_params
 from .steps import CONSERVATIVE, PA2, root_tau
 
 OK = 0
@@ -101,12 +90,7 @@ def margin_pass(
     State as :func:`onlinelearn._core.euclid_pass.euclid_pass` (theta (R, K), U the averaging
     sum, st the named scalars; one column for a binary learner).  ``loss_out[i]`` is l(z0) of
     row i before its update.  Returns :data:`NONFINITE` when a step is not finite."""
-    step = ip[IP_STEP]
-    average = ip[IP_AVERAGE] != 0
-    C = fp[FP_C]
-    eta = fp[FP_ETA]
-    b = fp[FP_B]
-    power = fp[FP_AVG_POWER]
+    _, step, average, _, _, _, C, _, eta, _, b, _, _, _, power = pass_params(ip, fp)
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1

@@ -9,7 +9,7 @@ import numpy as np
 
 from .config import njit
 from .projections import simplex_theta
-from .ranking_state import IP_ITER_MAX, N_MISTAKES, N_UPDATES, OK, T_SEEN
+from .ranking_state import N_MISTAKES, N_UPDATES, OK, SOLVER_ITER_MAX, T_SEEN
 
 
 # ---------------------------------------------------------------------------------- max-of-hinge
@@ -167,8 +167,8 @@ def max_hinge_pass(Phi, y, weight, order, w, st, C, gamma, tol, max_iter, pred_o
                 G[a, b] = s
                 G[b, a] = s
         its = max_hinge_dual(G[:q, :q], c[:q], cap, tol, max_iter, alpha[:q], work[:, :q])
-        if its > st[IP_ITER_MAX]:
-            st[IP_ITER_MAX] = its
+        if its > st[SOLVER_ITER_MAX]:
+            st[SOLVER_ITER_MAX] = its
         moved = False
         for a in range(q):
             if alpha[a] > 0.0:

@@ -34,15 +34,12 @@ from .fp import finite
 from .row_status import BAD_INDEX, DUE, NONFINITE_X, OK, REFUSED, UNSORTED
 from .state import (
     DUAL,
-    FP_B,
-    IP_AVERAGE,
-    IP_DUAL,
-    IP_STEP,
     N_FP,
     N_IP,
     N_ROUNDS,
     N_UPDATES,
     S_SUM,
+    pass_params,
 )
 from .steps import CONSERVATIVE
 from .table import F1, F2, I1, table
@@ -248,8 +245,7 @@ def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, 
         scores[k] = 0.0
         alpha[k] = 0.0
         work_val[k] = 0.0
-    average = ip[IP_AVERAGE] != 0
-    b = fp[FP_B]
+    _, step, average, _, _, keep_dual, _, _, _, _, b, _, _, _, _ = pass_params(ip, fp)
     has_b = b != 0.0
     d = R - 1
     stop = nnz
@@ -272,10 +268,10 @@ def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, 
         for s in range(DUAL):
             if not finite(st[s]):
                 ok = False
-    if ok and ip[IP_STEP] != CONSERVATIVE and weight[0] > 0.0:
+    if ok and step != CONSERVATIVE and weight[0] > 0.0:
         # an aggressive step that learned nothing from a lossy row: tau = loss / ||x||^2 with
         # an overflowing ||x||^2 (COPA: every weighted row; its loss is not in loss_out)
-        if is_copa(ip[IP_STEP]) or (st[N_UPDATES] == updates_before and loss_out[0] > 0.0):
+        if is_copa(step) or (st[N_UPDATES] == updates_before and loss_out[0] > 0.0):
             sq = b * b
             for q in range(stop):
                 v = np.float64(data[q])
@@ -295,7 +291,7 @@ def learn_one_row(data, indices, code, hold_from, theta, U, st, ib, fb, counts, 
         for s in range(n_st):
             st[s] = saved_st[s]
         return REFUSED
-    if ip[IP_DUAL] == 0:
+    if not keep_dual:
         st[DUAL] = np.nan  # this round is not in any kept dual
     counts[code] += 1
     if cal_n.shape[0] == 0:
@@ -343,8 +339,7 @@ def scores_of_row(data, indices, theta, U, st, ib, fb):
     weights' dtype as the read-out matrix holds them.  Returns False when an index is out of
     range or a score is not finite (the caller says which)."""
     R, K = theta.shape
-    b = fb[FP_B]
-    average = ib[IP_AVERAGE] != 0
+    _, _, average, _, _, _, _, _, _, _, b, _, _, _, _ = pass_params(ib, fb)
     d = R - 1
     n_features = ib[_IB_N_FEATURES]
     o = N_FP + 2 + 3 * K + st.shape[0] + K

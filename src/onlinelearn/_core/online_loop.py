@@ -19,8 +19,8 @@ The learner state is a handful of arrays owned by the Python estimator:
     EXP_SHIFT (m), AGGREGATE (Z or sum |theta|^p), X_MAX (X_t) and M_COUNT (M_t) of self-tuned
     Winnow, THETA_MAX (max |theta_jk| seen).
 
-Integer parameters ``ip`` (IP_LINK, IP_STEP, IP_AVERAGE, IP_BALANCED) and float parameters
-``fp`` (FP_C, FP_GAMMA, FP_ETA, FP_P, FP_B intercept value (0 = none), FP_LOG_N): see
+Parameters ``ip`` (integers: link, step, average, balanced) and ``fp`` (floats: C, gamma, eta,
+p, b the intercept value (0 = none), log_n): read by :func:`.state.pass_params`, see
 :mod:`.state`.
 """
 
@@ -43,19 +43,6 @@ from .state import (
     DUAL,
     DUAL_QUAD,
     EXP_SHIFT,
-    FP_B,
-    FP_C,
-    FP_DUAL_GAMMA,
-    FP_DUAL_QUAD,
-    FP_ETA,
-    FP_GAMMA,
-    FP_LOG_N,
-    FP_P,
-    IP_AVERAGE,
-    IP_BALANCED,
-    IP_DUAL,
-    IP_LINK,
-    IP_STEP,
     M_COUNT,
     N_MISTAKES,
     N_ROUNDS,
@@ -64,6 +51,7 @@ from .state import (
     THETA_MAX,
     X_MAX,
     dual_increment,
+    pass_params,
 )
 from .status import NONFINITE, OK
 from .steps import CONSERVATIVE, aggressive_link_step, hinge_step, max_loss_alpha
@@ -211,24 +199,14 @@ def online_pass(
     step is tau = -l'(margin) on a mistake (times eta), the aggressive step PA-I / PA-II the root
     of tau + C dl(margin(tau)) (:func:`.steps.link_tau`); the rest of the round is the hinge's.
     """
-    link = ip[IP_LINK]
-    step = ip[IP_STEP]
-    average = ip[IP_AVERAGE] != 0
-    balanced = ip[IP_BALANCED] != 0
-    C = fp[FP_C]
-    gamma = fp[FP_GAMMA]
-    eta = fp[FP_ETA]
-    p = fp[FP_P]
-    b = fp[FP_B]
-    log_n = fp[FP_LOG_N]
+    (link, step, average, balanced, _, dual, C, gamma, eta, p, b, log_n, gamma_d, quad_d,
+     _) = pass_params(ip, fp)  # fmt: skip
     # the dual objective D = sum_t gamma tau_t [- tau_t^2 / (4 C_t)] - f*(theta) of the hinge
     # steps at a fixed link (st[DUAL], one increment per update; not COPA, another loss or
     # self-tuned Winnow, whose c_t changes)
     # (the estimator never asks it of COPA)
-    keep_dual = (ip[IP_DUAL] != 0 and value is None
+    keep_dual = (dual and value is None
                  and (link == EUCLID or link == ENTROPY or link == PNORM))  # fmt: skip
-    gamma_d = fp[FP_DUAL_GAMMA]
-    quad_d = fp[FP_DUAL_QUAD]
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1 and not is_copa(step)
@@ -370,14 +348,12 @@ def online_pass(
 @njit
 def current_weights(theta, st, ip, fp, out):
     """out = w = grad f*(theta) (the hypothesis now)."""
-    link = ip[IP_LINK]
-    balanced = ip[IP_BALANCED] != 0
-    p = fp[FP_P]
+    link, _, _, balanced, _, _, _, _, _, p, _, log_n, _, _, _ = pass_params(ip, fp)
     R, K = theta.shape
     c_t = 1.0
     m = st[EXP_SHIFT]
     if link == SELFTUNED:
-        c_t = st[X_MAX] * math.sqrt((st[M_COUNT] + 1.0) / fp[FP_LOG_N])
+        c_t = st[X_MAX] * math.sqrt((st[M_COUNT] + 1.0) / log_n)
         if c_t <= 0.0:
             c_t = 1.0
         m = st[THETA_MAX] / c_t
@@ -390,9 +366,7 @@ def current_weights(theta, st, ip, fp, out):
 @njit
 def averaged_weights(theta, A, lastS, st, ip, fp, out):
     """out = (1/T) sum_{t=1..T} w_{t+1}: the average of the hypotheses after each round."""
-    link = ip[IP_LINK]
-    balanced = ip[IP_BALANCED] != 0
-    p = fp[FP_P]
+    link, _, _, balanced, _, _, _, _, _, p, _, _, _, _, _ = pass_params(ip, fp)
     T = st[N_ROUNDS]
     S = st[S_SUM]
     m = st[EXP_SHIFT]

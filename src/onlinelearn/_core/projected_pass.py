@@ -31,7 +31,7 @@ from .euclid_pass import round_weight
 from .margins import predict_margin_loss
 from .projections import simplex_theta
 from .sparse import row_offset
-from .state import FP_AVG_POWER, N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, euclid_params
+from .state import N_MISTAKES, N_ROUNDS, N_UPDATES, S_SUM, pass_params
 from .status import OK
 from .steps import CONSERVATIVE, hinge_step
 
@@ -111,8 +111,8 @@ def projected_pass(
     average U, ``lastS`` is unused), plus the constraint ``code``, its radius ``z`` and a
     float64 scratch ``buf`` of length max(R, K).  A step and the projection after it are one
     move of the column on its round, averaged as U += S delta."""
-    step, average, predict_average, C, gamma, eta, b = euclid_params(ip, fp)
-    power = fp[FP_AVG_POWER]
+    (_, step, average, _, predict_average, _, C, gamma, eta, _, b, _, _, _,
+     power) = pass_params(ip, fp)  # fmt: skip
     R, K = theta.shape
     d = R - 1 if b != 0.0 else R
     binary = K == 1

@@ -40,10 +40,10 @@ from .fp import finite
 from .max_hinge import max_hinge_dual, max_hinge_pass  # noqa: F401 (re-export)
 from .projections import entropic_floor, project_l1_rows
 from .ranking_entropy import (  # noqa: F401 (re-export)
-    IP_MAX_ITER,
-    IP_SIGMA_INFEASIBLE,
-    IP_SIGMA_MIN,
-    IP_TOL,
+    IPM_MAX_ITER,
+    IPM_SIGMA_INFEASIBLE,
+    IPM_SIGMA_MIN,
+    IPM_TOL,
     ent_F,
     ent_G,
     ip_rank,
@@ -55,9 +55,6 @@ from .ranking_state import (  # noqa: F401 (re-export)
     EUCLID,
     FLOOR,
     GAIN,
-    IP_CALLS,
-    IP_ITER_MAX,
-    IP_ITER_SUM,
     L1_BALL,
     N_EXACT,
     N_INEXACT,
@@ -67,6 +64,9 @@ from .ranking_state import (  # noqa: F401 (re-export)
     NO_CONSTRAINT,
     NONFINITE,
     OK,
+    SOLVER_CALLS,
+    SOLVER_ITER_MAX,
+    SOLVER_ITER_SUM,
     T_SEEN,
     UPD_I,
     UPD_II,
@@ -347,10 +347,10 @@ def rank_pass(
             )
             st[N_EXACT] += fell_back
             st[N_INEXACT] += missed
-            st[IP_CALLS] += 1.0
-            st[IP_ITER_SUM] += its
-            if its > st[IP_ITER_MAX]:
-                st[IP_ITER_MAX] = its
+            st[SOLVER_CALLS] += 1.0
+            st[SOLVER_ITER_SUM] += its
+            if its > st[SOLVER_ITER_MAX]:
+                st[SOLVER_ITER_MAX] = its
         # the increase of the dual; an inexact step that would not increase it is dropped
         gain = 0.0
         incr = 0.0

@@ -15,13 +15,13 @@ from .config import njit
 
 #: the interior point method: iteration cap, stopping tolerance on the duality gap eta.  The
 #: method runs without fastmath: reassociated sums let the primal residual drift and stall it.
-IP_MAX_ITER = 50
-IP_TOL = 1e-11
-#: Centring of the predictor-corrector: sigma = (mu_aff / mu)^3 clipped below at IP_SIGMA_MIN,
-#: and at IP_SIGMA_INFEASIBLE while the dual residual exceeds the duality measure (otherwise
+IPM_MAX_ITER = 50
+IPM_TOL = 1e-11
+#: Centring of the predictor-corrector: sigma = (mu_aff / mu)^3 clipped below at IPM_SIGMA_MIN,
+#: and at IPM_SIGMA_INFEASIBLE while the dual residual exceeds the duality measure (otherwise
 #: the complementarity runs ahead of feasibility and the next affine steps stall).
-IP_SIGMA_MIN = 0.01
-IP_SIGMA_INFEASIBLE = 0.1
+IPM_SIGMA_MIN = 0.01
+IPM_SIGMA_INFEASIBLE = 0.1
 
 
 # ---------------------------------------------------------------------------------- entropy pieces
@@ -202,7 +202,7 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
     # start: nu fitted to the stationarity conditions, lam = the fitted residual made positive
     nu1, nu2 = _ip_start_duals(Y, al, lam, fp)
     _ip_residual(Y, cap, gamma, single, v, amass, wv, xv, m, al, lam, nu1, nu2, 0.0, fp, fpp)
-    while it < IP_MAX_ITER:
+    while it < IPM_MAX_ITER:
         eta = 0.0
         for r in range(d):
             eta += lam[r] * al[r]
@@ -213,7 +213,7 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
             e = abs(fp[r] - lam[r] + nu1 * a1 + nu2 * a2)
             if e > rd:
                 rd = e
-        if eta <= IP_TOL * (1.0 + cap) and rd <= 10.0 * IP_TOL * (1.0 + cap):
+        if eta <= IPM_TOL * (1.0 + cap) and rd <= 10.0 * IPM_TOL * (1.0 + cap):
             break
         it += 1
         mu_avg = eta / d
@@ -232,9 +232,9 @@ def ip_rank(Y, cap, gamma, single, v, amass, wv, xv, m, tau, work):
         # ... tells how far the centring may go (sigma = (mu_aff / mu)^3), and its second-order
         # term corrects the complementarity of the combined step
         ratio = mu_aff / mu_avg if mu_avg > 0.0 else 0.0
-        sigma = min(1.0, max(IP_SIGMA_MIN, ratio * ratio * ratio))
+        sigma = min(1.0, max(IPM_SIGMA_MIN, ratio * ratio * ratio))
         if rd > eta:
-            sigma = max(sigma, IP_SIGMA_INFEASIBLE)
+            sigma = max(sigma, IPM_SIGMA_INFEASIBLE)
         mu = sigma * mu_avg
         rnorm = _residual_norm(Y, cap, al, lam, nu1, nu2, mu, fp)
         # the corrected step, taken whole (to 0.995 of the boundary) if it lowers the residual;

@@ -16,9 +16,11 @@ T_SEEN = 0
 N_UPDATES = 1
 N_MISTAKES = 2
 GAIN = 3  # gamma * sum of tau over the relevant labels, all rounds: D = GAIN - sum_r f*(theta_r)
-IP_ITER_MAX = 4
-IP_ITER_SUM = 5
-IP_CALLS = 6
+# the step's solver (the interior point method of update III, the max-hinge dual's): the most
+# iterations of one call, their sum over the calls, the calls
+SOLVER_ITER_MAX = 4
+SOLVER_ITER_SUM = 5
+SOLVER_CALLS = 6
 N_INEXACT = 7  # rounds of update III (entropy) whose step misses its certified tolerance
 N_EXACT = 8  # rounds of update III (entropy) whose interior point step was not certified
 N_ST = 9

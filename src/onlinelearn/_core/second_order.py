@@ -184,6 +184,17 @@ def minmax_pass_full(
     )  # fmt: skip
 
 
+@njit(inline="always")
+def _add_label(M, j, yi, r, val, onehot):
+    """M[j] += val y' for the label vector y of the round: e_y when ``onehot``, else
+    (e_y - e_r) / sqrt 2 (the three updates of :func:`_minmax_pass`)."""
+    if onehot:
+        M[j, yi] += val
+    else:
+        M[j, yi] += val * _SQRT_HALF
+        M[j, r] -= val * _SQRT_HALF
+
+
 @njit
 def _minmax_pass(
     data, indices, indptr, y, u, bias, d, P, A, B, W, adaptive, query, c, refresh, st, outs,
@@ -209,11 +220,7 @@ def _minmax_pass(
                 axq = a * xx[q]
                 A[j] += axq * xx[q]
                 P[j] = 1.0 / A[j]
-                if onehot:
-                    B[j, yi] += axq
-                else:
-                    B[j, yi] += axq * _SQRT_HALF
-                    B[j, r] -= axq * _SQRT_HALF
+                _add_label(B, j, yi, r, axq, onehot)
                 for k in range(K):
                     W[j, k] = P[j] * B[j, k]
             continue
@@ -227,22 +234,14 @@ def _minmax_pass(
             else:
                 for q in range(n):
                     A[jp, jj[q]] += axp * xx[q]
-            if onehot:
-                B[jp, yi] += axp
-            else:
-                B[jp, yi] += axp * _SQRT_HALF
-                B[jp, r] -= axp * _SQRT_HALF
+            _add_label(B, jp, yi, r, axp, onehot)
         for s in range(R):
             vs = v[s]
             for t in range(R):
                 P[s, t] -= vs * v[t]
             for k in range(K):
                 W[s, k] -= vs * f[k]
-            if onehot:
-                W[s, yi] += vs
-            else:
-                W[s, yi] += vs * _SQRT_HALF
-                W[s, r] -= vs * _SQRT_HALF
+            _add_label(W, s, yi, r, vs, onehot)
         st[SINCE_REFRESH] += 1.0
         if refresh > 0 and st[SINCE_REFRESH] >= refresh:
             if refresh_inverse(A, B, P, W):

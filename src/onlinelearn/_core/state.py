@@ -1,7 +1,10 @@
 """Names of the slots of the learner's parameter and scalar arrays (one table, read everywhere).
 
 A compiled pass receives three small arrays besides the weights; their slots are named here so
-that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
+that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.  The parameter arrays ``ip`` and ``fp``
+are filled and read only here: :func:`pass_codes` builds them, :func:`set_call_flags` sets the
+per-call flags, :func:`params_of` reads them by name in Python and :func:`pass_params` in the
+compiled passes (a tuple of scalars unpacked at the top of a pass).
 
 ``st`` float64[N_ST] -- the scalars of the learner state (saved in model files):
     N_ROUNDS    rounds seen (all epochs and calls)
@@ -36,6 +39,8 @@ that a kernel reads ``st[N_MISTAKES]``, not ``st[3]``.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,7 +85,7 @@ N_FP = 9
 def pass_codes(link, step, average, balanced, C, gamma, eta, p, b, log_n, dual_gamma, dual_quad,
                avg_power):  # fmt: skip
     """(ip, fp): the parameter arrays the linear passes read (module docstring), from their
-    values; IP_PREDICT_AVERAGE and IP_DUAL start at 0 (set per call by the caller).
+    values; IP_PREDICT_AVERAGE and IP_DUAL start at 0 (set per call by :func:`set_call_flags`).
     ``avg_power`` counts only with ``average``."""
     ip = np.zeros(N_IP, dtype=np.int64)
     ip[IP_LINK] = link
@@ -100,16 +105,91 @@ def pass_codes(link, step, average, balanced, C, gamma, eta, p, b, log_n, dual_g
     return ip, fp
 
 
+def set_call_flags(ip, predict_average=None, dual=None):
+    """Set the per-call flags of ``ip`` (None: leave as is): ``predict_average``, the
+    progressive predictions of the Euclidean pass use the averaged weights; ``dual``, the pass
+    accumulates ``st[DUAL]``."""
+    if predict_average is not None:
+        ip[IP_PREDICT_AVERAGE] = int(bool(predict_average))
+    if dual is not None:
+        ip[IP_DUAL] = int(bool(dual))
+
+
+class PassParams(NamedTuple):
+    """The parameters held by ``ip`` and ``fp``, by name, as Python scalars
+    (:func:`params_of`); the fields are those of the module docstring, with
+    ``predict_average`` true only with ``average``."""
+
+    link: int
+    step: int
+    average: bool
+    balanced: bool
+    predict_average: bool
+    dual: bool
+    C: float
+    gamma: float
+    eta: float
+    p: float
+    b: float
+    log_n: float
+    dual_gamma: float
+    dual_quad: float
+    avg_power: float
+
+
+def params_of(ip, fp):
+    """:class:`PassParams` of the arrays ``ip``, ``fp`` (the shell's reader; the compiled
+    passes read them through :func:`pass_params`)."""
+    average = bool(ip[IP_AVERAGE])
+    return PassParams(
+        link=int(ip[IP_LINK]),
+        step=int(ip[IP_STEP]),
+        average=average,
+        balanced=bool(ip[IP_BALANCED]),
+        predict_average=average and bool(ip[IP_PREDICT_AVERAGE]),
+        dual=bool(ip[IP_DUAL]),
+        C=float(fp[FP_C]),
+        gamma=float(fp[FP_GAMMA]),
+        eta=float(fp[FP_ETA]),
+        p=float(fp[FP_P]),
+        b=float(fp[FP_B]),
+        log_n=float(fp[FP_LOG_N]),
+        dual_gamma=float(fp[FP_DUAL_GAMMA]),
+        dual_quad=float(fp[FP_DUAL_QUAD]),
+        avg_power=float(fp[FP_AVG_POWER]),
+    )
+
+
+def link_of(ip):
+    """The link code held by ``ip``."""
+    return int(ip[IP_LINK])
+
+
 @njit(inline="always")
-def euclid_params(ip, fp):
-    """(step, average, predict_average, C, gamma, eta, b): the parameters of a Euclidean pass
-    as read from ``ip`` and ``fp`` (averaged predictions only with averaging).  Used by
-    :func:`.projected_pass.projected_pass`; :func:`.euclid_pass.euclid_pass` reads the same
-    slots inline, so that its tuned machine code stays as it is (through this function the
-    compiled pass came out with other stack slots and calls, at the same speed)."""
+def pass_params(ip, fp):
+    """(link, step, average, balanced, predict_average, dual, C, gamma, eta, p, b, log_n,
+    dual_gamma, dual_quad, avg_power): every parameter of a pass read from ``ip`` and ``fp``
+    (module docstring; averaged predictions only with averaging), unpacked by each compiled
+    pass at its top into local variables (inlined: the slots a pass does not use are never
+    read)."""
     average = ip[IP_AVERAGE] != 0
-    predict_average = average and ip[IP_PREDICT_AVERAGE] != 0
-    return ip[IP_STEP], average, predict_average, fp[FP_C], fp[FP_GAMMA], fp[FP_ETA], fp[FP_B]
+    return (
+        ip[IP_LINK],
+        ip[IP_STEP],
+        average,
+        ip[IP_BALANCED] != 0,
+        average and ip[IP_PREDICT_AVERAGE] != 0,
+        ip[IP_DUAL] != 0,
+        fp[FP_C],
+        fp[FP_GAMMA],
+        fp[FP_ETA],
+        fp[FP_P],
+        fp[FP_B],
+        fp[FP_LOG_N],
+        fp[FP_DUAL_GAMMA],
+        fp[FP_DUAL_QUAD],
+        fp[FP_AVG_POWER],
+    )
 
 
 @njit(inline="always")

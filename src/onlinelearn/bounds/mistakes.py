@@ -137,8 +137,9 @@ def report(
     binary = W_avg.shape[1] == 1
     Xa = _augmented(X, b)
     kappa = 1.0 if binary else 2.0
-    ip, fp = est._codes(est._n_weights())
-    from .._core.state import FP_C, FP_ETA
+    from .._core.state import params_of
+
+    par = params_of(*est._codes(est._n_weights()))
 
     gamma = est._dual_margin()
     pa_like = kind in ("pa", "pa0", "pa2")
@@ -146,7 +147,7 @@ def report(
         if kind == "pa0":
             Cu = 1e4  # hard margin: the comparator must separate the stream
         else:
-            Cu = float(fp[FP_ETA]) if not pa_like else float(fp[FP_C])
+            Cu = par.eta if not pa_like else par.C
         comparator = batch_optimum(
             X, y, C=Cu, margin=gamma if pa_like else 1.0, fit_intercept=bool(b), b=b or 1.0,
             multiclass=not binary,
@@ -173,8 +174,7 @@ def report(
         quantity = "mistakes"
     elif kind in ("pa", "pa2"):
         # PA-I's cap scales with gamma; PA-II(gamma, C) = gamma PA-II(1, C): C is not rescaled
-        curve, Cb = (_pa1_curve, float(fp[FP_C]) / gamma) if kind == "pa" else (
-            _pa2_curve, float(fp[FP_C]))  # fmt: skip
+        curve, Cb = (_pa1_curve, par.C / gamma) if kind == "pa" else (_pa2_curve, par.C)
         rn = np.sqrt(kappa) * _row_norms(Xa, 2)
         best = _best_scale(lambda s: curve(np.maximum(1 - s * mu / gamma, 0), rn,
                                            s * np.linalg.norm(U) / gamma, Cb))  # fmt: skip
@@ -199,7 +199,7 @@ def report(
             theorem += ": no separating comparator found, the theorem does not apply"
         quantity = "mistakes"
     elif kind == "winnow":
-        eta = float(fp[FP_ETA])
+        eta = par.eta
         l1 = np.abs(U).sum()
         V = U / l1 if l1 > 0 else U
         mv = _margins(Xa, V, yc, binary)

@@ -53,16 +53,17 @@ def primal_objective(est, W, Xa, yc, binary):
     """P(W) = f(W) + sum_t C_t loss_t(W): the problem whose dual ``dual_objective_`` keeps
     (see its docstring), over the rounds (Xa, yc) with unit example weights."""
     code, step, L, S = _config(est)
-    ip, fp = est._codes(est._n_weights())
-    from .._core.state import FP_C, FP_ETA
+    from .._core.state import params_of
+
+    par = params_of(*est._codes(est._n_weights()))
 
     gamma = est._dual_margin()
     if step == S.CONSERVATIVE:
-        C = float(fp[FP_ETA])
+        C = par.eta
     elif step == S.PA:
         C = math.inf
     else:
-        C = float(fp[FP_C])
+        C = par.C
     hinge = np.maximum(gamma - _margins(Xa, W, yc, binary), 0.0)
     if code == L.EUCLID:
         f = 0.5 * float(np.sum(W * W))

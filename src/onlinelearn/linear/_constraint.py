@@ -21,7 +21,7 @@ import numpy as np
 
 from .._core import links as L
 from .._core import projected_pass as PP
-from .._core.state import IP_AVERAGE
+from .._core.state import params_of
 
 __all__ = ["ProjectedUpdatesMixin"]
 
@@ -71,9 +71,9 @@ class ProjectedUpdatesMixin:
     def _project_all(self):
         code = self._constraint_code()
         if code != PP.NO_CONSTRAINT:
-            ip, _ = self._codes(self._n_weights())
+            average = params_of(*self._codes(self._n_weights())).average
             PP.project_all_columns(
-                self._theta, self._A, self._lastS, self._st, bool(ip[IP_AVERAGE]), code,
+                self._theta, self._A, self._lastS, self._st, average, code,
                 float(self.radius),
             )  # fmt: skip
 

@@ -207,7 +207,7 @@ class ClassDependentPA(ScoresClassifier):
         S = np.einsum("nkd,d->nk", self._phi(X), self.coef_)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
-    solver_iterations_max_ = counter(RK.IP_ITER_MAX)
+    solver_iterations_max_ = counter(RK.SOLVER_ITER_MAX)
 
     # ------------------------------------------------------------------ model files
     def _get_state(self):

@@ -343,7 +343,7 @@ class LabelRankingFamily(ProbabilityMixin):
             return self._theta
         return np.exp(self._theta - self._lZ[None, :])
 
-    ip_iterations_max_ = counter(RK.IP_ITER_MAX)
+    ip_iterations_max_ = counter(RK.SOLVER_ITER_MAX)
     n_inexact_steps_ = counter(
         RK.N_INEXACT,
         "Rounds of update III with 'entropy' whose step misses its certified tolerance (all "

@@ -34,23 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core import links as L
 from .._core import steps as S
 from .._core.checks import all_finite
-from .._core.state import (
-    FP_AVG_POWER,
-    FP_B,
-    FP_C,
-    FP_DUAL_GAMMA,
-    FP_DUAL_QUAD,
-    FP_ETA,
-    FP_GAMMA,
-    FP_LOG_N,
-    FP_P,
-    IP_AVERAGE,
-    IP_BALANCED,
-    IP_LINK,
-    IP_STEP,
-    N_FP,
-    N_IP,
-)
+from .._core.state import pass_codes
 from . import events
 from . import validation as V
 from .linear_pass import LinearPass
@@ -211,23 +195,23 @@ class OnlineLinearClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         fp = {"C": 1.0, "gamma": 0.0, "eta": 1.0, "p": 2.0, "log_n": 1.0}
         fp.update(self._float_params(n_weights))
         b = self._intercept_value()
-        ip = np.zeros(N_IP, dtype=np.int64)
-        ip[IP_LINK] = self._link
-        ip[IP_STEP] = self._step_code()
-        ip[IP_AVERAGE] = int(bool(self.average))
-        ip[IP_BALANCED] = self._balanced_flag()
-        fpa = np.zeros(N_FP, dtype=np.float64)
-        fpa[FP_C] = fp["C"]
-        fpa[FP_GAMMA] = fp["gamma"]
-        fpa[FP_ETA] = fp["eta"]
-        fpa[FP_P] = fp["p"]
-        fpa[FP_B] = b
-        fpa[FP_LOG_N] = fp["log_n"]
-        fpa[FP_DUAL_GAMMA] = self._dual_margin()
-        fpa[FP_DUAL_QUAD] = 0.25 if ip[IP_STEP] == S.PA2 else 0.0
-        # the weighted average (only the learners with ``average_power`` have one)
-        fpa[FP_AVG_POWER] = float(getattr(self, "average_power", 0.0)) if self.average else 0.0
-        return ip, fpa
+        step = self._step_code()
+        return pass_codes(
+            link=self._link,
+            step=step,
+            average=self.average,
+            balanced=self._balanced_flag(),
+            C=fp["C"],
+            gamma=fp["gamma"],
+            eta=fp["eta"],
+            p=fp["p"],
+            b=b,
+            log_n=fp["log_n"],
+            dual_gamma=self._dual_margin(),
+            dual_quad=0.25 if step == S.PA2 else 0.0,
+            # the weighted average (only the learners with ``average_power`` have one)
+            avg_power=getattr(self, "average_power", 0.0),
+        )
 
     def _prepare(self, X, y, classes, sample_weight, reset):
         """Validate everything; return the batch and the new sorted label set. No mutation

@@ -55,7 +55,7 @@ from .._core.one_row import (
     row_scores,
     table_of,
 )
-from .._core.state import IP_DUAL, IP_PREDICT_AVERAGE
+from .._core.state import set_call_flags
 from .event_rows import _csr, _entries, _label, _label_array, _matrix, _proba, _proba_dict
 from .online import OnlineMixin
 from .proba import _ACTIVE, _OFF
@@ -403,8 +403,7 @@ class LinearEvent(Event):
             return None
         ev = cls()
         ev.theta, ev.A, ev.lastS, ev.st = est._theta, est._A, est._lastS, est._st
-        ip[IP_PREDICT_AVERAGE] = 0
-        ip[IP_DUAL] = int(est._keeps_dual(euclid_pass))
+        set_call_flags(ip, predict_average=False, dual=est._keeps_dual(euclid_pass))
         ev.ip, ev.fp = ip, fp
         ev.b = float(est._intercept_value())
         ev.average = bool(est.average)

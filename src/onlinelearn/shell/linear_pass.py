@@ -30,16 +30,12 @@ from .._core.state import (
     AGGREGATE,
     DUAL,
     EXP_SHIFT,
-    FP_AVG_POWER,
-    FP_P,
-    IP_AVERAGE,
-    IP_BALANCED,
-    IP_DUAL,
-    IP_LINK,
-    IP_PREDICT_AVERAGE,
     N_ROUNDS,
     N_UPDATES,
     S_SUM,
+    link_of,
+    params_of,
+    set_call_flags,
 )
 from . import validation as V
 
@@ -81,10 +77,10 @@ class LinearPass:
         return gamma if gamma > 0.0 else 1.0
 
     def _keeps_dual(self, kernel):
-        """True when the pass ``kernel`` keeps the dual objective (``ip[IP_DUAL]``): the hinge
-        loss with the conservative step or PA / PA-I / PA-II, on the Euclidean, entropy
-        (fixed eta) or p-norm link, with the library's own passes (no constraint, no other
-        loss, not COPA, not self-tuned Winnow)."""
+        """True when the pass ``kernel`` keeps the dual objective (the ``dual`` flag of
+        ``ip``): the hinge loss with the conservative step or PA / PA-I / PA-II, on the
+        Euclidean, entropy (fixed eta) or p-norm link, with the library's own passes (no
+        constraint, no other loss, not COPA, not self-tuned Winnow)."""
         link, loss, step = self._config()
         return (
             kernel in (euclid_pass, online_pass)
@@ -154,8 +150,9 @@ class LinearPass:
         the Euclidean pass scores the rows ``order[first:first + m]`` before learning each
         (the calibration's held-out rows), returned as (m, K) float64 (None: one class)."""
         ip, fp = self._codes(self._n_weights())
-        ip[IP_PREDICT_AVERAGE] = int(predict_average)
-        power = float(fp[FP_AVG_POWER])
+        set_call_flags(ip, predict_average=predict_average)
+        par = params_of(ip, fp)
+        power = par.avg_power
         if power != 0.0 and self._st[S_SUM] < self._st[N_ROUNDS]:
             # (read-out divides by max(S, T): a uniform mixture has S < T, a weighted state S >= T)
             raise ValueError(
@@ -175,16 +172,14 @@ class LinearPass:
                 # the weights t^eta of these rounds, as the Euclidean pass adds them
                 self._st[S_SUM] = advance_weight_sum(self._st[S_SUM], t0, len(order), power)
             elif self.average:
-                self._st[S_SUM] += len(order) * L.scale(
-                    int(ip[IP_LINK]), self._st[AGGREGATE], float(fp[FP_P])
-                )
+                self._st[S_SUM] += len(order) * L.scale(par.link, self._st[AGGREGATE], par.p)
             return None
         updates_before = self._st[N_UPDATES]
         K = self._theta.shape[1]
         scratch = empty_scratch(K)
         kernel = self._pass_kernel(ip)
         keep_dual = self._keeps_dual(kernel)
-        ip[IP_DUAL] = int(keep_dual)
+        set_call_flags(ip, dual=keep_dual)
         theta, A = self._theta, self._A
         work = None
         if kernel is euclid_pass:
@@ -224,33 +219,20 @@ class LinearPass:
             self._st[DUAL] = np.nan  # this pass's rounds are not in any kept dual
         if self._link == L.ENTROPY:
             # exact aggregate once per pass (the running sum drifts), re-centred shift
-            mx = _exp_shift(self._theta, bool(ip[IP_BALANCED]))
+            mx = _exp_shift(self._theta, par.balanced)
             if abs(mx - self._st[EXP_SHIFT]) > 30.0:
-                reframe(
-                    self._theta,
-                    self._A,
-                    self._lastS,
-                    self._st,
-                    int(ip[IP_LINK]),
-                    float(fp[FP_P]),
-                    bool(ip[IP_BALANCED]),
-                    bool(ip[IP_AVERAGE]),
-                    mx,
-                )
+                reframe(self._theta, self._A, self._lastS, self._st, par.link, par.p,
+                        par.balanced, par.average, mx)  # fmt: skip
             else:
-                recompute_aggregate(
-                    self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
-                )
+                recompute_aggregate(self._theta, self._st, par.link, par.p, par.balanced)
         elif self._link == L.PNORM:
-            recompute_aggregate(
-                self._theta, self._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
-            )
+            recompute_aggregate(self._theta, self._st, par.link, par.p, par.balanced)
         V.check_readout(self, rows)  # the weights that predict, not only the state
         return held
 
     def _pass_kernel(self, ip):
         """The compiled pass of a call (a hook: projected updates substitute their own)."""
-        return euclid_pass if ip[IP_LINK] == L.EUCLID else online_pass
+        return euclid_pass if link_of(ip) == L.EUCLID else online_pass
 
     def _finite_in_pass(self):
         """True when the compiled pass checks the feature values' finiteness itself (the

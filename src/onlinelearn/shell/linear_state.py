@@ -18,9 +18,6 @@ from .._core.state import (
     DUAL,
     DUAL_QUAD,
     EXP_SHIFT,
-    FP_P,
-    IP_BALANCED,
-    IP_LINK,
     M_COUNT,
     N_MISTAKES,
     N_ROUNDS,
@@ -28,6 +25,7 @@ from .._core.state import (
     N_UPDATES,
     S_SUM,
     X_MAX,
+    params_of,
 )
 from . import validation as V
 from .base import OnlineLinearClassifier
@@ -221,12 +219,8 @@ def merge_models(models):
                 out._A = total
                 out._lastS = np.zeros_like(out._theta)
     out._st = st
-    ip, fp = out._codes(out._n_weights())
-    out._st[EXP_SHIFT] = (
-        _exp_shift(out._theta, bool(ip[IP_BALANCED])) if out._link == L.ENTROPY else 0.0
-    )
-    recompute_aggregate(
-        out._theta, out._st, int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
-    )
+    par = params_of(*out._codes(out._n_weights()))
+    out._st[EXP_SHIFT] = _exp_shift(out._theta, par.balanced) if out._link == L.ENTROPY else 0.0
+    recompute_aggregate(out._theta, out._st, par.link, par.p, par.balanced)
     out._weights_matrix()
     return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._core import links as L
 from .._core.online_loop import flush_all, recompute_aggregate
-from .._core.state import DUAL, DUAL_QUAD, FP_P, IP_BALANCED, IP_LINK, N_ST, S_SUM
+from .._core.state import DUAL, DUAL_QUAD, N_ST, S_SUM, params_of
 
 __all__ = ["GrowingLabelsMixin", "StateColumnsMixin", "spread_columns"]
 
@@ -106,8 +106,8 @@ class StateColumnsMixin(GrowingLabelsMixin):
 
     def _link_args(self):
         """(link, p, balanced): the arguments of the link's compiled helpers."""
-        ip, fp = self._codes(self._n_weights())
-        return int(ip[IP_LINK]), float(fp[FP_P]), bool(ip[IP_BALANCED])
+        par = params_of(*self._codes(self._n_weights()))
+        return par.link, par.p, par.balanced
 
     def _recompute_aggregate(self):
         """The link's aggregate (Z or sum |theta|^p) recomputed exactly from theta."""
