@@ -65,21 +65,69 @@ def check_range(name: str, value, low=None, high=None, integer=False, low_open=F
 
 
 class DriftDetector:
-    """Base: a subclass sets ``_step`` (its compiled step on one checked value), ``_run`` (its
-    compiled loop of the same step over an array, returning the alarm indices) and ``_reset``
-    (fresh state); the flags live in its state arrays."""
+    """Base: a subclass sets ``_kernels`` (its compiled step on one checked value, and the
+    compiled loop of the same step over an array that writes the alarm indices), ``_reset``
+    (fresh state arrays ``_fs``, ``_ints``, ``_ps`` and any more that ``_state`` lists, in the
+    kernels' order) and the slots of its flags in ``_ints``; ``_domain`` names the values it
+    takes when they are fewer than the finite reals, and ``_outside`` finds the others."""
+
+    _domain = None
+    _slot_drift = 0
+    _slot_ndet = 1
+
+    def _state(self):
+        return self._fs, self._ints, self._ps
+
+    @staticmethod
+    def _outside(xs):
+        """Where (of a float, or of an array) the values are not in ``_domain``."""
+        return False
 
     def update(self, x):
         """Update with one value ``x``; sets ``drift_detected``. Returns the detector."""
-        self._step(finite_value(x))
+        x = finite_value(x)
+        if self._domain is not None and self._outside(x):
+            raise ValueError(f"{type(self).__name__} takes {self._domain}, got {x!r}")
+        self._kernels[0](x, *self._state())
         return self
 
     def update_many(self, values) -> np.ndarray:
         """Update with every value of the 1-D array ``values`` in order, in one compiled call.
 
         Returns the indices into ``values`` where ``drift_detected`` became True (int64)."""
-        return self._run(finite_values(values))
+        xs = finite_values(values)
+        if self._domain is not None:
+            bad = np.flatnonzero(self._outside(xs))
+            if bad.size:
+                raise ValueError(f"{type(self).__name__} takes {self._domain}; value "
+                                 f"{int(bad[0])} is {xs[bad[0]]!r} (the detector is "
+                                 "unchanged)")  # fmt: skip
+        out = np.empty(xs.shape[0], dtype=np.int64)
+        k = self._kernels[1](xs, *self._state(), out)
+        return out[:k].copy()
+
+    @property
+    def drift_detected(self) -> bool:
+        """True when the last value raised an alarm."""
+        return bool(self._ints[self._slot_drift])
+
+    @property
+    def n_detections(self) -> int:
+        """Alarms raised since the detector was created."""
+        return int(self._ints[self._slot_ndet])
 
     def __repr__(self):
         params = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._params)
         return f"{type(self).__name__}({params})"
+
+
+class WarningDetector(DriftDetector):
+    """A detector with a warning zone below its alarm (``_slot_warn`` in ``_ints``)."""
+
+    _slot_warn = 1
+
+    @property
+    def warning_detected(self) -> bool:
+        """True when the last value put the detector in the warning zone (see the class
+        docstring for when the flag changes)."""
+        return bool(self._ints[self._slot_warn])

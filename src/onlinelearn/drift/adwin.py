@@ -214,6 +214,8 @@ def _adwin_run(xs, fs, ints, totals, variances, counts, ps, out):
 class ADWIN(DriftDetector):
     __doc__ = __doc__
     _params = ("delta", "clock", "max_buckets", "min_window_length", "grace_period")
+    _kernels = (_adwin_step, _adwin_run)
+    _slot_drift, _slot_ndet = _DRIFT, _NDET
 
     def __init__(self, delta=0.002, clock=32, max_buckets=5, min_window_length=5,
                  grace_period=10):  # fmt: skip
@@ -229,6 +231,9 @@ class ADWIN(DriftDetector):
         self.grace_period = grace_period
         self._reset()
 
+    def _state(self):
+        return (self._fs, self._ints, self._totals, self._variances, self._counts, self._ps)
+
     def _reset(self):
         self._fs = np.zeros(3)
         self._ints = np.array([0, 1, 0, 0], dtype=np.int64)
@@ -237,26 +242,6 @@ class ADWIN(DriftDetector):
         self._counts = np.zeros(_ROWS, dtype=np.int64)
         self._ps = np.array([self.delta, self.clock, self.max_buckets, self.min_window_length,
                              self.grace_period], dtype=np.float64)  # fmt: skip
-
-    def _step(self, x):
-        _adwin_step(x, self._fs, self._ints, self._totals, self._variances, self._counts,
-                    self._ps)  # fmt: skip
-
-    def _run(self, xs):
-        out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _adwin_run(xs, self._fs, self._ints, self._totals, self._variances, self._counts,
-                       self._ps, out)  # fmt: skip
-        return out[:k].copy()
-
-    @property
-    def drift_detected(self) -> bool:
-        """True when the last value raised an alarm."""
-        return bool(self._ints[_DRIFT])
-
-    @property
-    def n_detections(self) -> int:
-        """Alarms raised since the detector was created."""
-        return int(self._ints[_NDET])
 
     @property
     def width(self) -> int:

@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from .._core.config import njit
-from ._base import DriftDetector, check_range, finite_value, finite_values
+from ._base import WarningDetector, check_range
 
 _P, _N, _PMIN, _SMIN, _PSMIN = range(5)
 _DRIFT, _WARN, _NDET = 0, 1, 2
@@ -90,14 +90,16 @@ def _ddm_run(xs, fs, ints, ps, out):
     return n_out
 
 
-def _unit(x):
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"DDM takes error indicators in [0, 1], got {x!r}")
-
-
-class DDM(DriftDetector):
+class DDM(WarningDetector):
     __doc__ = __doc__
     _params = ("warm_start", "warning_threshold", "drift_threshold")
+    _kernels = (_ddm_step, _ddm_run)
+    _slot_drift, _slot_warn, _slot_ndet = _DRIFT, _WARN, _NDET
+    _domain = "error indicators in [0, 1]"
+
+    @staticmethod
+    def _outside(xs):
+        return (xs < 0.0) | (xs > 1.0)
 
     def __init__(self, warm_start=30, warning_threshold=2.0, drift_threshold=3.0):
         check_range("warm_start", warm_start, 0, integer=True)
@@ -113,40 +115,3 @@ class DDM(DriftDetector):
         self._ints = np.zeros(3, dtype=np.int64)
         self._ps = np.array([self.warm_start, self.warning_threshold, self.drift_threshold],
                             dtype=np.float64)  # fmt: skip
-
-    def update(self, x):
-        """Update with one error indicator ``x`` in [0, 1]. Returns the detector."""
-        x = finite_value(x)
-        _unit(x)
-        _ddm_step(x, self._fs, self._ints, self._ps)
-        return self
-
-    def update_many(self, values) -> np.ndarray:
-        """Update with every value of ``values`` (in [0, 1]) in order, in one compiled call;
-        returns the indices of the alarms."""
-        xs = finite_values(values)
-        bad = np.flatnonzero((xs < 0.0) | (xs > 1.0))
-        if bad.size:
-            raise ValueError(f"DDM takes error indicators in [0, 1]; value {int(bad[0])} is "
-                             f"{xs[bad[0]]!r} (the detector is unchanged)")  # fmt: skip
-        return self._run(xs)
-
-    def _run(self, xs):
-        out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _ddm_run(xs, self._fs, self._ints, self._ps, out)
-        return out[:k].copy()
-
-    @property
-    def drift_detected(self) -> bool:
-        """True when the last value raised an alarm."""
-        return bool(self._ints[_DRIFT])
-
-    @property
-    def warning_detected(self) -> bool:
-        """True when the last value put the detector in the warning zone (and not in drift)."""
-        return bool(self._ints[_WARN])
-
-    @property
-    def n_detections(self) -> int:
-        """Alarms raised since the detector was created."""
-        return int(self._ints[_NDET])

@@ -51,7 +51,7 @@ import math
 import numpy as np
 
 from .._core.config import njit
-from ._base import DriftDetector, check_range, finite_value, finite_values
+from ._base import WarningDetector, check_range
 
 _N, _LAST, _NERR, _MEAN, _K, _S, _MAX = range(7)
 _DRIFT, _WARN, _NDET = 0, 1, 2
@@ -101,9 +101,16 @@ def _eddm_run(xs, fs, ints, ps, out):
     return n_out
 
 
-class EDDM(DriftDetector):
+class EDDM(WarningDetector):
     __doc__ = __doc__
     _params = ("warm_start", "alpha", "beta")
+    _kernels = (_eddm_step, _eddm_run)
+    _slot_drift, _slot_warn, _slot_ndet = _DRIFT, _WARN, _NDET
+    _domain = "error indicators 0 or 1"
+
+    @staticmethod
+    def _outside(xs):
+        return (xs != 0.0) & (xs != 1.0)
 
     def __init__(self, warm_start=30, alpha=0.95, beta=0.9):
         check_range("warm_start", warm_start, 0, integer=True)
@@ -118,41 +125,3 @@ class EDDM(DriftDetector):
         self._fs = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
         self._ints = np.zeros(3, dtype=np.int64)
         self._ps = np.array([self.warm_start, self.alpha, self.beta], dtype=np.float64)
-
-    def update(self, x):
-        """Update with one error indicator ``x`` (0 or 1). Returns the detector."""
-        x = finite_value(x)
-        if x not in (0.0, 1.0):
-            raise ValueError(f"EDDM takes error indicators 0 or 1, got {x!r}")
-        _eddm_step(x, self._fs, self._ints, self._ps)
-        return self
-
-    def update_many(self, values) -> np.ndarray:
-        """Update with every value of ``values`` (0 or 1) in order, in one compiled call;
-        returns the indices of the alarms."""
-        xs = finite_values(values)
-        bad = np.flatnonzero((xs != 0.0) & (xs != 1.0))
-        if bad.size:
-            raise ValueError(f"EDDM takes error indicators 0 or 1; value {int(bad[0])} is "
-                             f"{xs[bad[0]]!r} (the detector is unchanged)")  # fmt: skip
-        return self._run(xs)
-
-    def _run(self, xs):
-        out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _eddm_run(xs, self._fs, self._ints, self._ps, out)
-        return out[:k].copy()
-
-    @property
-    def drift_detected(self) -> bool:
-        """True when the last value raised an alarm."""
-        return bool(self._ints[_DRIFT])
-
-    @property
-    def warning_detected(self) -> bool:
-        """The warning flag (see the class docstring for when it changes)."""
-        return bool(self._ints[_WARN])
-
-    @property
-    def n_detections(self) -> int:
-        """Alarms raised since the detector was created."""
-        return int(self._ints[_NDET])

@@ -102,6 +102,8 @@ def _ph_run(xs, fs, ints, ps, out):
 class PageHinkley(DriftDetector):
     __doc__ = __doc__
     _params = ("min_instances", "delta", "threshold", "alpha", "mode")
+    _kernels = (_ph_step, _ph_run)
+    _slot_drift, _slot_ndet = _DRIFT, _NDET
 
     def __init__(self, min_instances=30, delta=0.005, threshold=50.0, alpha=1 - 0.0001,
                  mode="both"):  # fmt: skip
@@ -123,21 +125,3 @@ class PageHinkley(DriftDetector):
         self._ints = np.zeros(2, dtype=np.int64)
         self._ps = np.array([self.min_instances, self.delta, self.threshold, self.alpha,
                              _MODES[self.mode]], dtype=np.float64)  # fmt: skip
-
-    def _step(self, x):
-        _ph_step(x, self._fs, self._ints, self._ps)
-
-    def _run(self, xs):
-        out = np.empty(xs.shape[0], dtype=np.int64)
-        k = _ph_run(xs, self._fs, self._ints, self._ps, out)
-        return out[:k].copy()
-
-    @property
-    def drift_detected(self) -> bool:
-        """True when the last value raised an alarm."""
-        return bool(self._ints[_DRIFT])
-
-    @property
-    def n_detections(self) -> int:
-        """Alarms raised since the detector was created."""
-        return int(self._ints[_NDET])
