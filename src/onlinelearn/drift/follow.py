@@ -177,9 +177,9 @@ class _Following(BaseEstimator):
         if not self._started():
             self._start()
         _check_row(x)
-        self._learn(x, y)
+        self._learn_row(x, y)
 
-    def _learn(self, x, y):
+    def _learn_row(self, x, y):
         fg, bg, det = self.model_, self.background_, self.detector_
         y_pred = fg.predict_one(x)  # refuses a bad row before anything changes
         saved = _save(det)
@@ -266,10 +266,10 @@ class _Following(BaseEstimator):
                 self._start()
             if sp.issparse(X):
                 for i in range(X.shape[0]):
-                    self._learn(X[i : i + 1], y[i])
+                    self._learn_row(X[i : i + 1], y[i])
             else:
                 for i in range(X.shape[0]):
-                    self._learn(X[i], y[i])
+                    self._learn_row(X[i], y[i])
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
