@@ -107,6 +107,25 @@ def test_a_new_label_goes_through_partial_fit_and_the_road_resumes():
     assert list(a.classes_) == [0, 1, 2] and events.event(a).learns
 
 
+@pytest.mark.parametrize("make", [PassiveAggressiveClassifier, Perceptron])
+def test_string_labels_longer_than_the_first_ones_are_kept_whole(make):
+    """A label longer than the known ones joins as itself (the label array of one event once
+    took the classes' string width and cut it: 'brickface' joined as 'bric')."""
+    X, _ = _stream(60, 4, 2, seed=8)
+    names = np.array(["sky", "path", "brickface", "a", "foliage-and-grass"])
+    y = names[np.arange(60) % 5]
+    a, b = make(), make()
+    a.learn_one(X[0], str(y[0]))
+    b.partial_fit(X[:1], y[:1].astype(object))
+    for i in range(1, 60):
+        a.learn_one(X[i], str(y[i]))
+        b.partial_fit(X[i : i + 1], y[i : i + 1].astype(object))
+    assert sorted(a.classes_.tolist()) == sorted(set(names.tolist()))
+    assert a.classes_.tolist() == b.classes_.tolist()
+    assert a.predict_one(X[0]) in set(names.tolist())
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
 def test_the_other_links_learn_one_row_through_partial_fit():
     X, y = _stream(100, 5, 2, seed=7)
     X = np.abs(X)

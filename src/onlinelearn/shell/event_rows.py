@@ -175,9 +175,12 @@ def _csr(n_features, data, idx):
 
 def _label_array(est, y):
     classes = est.__dict__.get("classes_")
-    if classes is not None and classes.dtype.kind in "US" and isinstance(y, str):
-        return np.array([y], dtype=classes.dtype if len(y) <= classes.dtype.itemsize else None)
-    return np.array([y])
+    arr = np.array([y])
+    if classes is not None and classes.dtype.kind == arr.dtype.kind == "U" and (
+        arr.dtype.itemsize <= classes.dtype.itemsize  # a label no longer than the classes'
+    ):
+        return arr.astype(classes.dtype)
+    return arr
 
 
 def _label(ev, s):
