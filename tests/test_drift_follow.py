@@ -79,13 +79,20 @@ def test_recovers_after_an_abrupt_change_where_the_plain_model_does_not(name, po
     assert T0 <= wrapper.drift_indices_[0] < T0 + limit
 
 
+def started(est, x, t, seen):
+    """A fresh clone of ``est`` that learned ``(x, t)`` with the labels seen so far declared."""
+    return clone(est).partial_fit(x[None, :], [t], classes=np.unique(list(seen) + [t]))
+
+
 def reference(est, det, policy, X, y):
-    """The two policies written out plainly (DDM: alarms only on rises, with warnings)."""
+    """The two policies written out plainly (DDM: alarms only on rises, with warnings); a
+    model started on a row knows the labels seen before it."""
     fg, bg, fe, be, drifts = clone(est), None, 0, 0, []
     for i in range(len(y)):
         x, t = X[i], y[i]
+        seen = set(y[:i].tolist())
         p = fg.predict_one(x)
-        drift = warn = False
+        drift = warn = fresh = False
         if p is not None:
             det.update(int(p != t))
             drift, warn = det.drift_detected, det.warning_detected
@@ -96,18 +103,21 @@ def reference(est, det, policy, X, y):
                 if be + (bp is None or bp != t) < fe + (p != t):
                     fg = bg
             else:
-                fg = clone(est)
+                fg, fresh = started(est, x, t, seen), True
             bg = None
         elif policy == "background" and warn:
             if bg is None:
-                bg, fe, be = clone(est), 0, 0
-            bp = bg.predict_one(x)
+                bg, fe, be = None, 0, 0
+            bp = None if bg is None else bg.predict_one(x)
             be += bp is None or bp != t
             fe += p != t
-            bg.learn_one(x, t)
+            bg = started(est, x, t, seen) if bg is None else bg
+            if bp is not None:
+                bg.learn_one(x, t)
         else:
             bg = None
-        fg.learn_one(x, t)
+        if not fresh:
+            fg.learn_one(x, t)
     return fg, bg, drifts
 
 
@@ -130,11 +140,13 @@ def test_policies_match_a_plain_reference_loop_bit_for_bit(policy, detector):
 
 
 def test_reset_model_is_a_fresh_clone_trained_since_the_alarm():
+    """... that knows the labels seen before the alarm (River's check that a classifier keeps
+    every label it has seen)."""
     X, y = flip_stream(2)
     est = PassiveAggressiveClassifier(variant="PA-I")
     w = DriftFollowingClassifier(est).fit(X, y)
     k = int(w.drift_indices_[-1])
-    fresh = clone(est).partial_fit(X[k:k + 1], y[k:k + 1])
+    fresh = clone(est).partial_fit(X[k:k + 1], y[k:k + 1], classes=np.unique(y[: k + 1]))
     for i in range(k + 1, len(y)):
         fresh.partial_fit(X[i:i + 1], y[i:i + 1])
     np.testing.assert_array_equal(state(w.model_), state(fresh))

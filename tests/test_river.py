@@ -239,6 +239,18 @@ RIVER_LEARNERS = {
     "DualAscentClassifier-entropy": lambda: RiverClassifier(
         onlinelearn.DualAscentClassifier(step="self-tuned", link="entropy", k=2)
     ),
+    "AdaGradClassifier": lambda: RiverClassifier(onlinelearn.AdaGradClassifier()),
+    "NormalizedClassifier": lambda: RiverClassifier(
+        onlinelearn.NormalizedClassifier(loss="logistic")
+    ),
+    "AdaGradRegressor": lambda: RiverRegressor(onlinelearn.AdaGradRegressor()),
+    "NormalizedRegressor": lambda: RiverRegressor(onlinelearn.NormalizedRegressor()),
+    "DriftFollowingClassifier": lambda: RiverClassifier(
+        onlinelearn.drift.DriftFollowingClassifier(onlinelearn.PassiveAggressiveClassifier())
+    ),
+    "DriftFollowingRegressor": lambda: RiverRegressor(
+        onlinelearn.drift.DriftFollowingRegressor(onlinelearn.PassiveAggressiveRegressor())
+    ),
 }
 
 

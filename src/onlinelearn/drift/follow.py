@@ -22,8 +22,9 @@ Per event, :meth:`DriftFollowingClassifier.predict_one` is the current model's p
 This is the drift-retraining scheme of Gama, Medas, Castillo and Rodrigues (2004, "Learning
 with drift detection", SBIA 2004: learn a new model from the warning on, switch at the drift
 level) as River's ``drift.DriftRetrainingClassifier`` implements it, with the comparison on the
-rows since the warning, and the plain reset.  Labels grow as the wrapped model's do (a fresh
-model knows the labels it has seen since it started).
+rows since the warning, and the plain reset.  Labels grow as the wrapped model's do, and a
+model started on a row (a reset, a background model) learns it with every label seen before
+declared (``partial_fit(classes=)``): a reset forgets the concept, not the labels.
 
 ``partial_fit(X, y)`` (dense or CSR) is the event loop over the rows, in order: the same models
 and detector, bit for bit, as ``learn_one`` on each row; ``predict(X)``, ``predict_proba(X)``,
@@ -186,6 +187,7 @@ class _Following(BaseEstimator):
         state = (self._fg_errors, self._bg_errors, list(self._fed))
         try:
             drift = warn = False
+            fresh = None  # a model started on this row: it learns the labels seen so far
             if y_pred is not None:
                 err = self._error(y_pred, y)
                 det.update(err)
@@ -204,10 +206,10 @@ class _Following(BaseEstimator):
                     won = self._bg_errors + self._error(b_pred, y) < self._fg_errors + err
                     new_fg = bg if won else fg
                 else:
-                    new_fg = clone(self.estimator)
+                    new_fg = fresh = clone(self.estimator)
             elif warn:
                 if new_bg is None:
-                    new_bg = clone(self.estimator)
+                    new_bg = fresh = clone(self.estimator)
                     self._fg_errors = self._bg_errors = 0
                 b_pred = new_bg.predict_one(x)
                 self._bg_errors += self._error(b_pred, y)
@@ -217,9 +219,9 @@ class _Following(BaseEstimator):
             bg_snap = None
             if new_bg is not None:
                 bg_snap = copy.deepcopy(new_bg) if new_bg is bg else None
-                new_bg.learn_one(x, y)
+                self._learn_by(new_bg, x, y, fg if new_bg is fresh else None)
             try:
-                new_fg.learn_one(x, y)
+                self._learn_by(new_fg, x, y, fg if new_fg is fresh else None)
             except BaseException:
                 if bg_snap is not None:
                     self.background_ = bg_snap
@@ -233,6 +235,12 @@ class _Following(BaseEstimator):
             self.n_replacements_ += won
         self.model_, self.background_ = new_fg, new_bg
         self.n_seen_ += 1
+
+    @staticmethod
+    def _learn_by(model, x, y, known):
+        """``model`` learns ``(x, y)``; ``known``: the model whose place a fresh ``model``
+        takes (None: ``model`` is not fresh)."""
+        model.learn_one(x, y)
 
     def _rose(self, det):
         """False when the alarm is on a fall of the error and ``rises_only``: the detector's
@@ -310,6 +318,19 @@ class DriftFollowingClassifier(ClassifierMixin, _Following):
     @property
     def classes_(self):
         return self.model_.classes_
+
+    @staticmethod
+    def _learn_by(model, x, y, known):
+        """A fresh model learns its first row with the labels ``known`` has seen declared
+        (``partial_fit(classes=)``), so that a reset forgets the concept, not the labels;
+        otherwise ``learn_one``."""
+        seen = getattr(known, "classes_", None)
+        if seen is None or isinstance(x, dict):
+            model.learn_one(x, y)
+            return
+        X = x if sp.issparse(x) else np.asarray(x).reshape(1, -1)
+        labels = list(seen) + ([] if y in set(seen.tolist()) else [y])
+        model.partial_fit(X, np.asarray([y]), classes=np.asarray(labels))
 
     def predict_proba_one(self, x):
         """The current model's {label: probability} for ``x`` ({} before it learned)."""
