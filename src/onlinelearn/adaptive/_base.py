@@ -8,14 +8,13 @@ parameters give the rates through ``_rates()`` -> (alpha or eta, beta, l1, l2).
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import adaptive as AD
 from ..shell import validation as V
 from ..shell.meta import check_shape, float_arrays, state_meta
+from ..shell.snapshot import copy_state
 
 __all__ = ["AdaptiveState"]
 
@@ -44,7 +43,9 @@ class AdaptiveState:
         self._G1, self._Q = np.zeros(shape), np.zeros(shape)
 
     def _snapshot(self):
-        return {k: copy.copy(v) if isinstance(v, np.ndarray) else copy.deepcopy(v)
+        """Every attribute, arrays copied (``copy_state``); the calibration by reference: the
+        shell updates it only after a call has succeeded."""
+        return {k: v if k == "calibration_" else copy_state(v)
                 for k, v in self.__dict__.items()}  # fmt: skip
 
     def _restore(self, snap):
