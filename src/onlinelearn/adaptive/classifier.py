@@ -4,8 +4,6 @@ update, NAG)."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -17,6 +15,7 @@ from ..shell.online import Call, ProgressiveMixin
 from ..shell.params import NON_NEGATIVE, POSITIVE, SHARED, Param, parameters, validate_once
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
+from ..shell.weights import weights_by_class
 from ._base import AdaptiveState
 from ._event import EventMixin
 
@@ -74,23 +73,7 @@ class _AdaptiveClassifier(ScoresClassifier):
             self._B = spread_columns(B, keep, K)
 
     def _weights(self, y_codes, sw, counts):
-        cw = self.class_weight
-        K = len(self.classes_)
-        if cw is None:
-            return sw
-        if isinstance(cw, str):
-            c = np.maximum(counts, 1).astype(np.float64)
-            return sw * (counts.sum() / (K * c))[y_codes]
-        vec = np.ones(K)
-        for lab, val in cw.items():
-            if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
-                raise ValueError(
-                    f"class_weight[{lab!r}] = {val!r}: class weights must be finite numbers >= 0"
-                )
-            idx = np.searchsorted(self.classes_, lab)
-            if idx < K and self.classes_[idx] == lab:
-                vec[idx] = float(val)
-        return sw * vec[y_codes]
+        return weights_by_class(self.class_weight, self.classes_, y_codes, sw, counts)
 
     def _begin(self, X, y, classes, sample_weight, *, first, fit_mode, snap):
         """The set-up of a call (:mod:`onlinelearn.shell.online`)."""

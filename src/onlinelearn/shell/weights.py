@@ -4,7 +4,31 @@ as COPA's ``'confusion'``), with exact counts in ``fit`` and running counts in `
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+
+def weights_by_class(class_weight, classes, y_codes, sw, counts):
+    """``sw`` times the weight of each row's class: ``class_weight`` None (1), 'balanced'
+    (n / (K n_c) from ``counts``, scikit-learn's convention) or a dict {label: weight >= 0}
+    (labels not in ``classes`` weigh nothing here)."""
+    K = len(classes)
+    if class_weight is None:
+        return sw
+    if isinstance(class_weight, str):
+        c = np.maximum(counts, 1).astype(np.float64)
+        return sw * (counts.sum() / (K * c))[y_codes]
+    vec = np.ones(K)
+    for lab, val in class_weight.items():
+        if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
+            raise ValueError(
+                f"class_weight[{lab!r}] = {val!r}: class weights must be finite numbers >= 0"
+            )
+        idx = np.searchsorted(classes, lab)
+        if idx < K and classes[idx] == lab:
+            vec[idx] = float(val)
+    return sw * vec[y_codes]
 
 
 class ExampleWeightsMixin:

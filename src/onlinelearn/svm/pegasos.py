@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -22,6 +21,7 @@ from ..shell.online import Call, OnlineMixin
 from ..shell.params import AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SHARED, Param, parameters
 from ..shell.readout import WeightsReadoutMixin
 from ..shell.state_columns import GrowingLabelsMixin, spread_columns
+from ..shell.weights import weights_by_class
 
 __all__ = ["Pegasos"]
 
@@ -149,23 +149,7 @@ class Pegasos(ScoresClassifier):
             PG.exact_vsq(self._V, self._st)
 
     def _weights(self, y_codes, sw, counts):
-        K = len(self.classes_)
-        cw = self.class_weight
-        if cw is None:
-            return sw
-        if isinstance(cw, str):
-            c = np.maximum(counts, 1).astype(np.float64)
-            return sw * (counts.sum() / (K * c))[y_codes]
-        vec = np.ones(K)
-        for lab, val in cw.items():
-            if not (isinstance(val, numbers.Real) and np.isfinite(val) and val >= 0):
-                raise ValueError(
-                    f"class_weight[{lab!r}] = {val!r}: class weights must be finite numbers >= 0"
-                )
-            idx = np.searchsorted(self.classes_, lab)
-            if idx < K and self.classes_[idx] == lab:
-                vec[idx] = float(val)
-        return sw * vec[y_codes]
+        return weights_by_class(self.class_weight, self.classes_, y_codes, sw, counts)
 
     # ------------------------------------------------------------------ learning
     def _snapshot(self):
